@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { incidentKey } from '../core/identity.js';
+import { ValidationError } from '../core/validation.js';
+import { incidentIdentitySchema, parseWith } from '../inputs/incident/schema.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function keyCommand(program: Command): void {
+  program
+    .command('key')
+    .description("read one incident as JSON on stdin and print its dedup_key")
+    .action(async () => {
+      const text = await readStdin();
+      try {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch (error) {
+          throw new ValidationError(`stdin is not valid JSON: ${(error as Error).message}`, []);
+        }
+        process.stdout.write(incidentKey(parseWith(incidentIdentitySchema, body, 'incident')) + '\n');
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        process.stderr.write(`onceonly key: ${error.message}\n`);
+        process.exitCode = 2;
+      }
+    });
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { keyCommand } from './key.js';
+import { serveCommand } from './serve.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const program = new Command('onceonly')
+  .description('one fault, one key, one ticket: an idempotent deduplication gateway')
+  .version(pkg.version);
+serveCommand(program);
+keyCommand(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../config/load.js';
+import { createLogger } from '../observe/logger.js';
+import { DEFAULT_STORE_URL, StoreUrlError } from '../store/open.js';
+import { StartupError, startServer } from '../http/server.js';
+import { parsePort } from './options.js';
+
+export function serveCommand(program: Command): void {
+  program
+    .command('serve', { isDefault: true })
+    .description('serve the HTTP API')
+    .option('--port <n>', 'HTTP port; 0 picks a free one (env PORT)', process.env.PORT ?? '8080')
+    .option('--host <addr>', 'bind address (env HOST)', process.env.HOST ?? '127.0.0.1')
+    .option('--store <url>', 'memory:, sqlite:PATH (env ONCEONLY_STORE)', process.env.ONCEONLY_STORE ?? DEFAULT_STORE_URL)
+    .option('--config <file>', 'YAML or JSON config file (env ONCEONLY_CONFIG)', process.env.ONCEONLY_CONFIG)
+    .option('--tls-cert <file>', 'PEM certificate: serve HTTPS (env ONCEONLY_TLS_CERT)', process.env.ONCEONLY_TLS_CERT)
+    .option('--tls-key <file>', 'PEM private key (env ONCEONLY_TLS_KEY)', process.env.ONCEONLY_TLS_KEY)
+    .action(async (opts: Record<string, string | undefined>) => {
+      const logger = createLogger();
+      let server;
+      try {
+        server = await startServer({
+          port: parsePort(opts.port ?? '8080'),
+          host: opts.host ?? '127.0.0.1',
+          store: opts.store ?? DEFAULT_STORE_URL,
+          configPath: opts.config,
+          tlsCert: opts.tlsCert,
+          tlsKey: opts.tlsKey,
+          logger,
+        });
+      } catch (error) {
+        if (error instanceof ConfigError || error instanceof StartupError || error instanceof StoreUrlError) {
+          process.stderr.write(`onceonly: ${error.message}\n`);
+          process.exit(2);
+        }
+        throw error;
+      }
+      const running = server;
+
+      process.on('SIGHUP', () => {
+        try {
+          running.config.reload();
+          logger.info({ config: running.config.path }, 'config reloaded');
+        } catch (error) {
+          logger.error({ err: (error as Error).message }, 'config reload refused; the previous config stays in force');
+        }
+      });
+      const stop = (signal: string) => {
+        logger.info({ signal }, 'draining and shutting down');
+        running.close().then(
+          () => process.exit(0),
+          (err) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+}

@@ -1,0 +1,31 @@
+import { defaultConfig, type Config } from './schema.js';
+import { loadConfigFile } from './load.js';
+
+/**
+ * Holds the config in force. A reload parses and validates the whole new file
+ * first and then swaps one reference, so a decision in flight sees the old
+ * config or the new one, never a mixture, and a bad file changes nothing.
+ */
+export class ConfigHolder {
+  private value: Config;
+
+  constructor(initial: Config = defaultConfig, readonly path?: string) {
+    this.value = initial;
+  }
+
+  static fromFile(path: string | undefined): ConfigHolder {
+    return new ConfigHolder(path ? loadConfigFile(path) : defaultConfig, path);
+  }
+
+  get current(): Config {
+    return this.value;
+  }
+
+  /** Re-reads the file; throws (and keeps the old config) when it is bad. */
+  reload(): Config {
+    if (!this.path) return this.value;
+    const next = loadConfigFile(this.path);
+    this.value = next;
+    return next;
+  }
+}

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { configSchema, type Config } from './schema.js';
+import { formatIssues } from '../core/validation.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses and validates a config text; the error names the file and the field. */
+export function parseConfig(text: string, source: string): Config {
+  let raw: unknown;
+  try {
+    // YAML is a superset of JSON, so one parser reads both formats.
+    raw = parseYaml(text, { prettyErrors: true });
+  } catch (error) {
+    throw new ConfigError(`${source}: not valid YAML or JSON: ${(error as Error).message}`);
+  }
+  if (raw === null || raw === undefined) raw = {};
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const detail = formatIssues(result.error.issues)
+      .map((i) => `${i.path || '(top level)'}: ${i.message}`)
+      .join('; ');
+    throw new ConfigError(`${source}: invalid config: ${detail}`);
+  }
+  return result.data;
+}
+
+export function loadConfigFile(path: string): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${path}: cannot read config file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return parseConfig(text, path);
+}

@@ -1,0 +1,58 @@
+import { parseIncidentFingerprint } from './fingerprint.js';
+
+export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
+
+/**
+ * Every decision carries a reason; the pair is a metric label, so the set is
+ * closed and small.
+ *  - CREATE/new        no live record held the key
+ *  - SUPPRESS/unchanged an ordinary re-fire with the same fingerprint
+ *  - SUPPRESS/lost_race the same fingerprint, arriving within the race window of
+ *                      the claim (a concurrent copy that lost the first-writer-wins claim)
+ *  - UPDATE/severity   the severity changed
+ *  - UPDATE/cleared    the incident was marked cleared
+ *  - UPDATE/reopened   a cleared incident fired again uncleared
+ */
+export type DecisionReason = 'new' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened';
+
+export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]> = [
+  ['CREATE', 'new'],
+  ['SUPPRESS', 'unchanged'],
+  ['SUPPRESS', 'lost_race'],
+  ['UPDATE', 'severity'],
+  ['UPDATE', 'cleared'],
+  ['UPDATE', 'reopened'],
+];
+
+/** What the store's one atomic step reports; the store knows nothing of reasons. */
+export type ClaimOutcome =
+  | { kind: 'created' }
+  | { kind: 'unchanged'; createdAt: number; now: number }
+  | { kind: 'changed'; previousFingerprint: string; fingerprint: string };
+
+export interface DecisionWithReason {
+  decision: Decision;
+  reason: DecisionReason;
+}
+
+export function decideFromOutcome(outcome: ClaimOutcome, raceWindowMs: number): DecisionWithReason {
+  switch (outcome.kind) {
+    case 'created':
+      return { decision: 'CREATE', reason: 'new' };
+    case 'unchanged':
+      return {
+        decision: 'SUPPRESS',
+        reason: outcome.now - outcome.createdAt <= raceWindowMs ? 'lost_race' : 'unchanged',
+      };
+    case 'changed':
+      return { decision: 'UPDATE', reason: updateReason(outcome.previousFingerprint, outcome.fingerprint) };
+  }
+}
+
+function updateReason(previous: string, next: string): DecisionReason {
+  const before = parseIncidentFingerprint(previous);
+  const after = parseIncidentFingerprint(next);
+  if (!before.cleared && after.cleared) return 'cleared';
+  if (before.cleared && !after.cleared) return 'reopened';
+  return 'severity';
+}

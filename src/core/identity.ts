@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Identity: the fields that say *which* fault this is, never how it looks now.
+ *
+ * Fields are joined with `|`. A plain join is ambiguous (`a|b`,`c` and `a`,`b|c`
+ * would collide), so inside each field `\` is written `\\` and `|` is written
+ * `\|` first. Fields that contain neither character hash exactly as a plain
+ * join does, which keeps keys compatible with the seed's formula.
+ */
+export function escapeField(field: string): string {
+  return field.replace(/\\/g, '\\\\').replace(/\|/g, '\\|');
+}
+
+export function joinIdentity(fields: readonly string[]): string {
+  return fields.map(escapeField).join('|');
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export function sha1Hex(text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('hex');
+}
+
+export interface IncidentIdentity {
+  element_id: string;
+  fault_class: string;
+  root_cause_id: string;
+}
+
+export const INCIDENT_KEY_PATTERN = /^dedup:[0-9a-f]{32}$/;
+
+/** `dedup:` + the first 32 hex characters of SHA-256 over the escaped join. */
+export function incidentKey(id: IncidentIdentity): string {
+  return 'dedup:' + sha256Hex(joinIdentity([id.element_id, id.fault_class, id.root_cause_id])).slice(0, 32);
+}

@@ -1,0 +1,68 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { ValidationError } from '../core/validation.js';
+import { DEFAULT_TENANT, type Deduplicator } from '../engine/deduplicator.js';
+import type { Metrics } from '../observe/metrics.js';
+import { ApiError, errorBody, fromFastifyError } from './errors.js';
+import { incidentRoutes } from './routes/incidents.js';
+import { operationRoutes } from './routes/operations.js';
+
+export const BODY_LIMIT_BYTES = 512 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's tenant; `default` while no tenants are configured. */
+    tenant: string;
+  }
+}
+
+export interface AppOptions {
+  dedup: Deduplicator;
+  metrics: Metrics;
+  logger: Logger;
+  https?: { cert: Buffer; key: Buffer } | null;
+}
+
+export function buildApp({ dedup, metrics, logger, https }: AppOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger,
+    // Per-request logs at thousands of requests a second cost more than they tell.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    ...(https ? { https } : {}),
+  }) as unknown as FastifyInstance;
+
+  app.decorateRequest('tenant', DEFAULT_TENANT);
+  // The API speaks JSON only: fastify's built-in text/plain parser would let a
+  // text body reach validation as a string; without it fastify answers 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((err, req, reply) => {
+    const apiError =
+      err instanceof ApiError
+        ? err
+        : err instanceof ValidationError
+          ? new ApiError('invalid_input', err.message, err.issues)
+          : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
+    if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
+    metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
+    if (apiError.code === 'rate_limited') reply.header('Retry-After', '1');
+    return reply.code(apiError.status).send(errorBody(apiError));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const e = new ApiError('not_found', `no route for ${req.method} ${req.url.split('?')[0]}`);
+    metrics.rejected.labels('unmatched', e.code).inc();
+    return reply.code(404).send(errorBody(e));
+  });
+
+  operationRoutes(app, dedup.store, metrics);
+  incidentRoutes(app, dedup);
+  return app;
+}
+
+/** The route pattern (never the raw URL, which would carry keys into labels). */
+function routeLabel(pattern: string | undefined): string {
+  return pattern ?? 'unmatched';
+}

@@ -1,0 +1,61 @@
+import type { Issue } from '../core/validation.js';
+
+/**
+ * The one error registry: every 4xx/5xx the API sends has a stable code from
+ * this table (API.md "Errors"; docs/http-errors.md is tested against it).
+ */
+export const ERROR_CODES = {
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly issues?: Issue[],
+  ) {
+    super(message);
+  }
+  get status(): number {
+    return ERROR_CODES[this.code];
+  }
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; issues?: Issue[] };
+}
+
+export function errorBody(e: ApiError): ErrorBody {
+  return { error: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) } };
+}
+
+/** Maps fastify's own body-parsing errors onto the registry. */
+export function fromFastifyError(err: { code?: string; statusCode?: number; message: string }): ApiError {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'request body is larger than 512 KiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', 'request body must be JSON (Content-Type: application/json)');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_input', 'request body is empty', [{ path: '', message: 'expected a JSON object' }]);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_input', `request body is not valid JSON: ${err.message}`, [
+        { path: '', message: 'not valid JSON' },
+      ]);
+  }
+  if (err.statusCode === 400) {
+    return new ApiError('invalid_input', err.message, [{ path: '', message: err.message }]);
+  }
+  return new ApiError('internal', 'internal error');
+}

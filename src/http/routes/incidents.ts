@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deduplicator } from '../../engine/deduplicator.js';
+import { ApiError } from '../errors.js';
+
+export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void {
+  app.post('/v1/incidents', async (req) => {
+    const d = await dedup.decideIncident(req.body, req.tenant);
+    return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional };
+  });
+
+  app.get<{ Params: { key: string } }>('/v1/incidents/:key', async (req) => {
+    const view = await dedup.getIncident(req.params.key, req.tenant);
+    if (!view) throw new ApiError('not_found', `incident ${req.params.key} is not live`);
+    return view;
+  });
+
+  app.delete<{ Params: { key: string } }>('/v1/incidents/:key', async (req, reply) => {
+    if (!(await dedup.closeIncident(req.params.key, req.tenant))) {
+      throw new ApiError('not_found', `incident ${req.params.key} is not live`);
+    }
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { systemClock, type Clock } from '../core/clock.js';
+import { ConfigHolder } from '../config/holder.js';
+import { Deduplicator } from '../engine/deduplicator.js';
+import { Metrics } from '../observe/metrics.js';
+import { createLogger, type Logger } from '../observe/logger.js';
+import { openStore } from '../store/open.js';
+import { buildApp } from './app.js';
+
+export interface ServerOptions {
+  port: number;
+  host: string;
+  store: string;
+  configPath?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** How often expired records are swept (they already read as absent before that). */
+  sweepIntervalMs?: number;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  url: string;
+  config: ConfigHolder;
+  logger: Logger;
+  /** Drains in-flight requests, stops the sweeper, closes the store. */
+  close(): Promise<void>;
+}
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger();
+  const config = ConfigHolder.fromFile(options.configPath);
+  if (!isLoopback(options.host)) {
+    // Without tenants there is no authentication: an open port anywhere but
+    // loopback would let anyone open and close tickets.
+    throw new StartupError(
+      `refusing to bind ${options.host}: no tenants are configured, so the API has no authentication; bind a loopback address (127.0.0.1, ::1)`,
+    );
+  }
+  if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
+    throw new StartupError('--tls-cert and --tls-key go together: give both or neither');
+  }
+  const https = options.tlsCert && options.tlsKey ? readTls(options.tlsCert, options.tlsKey) : null;
+
+  const store = openStore(options.store, options.clock ?? systemClock);
+  const metrics = new Metrics(store);
+  const dedup = new Deduplicator({
+    store,
+    config: () => config.current,
+    onDecision: (d) => metrics.decisions.labels(d.decision, d.reason).inc(),
+  });
+  const app = buildApp({ dedup, metrics, logger, https });
+  try {
+    await app.listen({
+      port: options.port,
+      host: options.host,
+      listenTextResolver: (address) => `listening on ${address}`,
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : options.port;
+  const hostPart = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
+  const url = `${https ? 'https' : 'http'}://${hostPart}:${port}`;
+
+  const sweeper = setInterval(() => {
+    store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
+  }, options.sweepIntervalMs ?? 60_000);
+  sweeper.unref();
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    url,
+    config,
+    logger,
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweeper);
+        await app.close();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer } {
+  try {
+    return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
+  } catch (error) {
+    throw new StartupError(`cannot read TLS files: ${(error as Error).message}`);
+  }
+}

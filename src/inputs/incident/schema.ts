@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { SEVERITIES } from '../../core/fingerprint.js';
+import { formatIssues, ValidationError } from '../../core/validation.js';
+
+const identityField = z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
+
+/** `POST /v1/incidents` body (API.md). Strict: unknown fields are rejected. */
+export const incidentSchema = z.strictObject({
+  element_id: identityField,
+  fault_class: identityField,
+  root_cause_id: identityField,
+  severity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }),
+  cleared: z.boolean().default(false),
+  summary: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type IncidentInput = z.input<typeof incidentSchema>;
+export type Incident = z.output<typeof incidentSchema>;
+
+/** Only the identity: what `onceonly key` needs; other incident fields may be present. */
+export const incidentIdentitySchema = z.object({
+  element_id: identityField,
+  fault_class: identityField,
+  root_cause_id: identityField,
+});
+
+export function parseWith<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issues = formatIssues(result.error.issues);
+  const first = issues[0];
+  const where = first && first.path ? `${first.path}: ` : '';
+  throw new ValidationError(`invalid ${what}: ${where}${first?.message ?? 'invalid'}`, issues);
+}
+
+export function parseIncident(body: unknown): Incident {
+  return parseWith(incidentSchema, body, 'incident');
+}

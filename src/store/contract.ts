@@ -1,0 +1,94 @@
+import type { ClaimOutcome } from '../core/decision.js';
+
+/**
+ * The DedupStore contract. Operations are semantic (decide, close), never raw
+ * commands, and each one is ONE atomic step in its backend: no check-then-act
+ * across round trips. Times are milliseconds since the epoch from the store's
+ * own clock (injected for embedded stores; the server's for remote ones).
+ */
+
+export interface IncidentRecord {
+  tenant: string;
+  key: string;
+  fingerprint: string;
+  createdAt: number;
+  lastSeenAt: number;
+  /** every arrival after the CREATE */
+  refires: number;
+  /** the arrivals that were UPDATEs */
+  updates: number;
+  expiresAt: number;
+}
+
+export interface IncidentClaim {
+  tenant: string;
+  key: string;
+  fingerprint: string;
+  /** sliding TTL: every arrival sets expiry to now + ttlMs */
+  ttlMs: number;
+}
+
+export interface IncidentDecisionResult {
+  outcome: ClaimOutcome;
+  record: IncidentRecord;
+}
+
+export interface DedupStore {
+  /** `memory`, `sqlite`, … : for logs and metrics. */
+  readonly kind: string;
+
+  /**
+   * Claim the key if absent (or expired); else compare the fingerprint, store
+   * the new one, slide the TTL and count the re-fire: all in one atomic step.
+   */
+  decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult>;
+  /** The live record, or null when absent or expired. */
+  getIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
+  /** Close (delete) a live incident. False when it was not live. */
+  closeIncident(tenant: string, key: string): Promise<boolean>;
+  /** Live (unexpired) incidents across tenants. */
+  countLiveIncidents(): Promise<number>;
+  /** Delete expired records, a bounded batch at a time; returns how many went. */
+  sweepExpired(): Promise<number>;
+  /** Throws when the store cannot serve. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The pure rule every backend applies inside its atomic step. */
+export function nextIncidentRecord(
+  existing: IncidentRecord | null,
+  claim: IncidentClaim,
+  now: number,
+): IncidentDecisionResult {
+  const expiresAt = now + claim.ttlMs;
+  if (existing === null || existing.expiresAt <= now) {
+    return {
+      outcome: { kind: 'created' },
+      record: {
+        tenant: claim.tenant,
+        key: claim.key,
+        fingerprint: claim.fingerprint,
+        createdAt: now,
+        lastSeenAt: now,
+        refires: 0,
+        updates: 0,
+        expiresAt,
+      },
+    };
+  }
+  const changed = existing.fingerprint !== claim.fingerprint;
+  return {
+    outcome: changed
+      ? { kind: 'changed', previousFingerprint: existing.fingerprint, fingerprint: claim.fingerprint }
+      : { kind: 'unchanged', createdAt: existing.createdAt, now },
+    record: {
+      ...existing,
+      fingerprint: claim.fingerprint,
+      lastSeenAt: now,
+      refires: existing.refires + 1,
+      updates: existing.updates + (changed ? 1 : 0),
+      expiresAt,
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import type { Clock } from '../../core/clock.js';
+import { nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+
+const SWEEP_BATCH = 10_000;
+
+/**
+ * In-process store: for tests and for embedding in a single process. Each
+ * operation runs synchronously to completion before any other JavaScript can,
+ * which is its atomic step. Nothing survives the process.
+ */
+export class MemoryStore implements DedupStore {
+  readonly kind = 'memory';
+  private readonly incidents = new Map<string, IncidentRecord>();
+  private closed = false;
+
+  constructor(private readonly clock: Clock) {}
+
+  private static id(tenant: string, key: string): string {
+    return `${tenant}\u0000${key}`;
+  }
+
+  private live(tenant: string, key: string, now: number): IncidentRecord | null {
+    const rec = this.incidents.get(MemoryStore.id(tenant, key));
+    return rec && rec.expiresAt > now ? rec : null;
+  }
+
+  async decideIncident(claim: IncidentClaim) {
+    this.assertOpen();
+    const now = this.clock.now();
+    const result = nextIncidentRecord(this.live(claim.tenant, claim.key, now), claim, now);
+    this.incidents.set(MemoryStore.id(claim.tenant, claim.key), result.record);
+    return { outcome: result.outcome, record: { ...result.record } };
+  }
+
+  async getIncident(tenant: string, key: string) {
+    this.assertOpen();
+    const rec = this.live(tenant, key, this.clock.now());
+    return rec ? { ...rec } : null;
+  }
+
+  async closeIncident(tenant: string, key: string) {
+    this.assertOpen();
+    const live = this.live(tenant, key, this.clock.now()) !== null;
+    this.incidents.delete(MemoryStore.id(tenant, key));
+    return live;
+  }
+
+  async countLiveIncidents() {
+    const now = this.clock.now();
+    let n = 0;
+    for (const rec of this.incidents.values()) if (rec.expiresAt > now) n++;
+    return n;
+  }
+
+  async sweepExpired() {
+    const now = this.clock.now();
+    let n = 0;
+    for (const [id, rec] of this.incidents) {
+      if (n >= SWEEP_BATCH) break;
+      if (rec.expiresAt <= now) {
+        this.incidents.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  async ping() {
+    this.assertOpen();
+  }
+
+  async close() {
+    this.closed = true;
+  }
+
+  private assertOpen() {
+    if (this.closed) throw new Error('store is closed');
+  }
+}

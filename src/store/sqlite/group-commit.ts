@@ -1,0 +1,69 @@
+import type { Database } from 'better-sqlite3';
+
+interface Pending {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+/**
+ * Group commit: every write that arrives in one turn of the event loop runs in
+ * ONE `BEGIN IMMEDIATE` transaction, flushed on setImmediate. Each operation
+ * stays atomic (the transaction holds the write lock), while the fsync and WAL
+ * append are paid once per batch instead of once per decision, which is what
+ * keeps a synchronous SQLite driver from starving the HTTP server.
+ *
+ * A promise resolves only after its transaction committed, so an HTTP answer
+ * is never sent for a decision that is not yet durable.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private readonly runBatch: (batch: Pending[]) => unknown[];
+
+  constructor(db: Database, private readonly maxBatch = 1024) {
+    const txn = db.transaction((batch: Pending[]) =>
+      // A failing operation must not roll back its neighbours: a failed
+      // statement is undone by SQLite on its own, so catch per operation.
+      batch.map((op) => {
+        try {
+          return { ok: true as const, value: op.run() };
+        } catch (error) {
+          return { ok: false as const, error };
+        }
+      }),
+    );
+    this.runBatch = (batch) => txn.immediate(batch);
+  }
+
+  submit<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  /** Runs whatever is queued now; used on close so nothing queued is lost. */
+  readonly flush = (): void => {
+    this.scheduled = false;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      let results: unknown[];
+      try {
+        results = this.runBatch(batch);
+      } catch (error) {
+        // The commit itself failed (e.g. the lock could not be had in time): nothing applied.
+        for (const op of batch) op.reject(error);
+        continue;
+      }
+      batch.forEach((op, i) => {
+        const r = results[i] as { ok: true; value: unknown } | { ok: false; error: unknown };
+        if (r.ok) op.resolve(r.value);
+        else op.reject(r.error);
+      });
+    }
+  };
+}

@@ -1,0 +1,95 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Clock } from '../../core/clock.js';
+import { nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { GroupCommit } from './group-commit.js';
+import { SCHEMA } from './schema.js';
+import * as sql from './statements.js';
+
+export type SqliteSynchronous = 'normal' | 'full';
+
+export interface SqliteOptions {
+  /**
+   * `normal` (default): with WAL, survives a process crash; the last commits may be
+   * lost on power loss. `full`: fsync on every commit, survives power loss too.
+   */
+  synchronous?: SqliteSynchronous;
+  /** How long a writer waits for another process's write lock before failing. */
+  busyTimeoutMs?: number;
+}
+
+const SWEEP_BATCH = 1000;
+
+/**
+ * The embedded durable store (better-sqlite3, WAL). Several processes may share
+ * one file: every decision is a BEGIN IMMEDIATE transaction, so SQLite's write
+ * lock serialises them.
+ */
+export class SqliteStore implements DedupStore {
+  readonly kind = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly writes: GroupCommit;
+  private readonly stmt;
+
+  constructor(
+    readonly path: string,
+    private readonly clock: Clock,
+    options: SqliteOptions = {},
+  ) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${(options.synchronous ?? 'normal').toUpperCase()}`);
+    this.db.exec(SCHEMA);
+    this.stmt = {
+      select: this.db.prepare<[string, string], IncidentRecord>(sql.SELECT_INCIDENT),
+      upsert: this.db.prepare<[IncidentRecord]>(sql.UPSERT_INCIDENT),
+      deleteLive: this.db.prepare<[string, string, number]>(sql.DELETE_LIVE_INCIDENT),
+      delete: this.db.prepare<[string, string]>(sql.DELETE_INCIDENT),
+      countLive: this.db.prepare<[number], { n: number }>(sql.COUNT_LIVE_INCIDENTS),
+      sweep: this.db.prepare<[number, number]>(sql.SWEEP_EXPIRED_INCIDENTS),
+    };
+    this.writes = new GroupCommit(this.db);
+  }
+
+  decideIncident(claim: IncidentClaim) {
+    return this.writes.submit(() => {
+      const now = this.clock.now();
+      const existing = this.stmt.select.get(claim.tenant, claim.key) ?? null;
+      const result = nextIncidentRecord(existing, claim, now);
+      this.stmt.upsert.run(result.record);
+      return result;
+    });
+  }
+
+  async getIncident(tenant: string, key: string) {
+    const rec = this.stmt.select.get(tenant, key);
+    return rec && rec.expiresAt > this.clock.now() ? rec : null;
+  }
+
+  closeIncident(tenant: string, key: string) {
+    return this.writes.submit(() => {
+      const wasLive = this.stmt.deleteLive.run(tenant, key, this.clock.now()).changes > 0;
+      this.stmt.delete.run(tenant, key);
+      return wasLive;
+    });
+  }
+
+  async countLiveIncidents() {
+    return this.stmt.countLive.get(this.clock.now())?.n ?? 0;
+  }
+
+  sweepExpired() {
+    return this.writes.submit(() => this.stmt.sweep.run(this.clock.now(), SWEEP_BATCH).changes);
+  }
+
+  async ping() {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close() {
+    this.writes.flush();
+    this.db.close();
+  }
+}

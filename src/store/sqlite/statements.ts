@@ -1,0 +1,35 @@
+/**
+ * One statement per operation. Each decision runs these inside a single
+ * BEGIN IMMEDIATE transaction (see group-commit.ts), which holds SQLite's write
+ * lock across the read and the write: that transaction is the atomic step, even
+ * with several processes sharing the file.
+ */
+
+/** in: tenant, key. out: the row or nothing. */
+export const SELECT_INCIDENT = `
+SELECT tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
+       refires, updates, expires_at AS expiresAt
+  FROM incidents WHERE tenant = ? AND key = ?`;
+
+/** in: the whole record. Claims the key or replaces the record of the key. */
+export const UPSERT_INCIDENT = `
+INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
+VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)
+ON CONFLICT (tenant, key) DO UPDATE SET
+  fingerprint = excluded.fingerprint, created_at = excluded.created_at,
+  last_seen_at = excluded.last_seen_at, refires = excluded.refires,
+  updates = excluded.updates, expires_at = excluded.expires_at`;
+
+/** in: tenant, key, now. Deletes only a live record; changes() says whether it was. */
+export const DELETE_LIVE_INCIDENT = `DELETE FROM incidents WHERE tenant = ? AND key = ? AND expires_at > ?`;
+
+/** in: tenant, key. Removes an expired leftover so a close leaves nothing behind. */
+export const DELETE_INCIDENT = `DELETE FROM incidents WHERE tenant = ? AND key = ?`;
+
+/** in: now. */
+export const COUNT_LIVE_INCIDENTS = `SELECT count(*) AS n FROM incidents WHERE expires_at > ?`;
+
+/** in: now, batch size. Small batches keep the write lock short. */
+export const SWEEP_EXPIRED_INCIDENTS = `
+DELETE FROM incidents WHERE (tenant, key) IN (
+  SELECT tenant, key FROM incidents WHERE expires_at <= ? LIMIT ?)`;
