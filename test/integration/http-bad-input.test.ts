@@ -1,0 +1,83 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+
+const good = { element_id: 'e', fault_class: 'f', root_cause_id: 'r', severity: 'MAJOR' };
+const json = (v: unknown) => JSON.stringify(v);
+
+interface Case {
+  name: string;
+  body: string;
+  contentType?: string;
+  status: number;
+  code: string;
+  /** a path that must appear among the issues */
+  path?: string;
+}
+
+const cases: Case[] = [
+  { name: 'missing element_id', body: json({ ...good, element_id: undefined }), status: 400, code: 'invalid_input', path: 'element_id' },
+  { name: 'empty element_id', body: json({ ...good, element_id: '' }), status: 400, code: 'invalid_input', path: 'element_id' },
+  { name: 'numeric element_id', body: json({ ...good, element_id: 7 }), status: 400, code: 'invalid_input', path: 'element_id' },
+  { name: 'element_id over 512 chars', body: json({ ...good, element_id: 'x'.repeat(513) }), status: 400, code: 'invalid_input', path: 'element_id' },
+  { name: 'null fault_class', body: json({ ...good, fault_class: null }), status: 400, code: 'invalid_input', path: 'fault_class' },
+  { name: 'empty fault_class', body: json({ ...good, fault_class: '' }), status: 400, code: 'invalid_input', path: 'fault_class' },
+  { name: 'missing root_cause_id', body: json({ ...good, root_cause_id: undefined }), status: 400, code: 'invalid_input', path: 'root_cause_id' },
+  { name: 'unknown severity', body: json({ ...good, severity: 'LOUD' }), status: 400, code: 'invalid_input', path: 'severity' },
+  { name: 'lower-case severity', body: json({ ...good, severity: 'major' }), status: 400, code: 'invalid_input', path: 'severity' },
+  { name: 'missing severity', body: json({ ...good, severity: undefined }), status: 400, code: 'invalid_input', path: 'severity' },
+  { name: 'cleared as a string', body: json({ ...good, cleared: 'true' }), status: 400, code: 'invalid_input', path: 'cleared' },
+  { name: 'unknown extra field', body: json({ ...good, priority: 1 }), status: 400, code: 'invalid_input', path: 'priority' },
+  { name: 'details not an object', body: json({ ...good, details: 'x' }), status: 400, code: 'invalid_input', path: 'details' },
+  { name: 'summary not a string', body: json({ ...good, summary: 5 }), status: 400, code: 'invalid_input', path: 'summary' },
+  { name: 'an array', body: json([good]), status: 400, code: 'invalid_input', path: '' },
+  { name: 'null', body: 'null', status: 400, code: 'invalid_input', path: '' },
+  { name: 'a JSON string', body: json('hello'), status: 400, code: 'invalid_input', path: '' },
+  { name: 'truncated JSON', body: '{"element_id": "e", "fault_cl', status: 400, code: 'invalid_input', path: '' },
+  { name: 'empty body', body: '', status: 400, code: 'invalid_input', path: '' },
+  { name: 'over 512 KiB', body: json({ ...good, summary: 'x'.repeat(600 * 1024) }), status: 413, code: 'payload_too_large' },
+  { name: 'text/plain', body: json(good), contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },
+  { name: 'form encoded', body: 'element_id=e', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type' },
+];
+
+describe('HTTP: every malformed incident gets a clear error and changes nothing', () => {
+  let s: InProcessServer;
+  before(async () => {
+    s = await inProcessServer();
+  });
+  after(() => s.stop());
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const res = await s.app.inject({
+        method: 'POST',
+        url: '/v1/incidents',
+        headers: { 'content-type': c.contentType ?? 'application/json' },
+        payload: c.body,
+      });
+      assert.equal(res.statusCode, c.status, res.payload);
+      assert.equal(res.headers['content-type']?.toString().startsWith('application/json'), true);
+      const body = res.json();
+      assert.equal(body.error.code, c.code);
+      assert.equal(typeof body.error.message, 'string');
+      assert.ok(body.error.message.length > 0);
+      if (c.path !== undefined) {
+        const paths = (body.error.issues as Array<{ path: string }>).map((i) => i.path);
+        assert.ok(paths.includes(c.path), `issues ${JSON.stringify(body.error.issues)} should name ${JSON.stringify(c.path)}`);
+        if (c.path !== '') assert.ok(body.error.message.includes(c.path), `message names the field: ${body.error.message}`);
+      }
+    });
+  }
+
+  test('afterwards nothing was stored, and every refusal was counted', async () => {
+    const metrics = (await s.app.inject({ url: '/metrics' })).payload;
+    assert.match(metrics, /onceonly_incidents_live 0/);
+    assert.doesNotMatch(metrics, /onceonly_incident_decisions_total\{[^}]*\} [1-9]/);
+    const rejected = [...metrics.matchAll(/onceonly_requests_rejected_total\{route="\/v1\/incidents",code="[a-z_]+"\} (\d+)/g)]
+      .map((m) => Number(m[1]))
+      .reduce((a, b) => a + b, 0);
+    assert.equal(rejected, cases.length);
+    // And the good body still works afterwards.
+    assert.equal((await s.post('/v1/incidents', good)).body.decision, 'CREATE');
+  });
+});
