@@ -97,7 +97,7 @@ describe('onceonly serve (real processes, real SQLite file)', () => {
     const s = await spawnServer(['--port', '0', '--store', 'memory:', '--config', cfg]);
     const ttlOf = async (i: number) => {
       const r = await postJson(`${s.url}/v1/incidents`, incident(i));
-      const v = await (await fetch(`${s.url}/v1/incidents/${r.body.dedup_key}`)).json();
+      const v = (await (await fetch(`${s.url}/v1/incidents/${r.body.dedup_key}`)).json()) as { expires_at: string; last_seen_at: string };
       return (Date.parse(v.expires_at) - Date.parse(v.last_seen_at)) / 1000;
     };
     const waitForLog = async (re: RegExp) => {

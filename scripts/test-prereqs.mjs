@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// `npm test` runs this first (pretest): it makes sure what the tests need
+// beyond npm is on the machine. Missing Debian packages are installed when we
+// are root; otherwise it says exactly what to install. Services the tests talk
+// to are started when they are down, with the machine's own start commands.
+import { execSync, spawnSync } from 'node:child_process';
+
+/** command on PATH → Debian package that provides it */
+const DEBIAN = [['openssl', 'openssl']];
+
+/** [name, probe command, start command] for services the tests need; none yet. */
+const SERVICES = [];
+
+const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+
+const missing = DEBIAN.filter(([cmd]) => !has(cmd)).map(([, pkg]) => pkg);
+if (missing.length > 0) {
+  if (process.getuid?.() !== 0) {
+    console.error(`pretest: the tests need these Debian packages: ${missing.join(' ')}\n  sudo apt-get install -y ${missing.join(' ')}`);
+    process.exit(1);
+  }
+  console.log(`pretest: installing ${missing.join(' ')}`);
+  execSync('apt-get update -qq', { stdio: 'inherit' });
+  execSync(`DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing.join(' ')}`, { stdio: 'inherit' });
+}
+
+for (const [name, probe, start] of SERVICES) {
+  if (spawnSync('sh', ['-c', probe], { stdio: 'ignore' }).status === 0) continue;
+  console.log(`pretest: starting ${name}`);
+  execSync(start, { stdio: 'inherit' });
+}
