@@ -6,6 +6,9 @@ export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
  * Every decision carries a reason; the pair is a metric label, so the set is
  * closed and small.
  *  - CREATE/new        no live record held the key
+ *  - CREATE/expired    the key's previous incident expired without being closed, recently
+ *                      (a premature expiry: the TTL is shorter than the gap between re-fires)
+ *  - CREATE/provisional the store could not be reached; decided locally (fail-open)
  *  - SUPPRESS/unchanged an ordinary re-fire with the same fingerprint
  *  - SUPPRESS/lost_race the same fingerprint, arriving within the race window of
  *                      the claim (a concurrent copy that lost the first-writer-wins claim)
@@ -13,10 +16,14 @@ export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
  *  - UPDATE/cleared    the incident was marked cleared
  *  - UPDATE/reopened   a cleared incident fired again uncleared
  */
-export type DecisionReason = 'new' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened';
+export type DecisionReason = 'new' | 'expired' | 'provisional' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened';
 
 export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]> = [
   ['CREATE', 'new'],
+  ['CREATE', 'expired'],
+  ['CREATE', 'provisional'],
+  ['SUPPRESS', 'provisional'],
+  ['UPDATE', 'provisional'],
   ['SUPPRESS', 'unchanged'],
   ['SUPPRESS', 'lost_race'],
   ['UPDATE', 'severity'],
@@ -26,7 +33,7 @@ export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]
 
 /** What the store's one atomic step reports; the store knows nothing of reasons. */
 export type ClaimOutcome =
-  | { kind: 'created' }
+  | { kind: 'created'; expired?: { updates: number } }
   | { kind: 'unchanged'; createdAt: number; now: number }
   | { kind: 'changed'; previousFingerprint: string; fingerprint: string };
 
@@ -38,7 +45,7 @@ export interface DecisionWithReason {
 export function decideFromOutcome(outcome: ClaimOutcome, raceWindowMs: number): DecisionWithReason {
   switch (outcome.kind) {
     case 'created':
-      return { decision: 'CREATE', reason: 'new' };
+      return { decision: 'CREATE', reason: outcome.expired ? 'expired' : 'new' };
     case 'unchanged':
       return {
         decision: 'SUPPRESS',

@@ -20,13 +20,21 @@ export interface IncidentDecision {
   provisional: boolean;
 }
 
+/** Told of what the engine decided (metrics, logs). Must not throw. */
+export interface DecisionObserver {
+  decided(d: IncidentDecision, tenant: string): void;
+  /** An incident ended (closed, or found expired by the next arrival) after this many UPDATEs. */
+  ended(updates: number, how: 'closed' | 'expired'): void;
+}
+
 export interface DeduplicatorOptions {
   store: DedupStore;
   /** Read on every decision, so a config reload takes effect atomically. */
   config?: () => Config;
-  /** Told of every decision (metrics, logs); must not throw. */
-  onDecision?: (d: IncidentDecision, tenant: string) => void;
+  observer?: DecisionObserver;
 }
+
+const unobserved: DecisionObserver = { decided() {}, ended() {} };
 
 /**
  * The engine behind HTTP, the CLI and library use: validate, derive identity
@@ -35,12 +43,12 @@ export interface DeduplicatorOptions {
 export class Deduplicator {
   readonly store: DedupStore;
   private readonly config: () => Config;
-  private readonly onDecision: (d: IncidentDecision, tenant: string) => void;
+  private readonly observer: DecisionObserver;
 
   constructor(options: DeduplicatorOptions) {
     this.store = options.store;
     this.config = options.config ?? (() => defaultConfig);
-    this.onDecision = options.onDecision ?? (() => {});
+    this.observer = options.observer ?? unobserved;
   }
 
   /** Validates `input` (throws ValidationError) and decides CREATE / SUPPRESS / UPDATE. */
@@ -48,15 +56,18 @@ export class Deduplicator {
     const incident = parseIncident(input);
     const cfg = this.config().incidents;
     const key = incidentKey(incident);
-    const { outcome } = await this.store.decideIncident({
+    const { outcome, provisional } = await this.store.decideIncident({
       tenant,
       key,
       fingerprint: incidentFingerprint(incident),
       ttlMs: incidentTtlSeconds(cfg, incident) * 1000,
     });
-    const { decision, reason } = decideFromOutcome(outcome, cfg.race_window_ms);
-    const result: IncidentDecision = { decision, reason, dedup_key: key, provisional: false };
-    this.onDecision(result, tenant);
+    const { decision, reason } = provisional
+      ? { decision: decideFromOutcome(outcome, cfg.race_window_ms).decision, reason: 'provisional' as const }
+      : decideFromOutcome(outcome, cfg.race_window_ms);
+    const result: IncidentDecision = { decision, reason, dedup_key: key, provisional: provisional === true };
+    if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
+    this.observer.decided(result, tenant);
     return result;
   }
 
@@ -69,7 +80,9 @@ export class Deduplicator {
   /** Closes a live incident; the next arrival of its key is a CREATE. False when not live. */
   async closeIncident(key: string, tenant = DEFAULT_TENANT): Promise<boolean> {
     assertKey(key);
-    return this.store.closeIncident(tenant, key);
+    const last = await this.store.closeIncident(tenant, key);
+    if (last) this.observer.ended(last.updates, 'closed');
+    return last !== null;
   }
 
   close(): Promise<void> {

@@ -58,7 +58,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const dedup = new Deduplicator({
     store,
     config: () => config.current,
-    onDecision: (d) => metrics.decisions.labels(d.decision, d.reason).inc(),
+    observer: metrics,
   });
   const app = buildApp({ dedup, metrics, logger, https });
   try {

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DecisionObserver, IncidentDecision } from '../engine/deduplicator.js';
 import { DECISION_REASONS } from '../core/decision.js';
 import type { DedupStore } from '../store/contract.js';
 
@@ -7,10 +8,11 @@ import type { DedupStore } from '../store/contract.js';
  * servers in one test process do not share counters. Labels are small closed
  * sets: never keys, devices or tenants' identifiers.
  */
-export class Metrics {
+export class Metrics implements DecisionObserver {
   readonly registry = new Registry();
   readonly decisions: Counter<'decision' | 'reason'>;
   readonly rejected: Counter<'route' | 'code'>;
+  readonly updatesPerIncident: Histogram<'ended'>;
 
   constructor(store: DedupStore) {
     collectDefaultMetrics({ register: this.registry, prefix: 'onceonly_' });
@@ -28,6 +30,13 @@ export class Metrics {
       labelNames: ['route', 'code'],
       registers: [this.registry],
     });
+    this.updatesPerIncident = new Histogram({
+      name: 'onceonly_incident_updates_per_incident',
+      help: 'UPDATEs an incident had when it ended (closed, or found expired); many means a churning fingerprint.',
+      labelNames: ['ended'],
+      buckets: [0, 1, 2, 3, 5, 10, 20, 50],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'onceonly_incidents_live',
       help: 'Incident keys currently live (unexpired) in the store.',
@@ -36,5 +45,13 @@ export class Metrics {
         this.set(await store.countLiveIncidents());
       },
     });
+  }
+
+  decided(d: IncidentDecision): void {
+    this.decisions.labels(d.decision, d.reason).inc();
+  }
+
+  ended(updates: number, how: 'closed' | 'expired'): void {
+    this.updatesPerIncident.labels(how).observe(updates);
   }
 }

@@ -31,7 +31,15 @@ export interface IncidentClaim {
 export interface IncidentDecisionResult {
   outcome: ClaimOutcome;
   record: IncidentRecord;
+  /** Decided by the fail-open journal because the shared store was unreachable. */
+  provisional?: boolean;
 }
+
+/**
+ * How long an expired record that was never closed is kept, so that the next
+ * arrival can be told apart as a premature expiry (`CREATE/expired`).
+ */
+export const DEFAULT_EXPIRED_GRACE_MS = 600_000;
 
 export interface DedupStore {
   /** `memory`, `sqlite`, … : for logs and metrics. */
@@ -44,11 +52,11 @@ export interface DedupStore {
   decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult>;
   /** The live record, or null when absent or expired. */
   getIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
-  /** Close (delete) a live incident. False when it was not live. */
-  closeIncident(tenant: string, key: string): Promise<boolean>;
+  /** Close (delete) a live incident; returns its last record, or null when it was not live. */
+  closeIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
   /** Live (unexpired) incidents across tenants. */
   countLiveIncidents(): Promise<number>;
-  /** Delete expired records, a bounded batch at a time; returns how many went. */
+  /** Delete records expired for longer than the grace, a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
@@ -57,6 +65,7 @@ export interface DedupStore {
 
 /** The pure rule every backend applies inside its atomic step. */
 export function nextIncidentRecord(
+  /** the stored record, live or expired within the grace */
   existing: IncidentRecord | null,
   claim: IncidentClaim,
   now: number,
@@ -64,7 +73,7 @@ export function nextIncidentRecord(
   const expiresAt = now + claim.ttlMs;
   if (existing === null || existing.expiresAt <= now) {
     return {
-      outcome: { kind: 'created' },
+      outcome: existing ? { kind: 'created', expired: { updates: existing.updates } } : { kind: 'created' },
       record: {
         tenant: claim.tenant,
         key: claim.key,

@@ -1,4 +1,12 @@
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
-import { incidentStoreContract } from './incident-store.contract.js';
+import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 
-incidentStoreContract('memory', (clock) => ({ store: new MemoryStore(clock), cleanup: () => {} }));
+const unit = 1000;
+incidentStoreContract('memory', (clock) => ({
+  store: new MemoryStore(clock, GRACE_UNITS * unit),
+  clock,
+  unit,
+  exactCount: true,
+  advance: async (ms) => clock.advance(ms),
+  cleanup: () => {},
+}));

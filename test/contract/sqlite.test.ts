@@ -5,14 +5,20 @@ import { manualClock } from '../../src/core/clock.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
-import { incidentStoreContract } from './incident-store.contract.js';
+import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 
+const unit = 1000;
 incidentStoreContract('sqlite', (clock) => {
   const dir = tempDir();
   const path = join(dir.path, 'store.db');
+  const options = { expiredGraceMs: GRACE_UNITS * unit };
   return {
-    store: new SqliteStore(path, clock),
-    openPeer: () => new SqliteStore(path, clock),
+    store: new SqliteStore(path, clock, options),
+    openPeer: () => new SqliteStore(path, clock, options),
+    clock,
+    unit,
+    exactCount: true,
+    advance: async (ms) => clock.advance(ms),
     cleanup: dir.remove,
   };
 });

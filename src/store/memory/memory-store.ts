@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import { nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
 
 const SWEEP_BATCH = 10_000;
 
@@ -13,7 +13,10 @@ export class MemoryStore implements DedupStore {
   private readonly incidents = new Map<string, IncidentRecord>();
   private closed = false;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly expiredGraceMs = DEFAULT_EXPIRED_GRACE_MS,
+  ) {}
 
   private static id(tenant: string, key: string): string {
     return `${tenant}\u0000${key}`;
@@ -24,10 +27,16 @@ export class MemoryStore implements DedupStore {
     return rec && rec.expiresAt > now ? rec : null;
   }
 
+  /** The record if live, or expired but still inside the grace. */
+  private kept(tenant: string, key: string, now: number): IncidentRecord | null {
+    const rec = this.incidents.get(MemoryStore.id(tenant, key));
+    return rec && rec.expiresAt + this.expiredGraceMs > now ? rec : null;
+  }
+
   async decideIncident(claim: IncidentClaim) {
     this.assertOpen();
     const now = this.clock.now();
-    const result = nextIncidentRecord(this.live(claim.tenant, claim.key, now), claim, now);
+    const result = nextIncidentRecord(this.kept(claim.tenant, claim.key, now), claim, now);
     this.incidents.set(MemoryStore.id(claim.tenant, claim.key), result.record);
     return { outcome: result.outcome, record: { ...result.record } };
   }
@@ -40,9 +49,9 @@ export class MemoryStore implements DedupStore {
 
   async closeIncident(tenant: string, key: string) {
     this.assertOpen();
-    const live = this.live(tenant, key, this.clock.now()) !== null;
+    const live = this.live(tenant, key, this.clock.now());
     this.incidents.delete(MemoryStore.id(tenant, key));
-    return live;
+    return live ? { ...live } : null;
   }
 
   async countLiveIncidents() {
@@ -57,7 +66,7 @@ export class MemoryStore implements DedupStore {
     let n = 0;
     for (const [id, rec] of this.incidents) {
       if (n >= SWEEP_BATCH) break;
-      if (rec.expiresAt <= now) {
+      if (rec.expiresAt + this.expiredGraceMs <= now) {
         this.incidents.delete(id);
         n++;
       }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
-import { nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
 import { GroupCommit } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import * as sql from './statements.js';
@@ -17,6 +17,8 @@ export interface SqliteOptions {
   synchronous?: SqliteSynchronous;
   /** How long a writer waits for another process's write lock before failing. */
   busyTimeoutMs?: number;
+  /** How long an expired, unclosed record is kept to detect premature expiry. */
+  expiredGraceMs?: number;
 }
 
 const SWEEP_BATCH = 1000;
@@ -31,6 +33,7 @@ export class SqliteStore implements DedupStore {
   private readonly db: Database.Database;
   private readonly writes: GroupCommit;
   private readonly stmt;
+  private readonly expiredGraceMs: number;
 
   constructor(
     readonly path: string,
@@ -38,6 +41,7 @@ export class SqliteStore implements DedupStore {
     options: SqliteOptions = {},
   ) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.expiredGraceMs = options.expiredGraceMs ?? DEFAULT_EXPIRED_GRACE_MS;
     this.db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${(options.synchronous ?? 'normal').toUpperCase()}`);
@@ -45,7 +49,6 @@ export class SqliteStore implements DedupStore {
     this.stmt = {
       select: this.db.prepare<[string, string], IncidentRecord>(sql.SELECT_INCIDENT),
       upsert: this.db.prepare<[IncidentRecord]>(sql.UPSERT_INCIDENT),
-      deleteLive: this.db.prepare<[string, string, number]>(sql.DELETE_LIVE_INCIDENT),
       delete: this.db.prepare<[string, string]>(sql.DELETE_INCIDENT),
       countLive: this.db.prepare<[number], { n: number }>(sql.COUNT_LIVE_INCIDENTS),
       sweep: this.db.prepare<[number, number]>(sql.SWEEP_EXPIRED_INCIDENTS),
@@ -56,7 +59,8 @@ export class SqliteStore implements DedupStore {
   decideIncident(claim: IncidentClaim) {
     return this.writes.submit(() => {
       const now = this.clock.now();
-      const existing = this.stmt.select.get(claim.tenant, claim.key) ?? null;
+      const row = this.stmt.select.get(claim.tenant, claim.key);
+      const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
       this.stmt.upsert.run(result.record);
       return result;
@@ -70,9 +74,9 @@ export class SqliteStore implements DedupStore {
 
   closeIncident(tenant: string, key: string) {
     return this.writes.submit(() => {
-      const wasLive = this.stmt.deleteLive.run(tenant, key, this.clock.now()).changes > 0;
+      const row = this.stmt.select.get(tenant, key);
       this.stmt.delete.run(tenant, key);
-      return wasLive;
+      return row && row.expiresAt > this.clock.now() ? row : null;
     });
   }
 
@@ -81,7 +85,7 @@ export class SqliteStore implements DedupStore {
   }
 
   sweepExpired() {
-    return this.writes.submit(() => this.stmt.sweep.run(this.clock.now(), SWEEP_BATCH).changes);
+    return this.writes.submit(() => this.stmt.sweep.run(this.clock.now() - this.expiredGraceMs, SWEEP_BATCH).changes);
   }
 
   async ping() {

@@ -20,16 +20,13 @@ ON CONFLICT (tenant, key) DO UPDATE SET
   last_seen_at = excluded.last_seen_at, refires = excluded.refires,
   updates = excluded.updates, expires_at = excluded.expires_at`;
 
-/** in: tenant, key, now. Deletes only a live record; changes() says whether it was. */
-export const DELETE_LIVE_INCIDENT = `DELETE FROM incidents WHERE tenant = ? AND key = ? AND expires_at > ?`;
-
-/** in: tenant, key. Removes an expired leftover so a close leaves nothing behind. */
+/** in: tenant, key. A close deletes live and expired-in-grace records alike; the caller reads the row first. */
 export const DELETE_INCIDENT = `DELETE FROM incidents WHERE tenant = ? AND key = ?`;
 
 /** in: now. */
 export const COUNT_LIVE_INCIDENTS = `SELECT count(*) AS n FROM incidents WHERE expires_at > ?`;
 
-/** in: now, batch size. Small batches keep the write lock short. */
+/** in: now minus the grace, batch size. Small batches keep the write lock short. */
 export const SWEEP_EXPIRED_INCIDENTS = `
 DELETE FROM incidents WHERE (tenant, key) IN (
   SELECT tenant, key FROM incidents WHERE expires_at <= ? LIMIT ?)`;
