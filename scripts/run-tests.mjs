@@ -27,7 +27,8 @@ if (files.length === 0) {
 }
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+  // A test that hangs fails after 5 minutes instead of holding CI to its limit.
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', '--test-timeout=300000', ...files],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);

@@ -6,7 +6,11 @@
 import { execSync, spawnSync } from 'node:child_process';
 
 /** command on PATH → Debian package that provides it */
-const DEBIAN = [['openssl', 'openssl']];
+const DEBIAN = [
+  ['openssl', 'openssl'],
+  ['redis-server', 'redis-server'],
+  ['redis-cli', 'redis-tools'],
+];
 
 /** [name, probe command, start command] for services the tests need; none yet. */
 const SERVICES = [];

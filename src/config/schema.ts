@@ -29,8 +29,21 @@ export const configSchema = z.strictObject({
       race_window_ms: z.number().int().nonnegative().default(1000),
       /** First match wins: the seed's "shorter window for flap-prone tiers". */
       ttl_overrides: z.array(ttlOverride).default([]),
+      /**
+       * An expired incident that was never closed is kept this long, so the next
+       * arrival is reported as CREATE/expired (a premature expiry). Read at start.
+       */
+      expired_grace_seconds: z.number().int().nonnegative().default(600),
     })
-    .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [] }),
+    .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600 }),
+  /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
+  failopen: z
+    .strictObject({
+      timeout_ms: positiveInt.default(50),
+      probe_interval_ms: positiveInt.default(250),
+      journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
+    })
+    .default({ timeout_ms: 50, probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
   violations: z.strictObject({ window_seconds: positiveInt.default(300) }).default({ window_seconds: 300 }),
   events: z
     .strictObject({

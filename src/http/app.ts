@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ValidationError } from '../core/validation.js';
+import { StoreUnavailableError } from '../store/failopen/fail-open-store.js';
 import { DEFAULT_TENANT, type Deduplicator } from '../engine/deduplicator.js';
 import type { Metrics } from '../observe/metrics.js';
 import { ApiError, errorBody, fromFastifyError } from './errors.js';
@@ -44,7 +45,9 @@ export function buildApp({ dedup, metrics, logger, https }: AppOptions): Fastify
         ? err
         : err instanceof ValidationError
           ? new ApiError('invalid_input', err.message, err.issues)
-          : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
+          : err instanceof StoreUnavailableError
+            ? new ApiError('unavailable', err.message)
+            : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
     if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
     metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
     if (apiError.code === 'rate_limited') reply.header('Retry-After', '1');

@@ -6,6 +6,8 @@ import { Deduplicator } from '../engine/deduplicator.js';
 import { Metrics } from '../observe/metrics.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { openStore } from '../store/open.js';
+import type { DedupStore } from '../store/contract.js';
+import { InstrumentedStore } from '../observe/instrumented-store.js';
 import { buildApp } from './app.js';
 
 export interface ServerOptions {
@@ -53,8 +55,32 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const https = options.tlsCert && options.tlsKey ? readTls(options.tlsCert, options.tlsKey) : null;
 
-  const store = openStore(options.store, options.clock ?? systemClock);
-  const metrics = new Metrics(store);
+  const cfg = config.current;
+  let store: DedupStore | undefined;
+  const metrics = new Metrics(() => store);
+  const raw = openStore(options.store, options.clock ?? systemClock, {
+    expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
+    failOpen: {
+      timeoutMs: cfg.failopen.timeout_ms,
+      probeIntervalMs: cfg.failopen.probe_interval_ms,
+      journalPath: cfg.failopen.journal_path,
+      events: {
+        degraded(isDegraded, cause) {
+          metrics.degraded.set(isDegraded ? 1 : 0);
+          if (isDegraded) {
+            metrics.degradations.inc();
+            logger.error({ cause: (cause as Error | undefined)?.message }, 'store unreachable: failing open to the local journal');
+          } else {
+            logger.info('store reachable again: journal replayed, deciding on the shared store');
+          }
+        },
+        reconciled: (outcome) => metrics.reconciled.labels(outcome).inc(),
+        error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; will retry`),
+      },
+    },
+    onConnectionError: rateLimitedLog(logger, 'store connection error'),
+  });
+  store = new InstrumentedStore(raw, metrics.storeLatency);
   const dedup = new Deduplicator({
     store,
     config: () => config.current,
@@ -95,6 +121,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       })();
       return closing;
     },
+  };
+}
+
+/** Connection errors repeat many times a second while a store is down: log one per 5 s. */
+function rateLimitedLog(logger: Logger, msg: string) {
+  let last = 0;
+  let suppressed = 0;
+  return (err: Error) => {
+    const now = Date.now();
+    if (now - last < 5000) {
+      suppressed++;
+      return;
+    }
+    logger.warn({ err: err.message, suppressed }, msg);
+    last = now;
+    suppressed = 0;
   };
 }
 

@@ -13,8 +13,13 @@ export class Metrics implements DecisionObserver {
   readonly decisions: Counter<'decision' | 'reason'>;
   readonly rejected: Counter<'route' | 'code'>;
   readonly updatesPerIncident: Histogram<'ended'>;
+  readonly storeLatency: Histogram<'operation' | 'outcome'>;
+  readonly degraded: Gauge;
+  readonly degradations: Counter;
+  readonly reconciled: Counter<'outcome'>;
 
-  constructor(store: DedupStore) {
+  /** `store` is read lazily (for the live-keys gauge), so it may be wired after construction. */
+  constructor(store: () => DedupStore | undefined) {
     collectDefaultMetrics({ register: this.registry, prefix: 'onceonly_' });
     this.decisions = new Counter({
       name: 'onceonly_incident_decisions_total',
@@ -37,12 +42,43 @@ export class Metrics implements DecisionObserver {
       buckets: [0, 1, 2, 3, 5, 10, 20, 50],
       registers: [this.registry],
     });
+    this.storeLatency = new Histogram({
+      name: 'onceonly_store_operation_duration_seconds',
+      help: 'Store calls made by the engine, by operation and outcome (includes fail-open fallbacks).',
+      labelNames: ['operation', 'outcome'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [this.registry],
+    });
+    this.degraded = new Gauge({
+      name: 'onceonly_store_degraded',
+      help: '1 while the shared store is unreachable and decisions fail open to the local journal.',
+      registers: [this.registry],
+    });
+    this.degraded.set(0);
+    this.degradations = new Counter({
+      name: 'onceonly_store_degradations_total',
+      help: 'Times the shared store became unreachable and the service failed open.',
+      registers: [this.registry],
+    });
+    this.reconciled = new Counter({
+      name: 'onceonly_failopen_reconciled_total',
+      help: 'Journal entries replayed after an outage: claimed (stood), merged (a provisional duplicate), done (replayed before), expired.',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    for (const o of ['claimed', 'merged', 'done', 'expired']) this.reconciled.labels(o).inc(0);
     new Gauge({
       name: 'onceonly_incidents_live',
       help: 'Incident keys currently live (unexpired) in the store.',
       registers: [this.registry],
       async collect() {
-        this.set(await store.countLiveIncidents());
+        const s = store();
+        if (!s) return;
+        try {
+          this.set(await s.countLiveIncidents());
+        } catch {
+          // The store is down: keep the last value; onceonly_store_degraded says why.
+        }
       },
     });
   }

@@ -1,6 +1,10 @@
 import type { Clock } from '../core/clock.js';
 import type { DedupStore } from './contract.js';
+import { FailOpenStore, type FailOpenEvents } from './failopen/fail-open-store.js';
+import { Journal } from './failopen/journal.js';
 import { MemoryStore } from './memory/memory-store.js';
+import { redisConnection } from './redis/connection.js';
+import { RedisStore } from './redis/redis-store.js';
 import { SqliteStore, type SqliteSynchronous } from './sqlite/sqlite-store.js';
 
 export class StoreUrlError extends Error {
@@ -8,16 +12,32 @@ export class StoreUrlError extends Error {
 }
 
 export const DEFAULT_STORE_URL = 'sqlite:./data/onceonly.db';
+export const DEFAULT_JOURNAL_PATH = './data/onceonly-journal.db';
+
+export interface StoreOptions {
+  /** How long an expired, unclosed record is kept to detect premature expiry. */
+  expiredGraceMs?: number;
+  /** Fail-open settings for shared (remote) stores. */
+  failOpen?: {
+    timeoutMs?: number;
+    probeIntervalMs?: number;
+    journalPath?: string;
+    events?: FailOpenEvents;
+  };
+  /** Connection errors of remote stores (they reconnect on their own). */
+  onConnectionError?: (err: Error) => void;
+}
 
 /**
  * Opens a store from its URL:
  *   memory:
  *   sqlite:PATH[?synchronous=normal|full]
- * Redis and Postgres URLs are recognised and refused with a clear message
- * until their backends exist, rather than silently falling back.
+ *   redis://[user:pass@]host:port[/db]   rediss://…   redis+cluster://h1:p1,h2:p2
+ * Remote stores are wrapped in fail-open with a local journal.
  */
-export function openStore(url: string, clock: Clock): DedupStore {
-  if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock);
+export function openStore(url: string, clock: Clock, options: StoreOptions = {}): DedupStore {
+  const grace = options.expiredGraceMs;
+  if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock, grace);
   if (url.startsWith('sqlite:')) {
     const [rawPath = '', query = ''] = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '').split('?', 2);
     if (rawPath === '') throw new StoreUrlError(`store URL ${JSON.stringify(url)} has no file path: use sqlite:./data/onceonly.db`);
@@ -29,10 +49,24 @@ export function openStore(url: string, clock: Clock): DedupStore {
     if (sync !== 'normal' && sync !== 'full') {
       throw new StoreUrlError(`store URL option synchronous=${JSON.stringify(sync)} must be normal or full`);
     }
-    return new SqliteStore(rawPath, clock, { synchronous: sync as SqliteSynchronous });
+    return new SqliteStore(rawPath, clock, { synchronous: sync as SqliteSynchronous, expiredGraceMs: grace });
   }
-  if (/^(redis|rediss|redis\+cluster|postgres|postgresql):/.test(url)) {
-    throw new StoreUrlError(`store ${JSON.stringify(url.split(':')[0])} is not available in this version yet; use memory: or sqlite:PATH`);
+  if (/^(redis|rediss|redis\+cluster):\/\/./.test(url)) {
+    const cluster = url.startsWith('redis+cluster:');
+    if (!cluster) {
+      try {
+        new URL(url);
+      } catch {
+        throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid redis:// URL`);
+      }
+    }
+    const conn = redisConnection(url, { onError: options.onConnectionError });
+    const inner = new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', { expiredGraceMs: grace });
+    const fo = options.failOpen ?? {};
+    return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock), clock, fo);
   }
-  throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory: or sqlite:PATH`);
+  if (/^(postgres|postgresql):/.test(url)) {
+    throw new StoreUrlError(`store "postgres" is not available in this version yet; use memory:, sqlite:PATH or redis://`);
+  }
+  throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port or redis+cluster://h1:p1,h2:p2`);
 }

@@ -2,11 +2,10 @@ import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 
 const unit = 1000;
-incidentStoreContract('memory', (clock) => ({
+incidentStoreContract('memory', { exactCount: true, peers: false }, (clock) => ({
   store: new MemoryStore(clock, GRACE_UNITS * unit),
   clock,
   unit,
-  exactCount: true,
   advance: async (ms) => clock.advance(ms),
   cleanup: () => {},
 }));

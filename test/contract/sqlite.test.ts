@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 
 const unit = 1000;
-incidentStoreContract('sqlite', (clock) => {
+incidentStoreContract('sqlite', { exactCount: true, peers: true }, (clock) => {
   const dir = tempDir();
   const path = join(dir.path, 'store.db');
   const options = { expiredGraceMs: GRACE_UNITS * unit };
@@ -17,7 +17,6 @@ incidentStoreContract('sqlite', (clock) => {
     openPeer: () => new SqliteStore(path, clock, options),
     clock,
     unit,
-    exactCount: true,
     advance: async (ms) => clock.advance(ms),
     cleanup: dir.remove,
   };
@@ -69,6 +68,7 @@ test('store URLs: clear errors for what is not a usable store', () => {
   assert.throws(() => openStore('sqlite:', clock), StoreUrlError);
   assert.throws(() => openStore('sqlite:./x.db?synchronous=sometimes', clock), /normal or full/);
   assert.throws(() => openStore('sqlite:./x.db?journal=off', clock), /unknown/);
-  assert.throws(() => openStore('redis://127.0.0.1:6379', clock), /not available in this version/);
+  assert.throws(() => openStore('postgres://127.0.0.1/test', clock), /not available in this version/);
+  assert.throws(() => openStore('redis+cluster://', clock), /not recognised/);
   assert.throws(() => openStore('mongodb://x', clock), /not recognised/);
 });

@@ -30,8 +30,8 @@ const SWEEP_BATCH = 1000;
  */
 export class SqliteStore implements DedupStore {
   readonly kind = 'sqlite';
-  private readonly db: Database.Database;
-  private readonly writes: GroupCommit;
+  protected readonly db: Database.Database;
+  protected readonly writes: GroupCommit;
   private readonly stmt;
   private readonly expiredGraceMs: number;
 

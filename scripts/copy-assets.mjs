@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// tsc compiles TypeScript only; the files the code reads at run time beside
+// itself (Lua scripts) are copied into dist/ here, as part of `npm run build`.
+import { cpSync } from 'node:fs';
+
+const assets = ['store/redis/lua'];
+for (const dir of assets) cpSync(new URL(`../src/${dir}`, import.meta.url), new URL(`../dist/${dir}`, import.meta.url), { recursive: true });

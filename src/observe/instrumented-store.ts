@@ -1,0 +1,51 @@
+import type { Histogram } from 'prom-client';
+import type { DedupStore, IncidentClaim } from '../store/contract.js';
+
+/**
+ * Times every store call the engine makes (the seed's "store round trip under
+ * 2 ms" is watched here), by operation and outcome. Delegates everything else.
+ */
+export class InstrumentedStore implements DedupStore {
+  readonly kind: string;
+
+  constructor(
+    readonly inner: DedupStore,
+    private readonly latency: Histogram<'operation' | 'outcome'>,
+  ) {
+    this.kind = inner.kind;
+  }
+
+  private async timed<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    const end = this.latency.startTimer({ operation });
+    try {
+      const r = await call();
+      end({ outcome: 'ok' });
+      return r;
+    } catch (err) {
+      end({ outcome: 'error' });
+      throw err;
+    }
+  }
+
+  decideIncident(claim: IncidentClaim) {
+    return this.timed('decide_incident', () => this.inner.decideIncident(claim));
+  }
+  getIncident(tenant: string, key: string) {
+    return this.timed('get_incident', () => this.inner.getIncident(tenant, key));
+  }
+  closeIncident(tenant: string, key: string) {
+    return this.timed('close_incident', () => this.inner.closeIncident(tenant, key));
+  }
+  countLiveIncidents() {
+    return this.inner.countLiveIncidents();
+  }
+  sweepExpired() {
+    return this.inner.sweepExpired();
+  }
+  ping() {
+    return this.inner.ping();
+  }
+  close() {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,201 @@
+import type { Clock } from '../../core/clock.js';
+import type { DedupStore, IncidentClaim, IncidentDecisionResult } from '../contract.js';
+import type { RedisStore, ReconcileOutcome } from '../redis/redis-store.js';
+import { Journal } from './journal.js';
+
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
+
+export class StoreTimeoutError extends Error {
+  override name = 'StoreTimeoutError';
+}
+
+export interface FailOpenEvents {
+  /** The shared store stopped (true) or resumed (false) answering. */
+  degraded?(degraded: boolean, cause?: unknown): void;
+  reconciled?(outcome: ReconcileOutcome | 'expired'): void;
+  error?(err: unknown, what: string): void;
+}
+
+export interface FailOpenOptions {
+  /** A store call slower than this fails open (default 50 ms). */
+  timeoutMs?: number;
+  /** While degraded, how often the store is probed (default 250 ms). */
+  probeIntervalMs?: number;
+  /** Entries replayed per journal transaction. */
+  batch?: number;
+  events?: FailOpenEvents;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreTimeoutError(`store did not answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Fail-open (seed 000: prefer a duplicate to a suppressed outage). When the
+ * shared store is unreachable or slower than the timeout, the decision is made
+ * in a local durable journal and answered as provisional at once; `ping`
+ * (so /readyz) fails while degraded. A probe notices the store's return, and
+ * the journal is replayed with an idempotent script: a key nobody else created
+ * is claimed, a key another replica created meanwhile is merged (the
+ * provisional CREATE was a duplicate, counted). Only when the journal is empty
+ * do decisions go back to the shared store, so one key never has a journal
+ * entry and a shared record that disagree about what was decided.
+ */
+export class FailOpenStore implements DedupStore {
+  readonly kind: string;
+  private degraded = false;
+  private inflightJournalWrites = 0;
+  private probe: NodeJS.Timeout | null = null;
+  private replaying: Promise<void> | null = null;
+  private closed = false;
+  private readonly timeoutMs: number;
+  private readonly probeMs: number;
+  private readonly batch: number;
+  private readonly events: FailOpenEvents;
+
+  constructor(
+    readonly inner: RedisStore,
+    readonly journal: Journal,
+    private readonly clock: Clock,
+    options: FailOpenOptions = {},
+  ) {
+    this.kind = inner.kind;
+    this.timeoutMs = options.timeoutMs ?? 50;
+    this.probeMs = options.probeIntervalMs ?? 250;
+    this.batch = options.batch ?? 500;
+    this.events = options.events ?? {};
+    // Entries left by an earlier run (an outage, then a crash) are replayed first.
+    if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
+  }
+
+  get isDegraded(): boolean {
+    return this.degraded;
+  }
+
+  async decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+    if (!this.degraded) {
+      try {
+        return await withTimeout(this.inner.decideIncident(claim), this.timeoutMs);
+      } catch (err) {
+        this.degrade(err);
+      }
+    }
+    this.inflightJournalWrites++;
+    try {
+      return { ...(await this.journal.decideIncident(claim)), provisional: true };
+    } finally {
+      this.inflightJournalWrites--;
+    }
+  }
+
+  async getIncident(tenant: string, key: string) {
+    if (!this.degraded) {
+      try {
+        return await withTimeout(this.inner.getIncident(tenant, key), this.timeoutMs);
+      } catch (err) {
+        this.degrade(err);
+      }
+    }
+    const local = await this.journal.getIncident(tenant, key);
+    if (local) return local;
+    throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
+  }
+
+  /**
+   * A close must reach the shared store, or a later arrival would be
+   * suppressed against a record that should be gone: while degraded it is
+   * refused (503) and the caller retries.
+   */
+  async closeIncident(tenant: string, key: string) {
+    if (this.degraded) throw new StoreUnavailableError('the shared store is unreachable; retry the close when /readyz is ready');
+    try {
+      return await withTimeout(this.inner.closeIncident(tenant, key), this.timeoutMs * 4);
+    } catch (err) {
+      this.degrade(err);
+      throw new StoreUnavailableError(`the shared store did not confirm the close: ${(err as Error).message}`);
+    }
+  }
+
+  countLiveIncidents() {
+    return this.inner.countLiveIncidents();
+  }
+
+  sweepExpired() {
+    return this.inner.sweepExpired();
+  }
+
+  async ping() {
+    if (this.degraded) {
+      throw new StoreUnavailableError(`failing open: ${this.journal.size()} journaled decision(s) wait for the store`);
+    }
+    await withTimeout(this.inner.ping(), this.timeoutMs * 10);
+  }
+
+  async close() {
+    this.closed = true;
+    if (this.probe) clearInterval(this.probe);
+    await this.replaying?.catch(() => {});
+    await this.inner.close();
+    await this.journal.close();
+  }
+
+  private degrade(cause: unknown): void {
+    if (this.degraded || this.closed) return;
+    this.degraded = true;
+    this.events.degraded?.(true, cause);
+    this.probe = setInterval(() => {
+      this.replaying ??= this.tryRecover().finally(() => (this.replaying = null));
+    }, this.probeMs);
+    this.probe.unref();
+  }
+
+  /** Probe; when the store answers, replay the journal; when it is empty, switch back. */
+  private async tryRecover(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await withTimeout(this.inner.ping(), this.timeoutMs * 10);
+    } catch {
+      return;
+    }
+    try {
+      await this.replayParked();
+      for (let rows = await this.journal.takeBatch(this.batch); rows.length > 0; rows = await this.journal.takeBatch(this.batch)) {
+        await this.replayParked();
+      }
+    } catch (err) {
+      this.events.error?.(err, 'journal replay');
+      return;
+    }
+    // Synchronous from here: no journal write can slip in between the check and the switch.
+    if (this.journal.size() === 0 && this.inflightJournalWrites === 0 && !this.closed) {
+      this.degraded = false;
+      if (this.probe) clearInterval(this.probe);
+      this.probe = null;
+      this.events.degraded?.(false);
+    }
+  }
+
+  private async replayParked(): Promise<void> {
+    const now = this.clock.now();
+    for (const rec of this.journal.parked()) {
+      if (rec.expiresAt <= now) {
+        this.events.reconciled?.('expired');
+      } else {
+        const outcome = await withTimeout(
+          this.inner.reconcileIncident(rec, rec.expiresAt - now, Journal.entryId(rec)),
+          this.timeoutMs * 10,
+        );
+        this.events.reconciled?.(outcome);
+      }
+      await this.journal.forget(rec);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import { createClient, createCluster, type RedisClientType, type RedisClusterType } from '@redis/client';
+import type { LuaScript } from './scripts.js';
+
+/**
+ * What the store needs from Redis, for a single server and a cluster alike.
+ * Commands never wait in an offline queue: while the connection is down they
+ * fail at once, so fail-open can answer within its timeout and no stale
+ * decision is replayed minutes later on reconnect.
+ */
+export interface RedisConnection {
+  /** EVALSHA, and EVAL (which caches the script) only when the server answers NOSCRIPT. */
+  evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown>;
+  ping(): Promise<void>;
+  /** Keys in the database, summed over a cluster's masters. */
+  keyCount(): Promise<number>;
+  close(): Promise<void>;
+  /** Raw command on the node that holds `key` (tests and benchmarks). */
+  send(key: string, args: string[]): Promise<unknown>;
+}
+
+export interface RedisConnectionOptions {
+  connectTimeoutMs?: number;
+  /** Called with connection errors (the client reconnects on its own). */
+  onError?: (err: Error) => void;
+}
+
+const reconnectStrategy = (retries: number) => Math.min(25 * 2 ** retries, 1000);
+
+const isNoScript = (err: unknown) => err instanceof Error && err.message.startsWith('NOSCRIPT');
+
+async function evalWith(
+  send: (key: string, args: string[]) => Promise<unknown>,
+  script: LuaScript,
+  keys: string[],
+  args: Array<string | number>,
+): Promise<unknown> {
+  const rest = [String(keys.length), ...keys, ...args.map(String)];
+  try {
+    return await send(keys[0]!, ['EVALSHA', script.sha, ...rest]);
+  } catch (err) {
+    if (!isNoScript(err)) throw err;
+    return send(keys[0]!, ['EVAL', script.source, ...rest]);
+  }
+}
+
+export function redisConnection(url: string, opts: RedisConnectionOptions = {}): RedisConnection {
+  const onError = opts.onError ?? (() => {});
+  if (url.startsWith('redis+cluster://')) return clusterConnection(url, opts, onError);
+  const client: RedisClientType = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: opts.connectTimeoutMs ?? 2000, reconnectStrategy },
+  });
+  client.on('error', onError);
+  // Not awaited here: the server starts (and fails open) while Redis is down.
+  // Until the first connection, commands wait for it (the caller's timeout
+  // bounds that); after it, a lost connection fails commands at once.
+  let first: Promise<unknown> | null = client.connect().then(
+    () => (first = null),
+    (err) => {
+      onError(err);
+      first = null;
+    },
+  );
+  const send = async (_key: string, args: string[]) => {
+    if (first) await first;
+    return client.sendCommand(args);
+  };
+  return {
+    evalScript: (script, keys, args) => evalWith(send, script, keys, args),
+    send,
+    async ping() {
+      await send('', ['PING']);
+    },
+    async keyCount() {
+      return Number(await send('', ['DBSIZE']));
+    },
+    async close() {
+      // Let a first connection in progress settle, or it would open after the close.
+      if (first) await Promise.race([first, new Promise((r) => setTimeout(r, 200))]);
+      // A graceful close waits for replies; with the server gone, stop reconnecting instead.
+      if (client.isReady) await client.close();
+      else if (client.isOpen) client.destroy();
+    },
+  };
+}
+
+function clusterConnection(url: string, opts: RedisConnectionOptions, onError: (err: Error) => void): RedisConnection {
+  const hosts = url.slice('redis+cluster://'.length).split('/')[0]!.split(',').filter(Boolean);
+  if (hosts.length === 0) throw new Error(`cluster URL ${url} names no nodes: redis+cluster://host1:port1,host2:port2`);
+  const cluster: RedisClusterType = createCluster({
+    rootNodes: hosts.map((h) => ({ url: `redis://${h}` })),
+    defaults: {
+      disableOfflineQueue: true,
+      socket: { connectTimeout: opts.connectTimeoutMs ?? 2000, reconnectStrategy },
+    },
+  });
+  cluster.on('error', onError);
+  let connecting: Promise<unknown> | null = null;
+  // A cluster client must learn the slot map before it can route; retry that
+  // until it succeeds instead of failing the whole process.
+  const ensure = (): Promise<unknown> => {
+    connecting ??= cluster.connect().catch((err) => {
+      onError(err);
+      connecting = null;
+      throw err;
+    });
+    return connecting;
+  };
+  ensure().catch(() => {});
+  const send = async (key: string, args: string[]) => {
+    await ensure();
+    return cluster.sendCommand(key, false, args);
+  };
+  return {
+    evalScript: (script, keys, args) => evalWith(send, script, keys, args),
+    send,
+    async ping() {
+      await ensure();
+      await Promise.all(cluster.masters.map(async (m) => (await cluster.nodeClient(m)).sendCommand(['PING'])));
+    },
+    async keyCount() {
+      await ensure();
+      const counts = await Promise.all(
+        cluster.masters.map(async (m) => Number(await (await cluster.nodeClient(m)).sendCommand(['DBSIZE']))),
+      );
+      return counts.reduce((a, b) => a + b, 0);
+    },
+    async close() {
+      if (!connecting) return;
+      await Promise.race([connecting, new Promise((r) => setTimeout(r, 100))]).catch(() => {});
+      try {
+        cluster.destroy();
+      } catch {
+        // never connected: nothing to stop
+      }
+    },
+  };
+}

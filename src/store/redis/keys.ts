@@ -1,0 +1,34 @@
+/**
+ * Key layout. Every key carries a hash tag `{oo:S}` with S one of SHARDS
+ * shards, so that all keys one script touches share a hash slot (Redis Cluster
+ * refuses scripts whose keys span slots), while the keyspace still spreads
+ * over the cluster's masters. The shard comes from the tenant and key, so the
+ * record and its reconcile marker (and, later, its outbox shard) go together.
+ *
+ *   {oo:S}:i:TENANT:KEY         an incident record
+ *   {oo:S}:r:JOURNALID          a reconcile marker (fail-open replay done)
+ *
+ * SHARDS is part of the on-disk format: changing it moves every key.
+ */
+export const SHARDS = 64;
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+export function shardOf(tenant: string, key: string): number {
+  return fnv1a(`${tenant}\u0000${key}`) % SHARDS;
+}
+
+export function incidentRecordKey(tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:i:${tenant}:${key}`;
+}
+
+export function reconcileMarkerKey(tenant: string, key: string, journalId: string): string {
+  return `{oo:${shardOf(tenant, key)}}:r:${journalId}`;
+}

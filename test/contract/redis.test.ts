@@ -1,0 +1,71 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { redisConnection } from '../../src/store/redis/connection.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { incidentRecordKey } from '../../src/store/redis/keys.js';
+import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
+import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
+
+// Redis decides on its own clock (TIME inside the script), so time is real
+// here: one unit is 100 ms, and the TTL cases sleep about four seconds.
+const unit = 100;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+let single: RedisServer;
+let cluster: RedisCluster;
+before(async () => {
+  [single, cluster] = await Promise.all([startRedis(), startRedisCluster(3)]);
+});
+after(async () => {
+  await Promise.all([single?.stop(), cluster?.stop()]);
+});
+
+const fixture = (url: () => string, kind: 'redis' | 'redis-cluster') => () => {
+  const open = () => new RedisStore(redisConnection(url()), kind, { expiredGraceMs: GRACE_UNITS * unit });
+  return { store: open(), openPeer: open, unit, advance: sleep, cleanup: () => {} };
+};
+const traits = { exactCount: false, peers: true };
+
+incidentStoreContract('redis', traits, fixture(() => single.url, 'redis'));
+incidentStoreContract('redis cluster (3 masters)', traits, fixture(() => cluster.url, 'redis-cluster'));
+
+describe('redis: backend-only', () => {
+  test('a live record stays compact (MEMORY USAGE)', async () => {
+    const store = new RedisStore(redisConnection(single.url));
+    try {
+      const n = 200;
+      for (let i = 0; i < n; i++) {
+        await store.decideIncident({
+          tenant: 'default',
+          key: `dedup:${i.toString(16).padStart(32, '0')}`,
+          fingerprint: 'CRITICAL|0',
+          ttlMs: 3_600_000,
+        });
+      }
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        total += Number(single.cli('MEMORY', 'USAGE', incidentRecordKey('default', `dedup:${i.toString(16).padStart(32, '0')}`)));
+      }
+      const perKey = total / n;
+      console.log(`bytes per live incident (MEMORY USAGE, mean of ${n}): ${perKey.toFixed(1)}`);
+      // The record is one short string: key ~56 B, value ~40 B, plus Redis's own overhead.
+      assert.ok(perKey > 0 && perKey < 200, `${perKey} bytes per key`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('scripts are called by SHA and reloaded after SCRIPT FLUSH (NOSCRIPT)', async () => {
+    const store = new RedisStore(redisConnection(single.url));
+    try {
+      const claim = { tenant: 't', key: `k-${Date.now()}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 };
+      assert.equal((await store.decideIncident(claim)).outcome.kind, 'created');
+      single.cli('SCRIPT', 'FLUSH');
+      assert.equal((await store.decideIncident(claim)).outcome.kind, 'unchanged');
+      const stats = single.cli('INFO', 'commandstats');
+      assert.match(stats, /cmdstat_evalsha:calls=\d+/);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,121 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { tempDir } from './tmp.js';
+
+/** A free TCP port on loopback (bound, read, released). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function cli(port: number, ...args: string[]) {
+  return spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
+}
+
+async function waitFor(what: string, ok: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (ok()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export interface RedisServer {
+  port: number;
+  url: string;
+  readonly pid: number;
+  /** Sends a signal to the server process (SIGKILL to crash it, SIGSTOP to pause it). */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  /** Starts a fresh, empty server on the same port. */
+  restart(): Promise<void>;
+  cli(...args: string[]): string;
+  stop(): Promise<void>;
+}
+
+/** A redis-server of the test's own on a free port, no persistence, stopped by PID. */
+export async function startRedis(extra: string[] = []): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = tempDir('onceonly-redis-');
+  let proc: ChildProcess;
+  const launch = async () => {
+    proc = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir.path, ...extra],
+      { stdio: 'ignore' },
+    );
+    await waitFor(`redis-server on ${port}`, () => cli(port, 'PING').stdout.trim() === 'PONG');
+  };
+  await launch();
+  const server: RedisServer = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return proc.pid!;
+    },
+    async kill(signal) {
+      const exited = signal === 'SIGKILL' || signal === 'SIGTERM' ? once(proc, 'exit') : null;
+      proc.kill(signal);
+      await exited;
+    },
+    restart: launch,
+    cli: (...args) => cli(port, ...args).stdout.trim(),
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGCONT');
+        const exited = once(proc, 'exit');
+        proc.kill('SIGKILL');
+        await exited;
+      }
+      dir.remove();
+    },
+  };
+  return server;
+}
+
+export interface RedisCluster {
+  url: string;
+  nodes: RedisServer[];
+  stop(): Promise<void>;
+}
+
+/** A local Redis Cluster of `masters` masters and no replicas, formed with redis-cli. */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const nodes: RedisServer[] = [];
+  try {
+    for (let i = 0; i < masters; i++) {
+      nodes.push(
+        await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes.conf`, '--cluster-node-timeout', '2000']),
+      );
+    }
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+    await waitFor(
+      'cluster_state:ok on every node',
+      () => nodes.every((n) => n.cli('CLUSTER', 'INFO').includes('cluster_state:ok')),
+      20_000,
+    );
+  } catch (err) {
+    await Promise.all(nodes.map((n) => n.stop()));
+    throw err;
+  }
+  return {
+    url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`,
+    nodes,
+    stop: async () => {
+      await Promise.all(nodes.map((n) => n.stop()));
+    },
+  };
+}
