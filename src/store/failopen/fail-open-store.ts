@@ -190,7 +190,7 @@ export class FailOpenStore implements DedupStore {
         this.events.reconciled?.('expired');
       } else {
         const outcome = await withTimeout(
-          this.inner.reconcileIncident(rec, rec.expiresAt - now, Journal.entryId(rec)),
+          this.inner.reconcileIncident(rec, rec.expiresAt - now, this.journal.entryId(rec)),
           this.timeoutMs * 10,
         );
         this.events.reconciled?.(outcome);

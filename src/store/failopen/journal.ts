@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { IncidentRecord } from '../contract.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
@@ -15,18 +16,23 @@ CREATE TABLE IF NOT EXISTS reconciling (
   created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL,
   refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
   PRIMARY KEY (tenant, key, created_at)
-) WITHOUT ROWID;`;
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`;
 
 const COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
   refires, updates, expires_at AS expiresAt`;
 
 export class Journal extends SqliteStore {
   private readonly j;
+  /** Random, made once per journal file: entries of two journals never share a replay id. */
+  readonly instanceId: string;
 
   constructor(path: string, clock: Clock) {
     // A journal must survive the crash that follows an outage more often than usual.
     super(path, clock, { synchronous: 'full' });
     this.db.exec(JOURNAL_SCHEMA);
+    this.db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('instance', ?)`).run(randomUUID());
+    this.instanceId = (this.db.prepare(`SELECT value FROM meta WHERE name = 'instance'`).get() as { value: string }).value;
     this.j = {
       pick: this.db.prepare<[number], IncidentRecord>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
       park: this.db.prepare(
@@ -72,8 +78,11 @@ export class Journal extends SqliteStore {
     return this.j.counts.get()?.n ?? 0;
   }
 
-  /** Stable per entry across restarts, so a repeated replay is recognised. */
-  static entryId(rec: IncidentRecord): string {
-    return `${rec.createdAt}`;
+  /**
+   * Stable per entry across restarts, so a repeated replay is recognised, and
+   * unique across journals and keys (the marker key adds tenant and key).
+   */
+  entryId(rec: IncidentRecord): string {
+    return `${this.instanceId}:${rec.createdAt}`;
   }
 }

@@ -6,7 +6,7 @@
  * record and its reconcile marker (and, later, its outbox shard) go together.
  *
  *   {oo:S}:i:TENANT:KEY         an incident record
- *   {oo:S}:r:JOURNALID          a reconcile marker (fail-open replay done)
+ *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *
  * SHARDS is part of the on-disk format: changing it moves every key.
  */
@@ -30,5 +30,5 @@ export function incidentRecordKey(tenant: string, key: string): string {
 }
 
 export function reconcileMarkerKey(tenant: string, key: string, journalId: string): string {
-  return `{oo:${shardOf(tenant, key)}}:r:${journalId}`;
+  return `{oo:${shardOf(tenant, key)}}:r:${tenant}:${key}:${journalId}`;
 }
