@@ -18,3 +18,4 @@ export * from './clock.js';
 export * from './identity.js';
 export * from './fingerprint.js';
 export * from './decision.js';
+export * from './event.js';

@@ -1,5 +1,6 @@
 import type { Histogram } from 'prom-client';
 import type { DedupStore, IncidentClaim } from '../store/contract.js';
+import type { DeviceEvent } from '../core/event.js';
 
 /**
  * Times every store call the engine makes (the seed's "store round trip under
@@ -35,6 +36,18 @@ export class InstrumentedStore implements DedupStore {
   }
   closeIncident(tenant: string, key: string) {
     return this.timed('close_incident', () => this.inner.closeIncident(tenant, key));
+  }
+  applyEvent(event: DeviceEvent, retentionMs: number) {
+    return this.timed('apply_event', () => this.inner.applyEvent(event, retentionMs));
+  }
+  getDevice(tenant: string, device: string) {
+    return this.timed('get_device', () => this.inner.getDevice(tenant, device));
+  }
+  countStaleDevices(observedBefore: number) {
+    return this.inner.countStaleDevices(observedBefore);
+  }
+  listNotifications() {
+    return this.inner.listNotifications();
   }
   countLiveIncidents() {
     return this.inner.countLiveIncidents();

@@ -1,4 +1,16 @@
 import type { ClaimOutcome } from '../core/decision.js';
+import type { DeviceEvent, DeviceState, EventOutcome } from '../core/event.js';
+
+/** A device transition waiting to be delivered (the outbox, until delivery drains it). */
+export interface Notification {
+  tenant: string;
+  device: string;
+  boot: string;
+  sequence: number;
+  from: string;
+  to: string;
+  observedAt: number;
+}
 
 /**
  * The DedupStore contract. Operations are semantic (decide, close), never raw
@@ -58,6 +70,17 @@ export interface DedupStore {
   countLiveIncidents(): Promise<number>;
   /** Delete records expired for longer than the grace, a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
+  /**
+   * Device events: the seen-marker (kept for retentionMs), the device state,
+   * the boots seen and a transition's notification, in ONE atomic step.
+   */
+  applyEvent(event: DeviceEvent, retentionMs: number): Promise<EventOutcome>;
+  getDevice(tenant: string, device: string): Promise<DeviceState | null>;
+  /** Devices whose last applied observation is older than `observedBefore` (ms). */
+  countStaleDevices(observedBefore: number): Promise<number>;
+  /** Notifications recorded and not yet delivered, oldest first. */
+  listNotifications(): Promise<Notification[]>;
+
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -6,6 +6,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
+import { eventStoreContract } from './event-store.contract.js';
 
 const unit = 1000;
 incidentStoreContract('sqlite', { exactCount: true, peers: true }, (clock) => {
@@ -15,6 +16,17 @@ incidentStoreContract('sqlite', { exactCount: true, peers: true }, (clock) => {
   return {
     store: new SqliteStore(path, clock, options),
     openPeer: () => new SqliteStore(path, clock, options),
+    clock,
+    unit,
+    advance: async (ms) => clock.advance(ms),
+    cleanup: dir.remove,
+  };
+});
+
+eventStoreContract('sqlite', (clock) => {
+  const dir = tempDir();
+  return {
+    store: new SqliteStore(join(dir.path, 'store.db'), clock),
     clock,
     unit,
     advance: async (ms) => clock.advance(ms),

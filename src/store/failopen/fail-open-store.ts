@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { DedupStore, IncidentClaim, IncidentDecisionResult } from '../contract.js';
+import type { DeviceEvent } from '../../core/event.js';
 import type { RedisStore, ReconcileOutcome } from '../redis/redis-store.js';
 import { Journal } from './journal.js';
 
@@ -114,13 +115,38 @@ export class FailOpenStore implements DedupStore {
    * suppressed against a record that should be gone: while degraded it is
    * refused (503) and the caller retries.
    */
-  async closeIncident(tenant: string, key: string) {
-    if (this.degraded) throw new StoreUnavailableError('the shared store is unreachable; retry the close when /readyz is ready');
+  closeIncident(tenant: string, key: string) {
+    return this.shared('close the incident', () => this.inner.closeIncident(tenant, key));
+  }
+
+  /**
+   * Device events are not decided provisionally: an event is acknowledged only
+   * once applied in the shared store, so while it is unreachable they answer
+   * 503 and the producer retries (its retry is then a duplicate or applied).
+   */
+  async applyEvent(event: DeviceEvent, retentionMs: number) {
+    return this.shared('apply the event', () => this.inner.applyEvent(event, retentionMs));
+  }
+
+  async getDevice(tenant: string, device: string) {
+    return this.shared('read the device', () => this.inner.getDevice(tenant, device));
+  }
+
+  countStaleDevices(observedBefore: number) {
+    return this.inner.countStaleDevices(observedBefore);
+  }
+
+  listNotifications() {
+    return this.inner.listNotifications();
+  }
+
+  private async shared<T>(what: string, call: () => Promise<T>): Promise<T> {
+    if (this.degraded) throw new StoreUnavailableError(`the shared store is unreachable; cannot ${what} now, retry`);
     try {
-      return await withTimeout(this.inner.closeIncident(tenant, key), this.timeoutMs * 4);
+      return await withTimeout(call(), this.timeoutMs * 4);
     } catch (err) {
       this.degrade(err);
-      throw new StoreUnavailableError(`the shared store did not confirm the close: ${(err as Error).message}`);
+      throw new StoreUnavailableError(`the shared store did not answer; cannot ${what} now, retry: ${(err as Error).message}`);
     }
   }
 

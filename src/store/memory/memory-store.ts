@@ -1,5 +1,7 @@
 import type { Clock } from '../../core/clock.js';
+import type { DeviceEvent } from '../../core/event.js';
 import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { MemoryEvents } from './memory-events.js';
 
 const SWEEP_BATCH = 10_000;
 
@@ -12,11 +14,32 @@ export class MemoryStore implements DedupStore {
   readonly kind = 'memory';
   private readonly incidents = new Map<string, IncidentRecord>();
   private closed = false;
+  private readonly events: MemoryEvents;
 
   constructor(
     private readonly clock: Clock,
     private readonly expiredGraceMs = DEFAULT_EXPIRED_GRACE_MS,
-  ) {}
+  ) {
+    this.events = new MemoryEvents(clock);
+  }
+
+  async applyEvent(event: DeviceEvent, retentionMs: number) {
+    this.assertOpen();
+    return this.events.apply(event, retentionMs);
+  }
+
+  async getDevice(tenant: string, device: string) {
+    this.assertOpen();
+    return this.events.get(tenant, device);
+  }
+
+  async countStaleDevices(observedBefore: number) {
+    return this.events.countStale(observedBefore);
+  }
+
+  async listNotifications() {
+    return this.events.notifications.map((n) => ({ ...n }));
+  }
 
   private static id(tenant: string, key: string): string {
     return `${tenant}\u0000${key}`;
@@ -63,7 +86,7 @@ export class MemoryStore implements DedupStore {
 
   async sweepExpired() {
     const now = this.clock.now();
-    let n = 0;
+    let n = this.events.sweep();
     for (const [id, rec] of this.incidents) {
       if (n >= SWEEP_BATCH) break;
       if (rec.expiresAt + this.expiredGraceMs <= now) {

@@ -8,6 +8,12 @@
  *   {oo:S}:i:TENANT:KEY         an incident record
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *
+ *   {oo:S}:d:DEV                a device's state (DEV = length-prefixed tenant and device)
+ *   {oo:S}:b:DEV                the boots seen for a device
+ *   {oo:S}:s:DEV:BOOT:SEQ       an event's seen-marker (expires after the retention)
+ *   {oo:S}:o                    the shard's notification outbox (stream)
+ *   {oo:S}:f                    the shard's freshness index (device → observed_at)
+ *
  * SHARDS is part of the on-disk format: changing it moves every key.
  */
 export const SHARDS = 64;
@@ -32,3 +38,23 @@ export function incidentRecordKey(tenant: string, key: string): string {
 export function reconcileMarkerKey(tenant: string, key: string, journalId: string): string {
   return `{oo:${shardOf(tenant, key)}}:r:${tenant}:${key}:${journalId}`;
 }
+
+/** Length-prefixed, so no two (tenant, device, …) tuples can make the same key. */
+export function lp(...parts: string[]): string {
+  return parts.map((p) => `${p.length}.${p}`).join('');
+}
+
+export function deviceKeys(tenant: string, device: string, boot: string, sequence: number) {
+  const dev = lp(tenant, device);
+  const tag = `{oo:${shardOf(tenant, '\u0001' + device)}}`;
+  return {
+    member: dev,
+    device: `${tag}:d:${dev}`,
+    seen: `${tag}:s:${dev}${lp(boot)}:${sequence}`,
+    boots: `${tag}:b:${dev}`,
+    outbox: `${tag}:o`,
+    freshness: `${tag}:f`,
+  };
+}
+
+export const allShards = (kind: 'o' | 'f') => Array.from({ length: SHARDS }, (_, s) => `{oo:${s}}:${kind}`);

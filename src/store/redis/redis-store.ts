@@ -7,7 +7,9 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { incidentRecordKey, reconcileMarkerKey } from './keys.js';
+import { allShards, deviceKeys, incidentRecordKey, reconcileMarkerKey } from './keys.js';
+import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
+import type { Notification } from '../contract.js';
 import { scripts } from './scripts.js';
 
 export interface RedisStoreOptions {
@@ -88,6 +90,56 @@ export class RedisStore implements DedupStore {
       | [number, string]
       | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
+  }
+
+  async applyEvent(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
+    const k = deviceKeys(e.tenant, e.device, e.boot, e.sequence);
+    const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
+      scripts.applyEvent,
+      [k.device, k.seen, k.boots, k.outbox, k.freshness],
+      [e.tenant, e.device, e.boot, e.sequence, e.state, e.observedAt, retentionMs, k.member],
+    )) as [string, string, number, number, string, string];
+    if (outcome === 'duplicate') return { outcome, reason: null, gap: null, transition: null };
+    if (outcome === 'rejected') return { outcome, reason: reason as RejectReason, gap: null, transition: null };
+    return {
+      outcome: 'applied',
+      reason: null,
+      gap: Number(gapFrom) >= 0 ? { from: Number(gapFrom), to: Number(gapTo) } : null,
+      transition: from ? { from, to } : null,
+    };
+  }
+
+  async getDevice(tenant: string, device: string): Promise<DeviceState | null> {
+    const k = deviceKeys(tenant, device, '', 0);
+    const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<
+      string | null
+    >;
+    if (boot == null) return null;
+    return { tenant, device, boot, sequence: Number(seq), state: state!, observedAt: Number(obs) };
+  }
+
+  async countStaleDevices(observedBefore: number): Promise<number> {
+    const counts = await Promise.all(
+      allShards('f').map((key) => this.conn.send(key, ['ZCOUNT', key, '-inf', `(${observedBefore}`])),
+    );
+    return counts.reduce<number>((a, b) => a + Number(b), 0);
+  }
+
+  /** Every shard's outbox, oldest first within a shard; ordered by observation time across shards. */
+  async listNotifications(): Promise<Notification[]> {
+    const streams = await Promise.all(allShards('o').map((key) => this.conn.send(key, ['XRANGE', key, '-', '+'])));
+    const out: Notification[] = [];
+    for (const entries of streams as Array<Array<[string, string[]]>>) {
+      for (const [, fields] of entries) {
+        const f: Record<string, string> = {};
+        for (let i = 0; i < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+        out.push({
+          tenant: f.tenant!, device: f.device!, boot: f.boot!, sequence: Number(f.seq),
+          from: f.from!, to: f.to!, observedAt: Number(f.obs),
+        });
+      }
+    }
+    return out.sort((a, b) => a.observedAt - b.observedAt);
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */

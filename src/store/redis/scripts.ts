@@ -18,4 +18,5 @@ export const scripts = {
   getIncident: load('get-incident'),
   closeIncident: load('close-incident'),
   reconcileIncident: load('reconcile-incident'),
+  applyEvent: load('apply-event'),
 } as const;

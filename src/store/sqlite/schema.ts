@@ -18,4 +18,36 @@ CREATE TABLE IF NOT EXISTS incidents (
   PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS incidents_expires_at ON incidents (expires_at);
+
+CREATE TABLE IF NOT EXISTS devices (
+  tenant      TEXT    NOT NULL,
+  device      TEXT    NOT NULL,
+  boot        TEXT    NOT NULL,
+  sequence    INTEGER NOT NULL,
+  state       TEXT    NOT NULL,
+  observed_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, device)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS devices_observed_at ON devices (observed_at);
+CREATE TABLE IF NOT EXISTS device_boots (
+  tenant TEXT NOT NULL, device TEXT NOT NULL, boot TEXT NOT NULL,
+  PRIMARY KEY (tenant, device, boot)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events_seen (
+  tenant TEXT NOT NULL, device TEXT NOT NULL, boot TEXT NOT NULL, sequence INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, device, boot, sequence)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_seen_expires_at ON events_seen (expires_at);
+-- The notification outbox: written in the transaction that applied the transition.
+CREATE TABLE IF NOT EXISTS notifications (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  tenant      TEXT    NOT NULL,
+  device      TEXT    NOT NULL,
+  boot        TEXT    NOT NULL,
+  sequence    INTEGER NOT NULL,
+  from_state  TEXT    NOT NULL,
+  to_state    TEXT    NOT NULL,
+  observed_at INTEGER NOT NULL
+);
 `;

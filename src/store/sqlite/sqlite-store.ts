@@ -6,6 +6,9 @@ import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type Inc
 import { GroupCommit } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import * as sql from './statements.js';
+import * as ev from './event-statements.js';
+import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState } from '../../core/event.js';
+import type { Notification } from '../contract.js';
 
 export type SqliteSynchronous = 'normal' | 'full';
 
@@ -52,6 +55,16 @@ export class SqliteStore implements DedupStore {
       delete: this.db.prepare<[string, string]>(sql.DELETE_INCIDENT),
       countLive: this.db.prepare<[number], { n: number }>(sql.COUNT_LIVE_INCIDENTS),
       sweep: this.db.prepare<[number, number]>(sql.SWEEP_EXPIRED_INCIDENTS),
+      seen: this.db.prepare<[string, string, string, number, number]>(ev.SEEN),
+      device: this.db.prepare<[string, string], DeviceState>(ev.DEVICE),
+      bootSeen: this.db.prepare<[string, string, string]>(ev.BOOT_SEEN),
+      upsertDevice: this.db.prepare<[DeviceState]>(ev.UPSERT_DEVICE),
+      addBoot: this.db.prepare<[string, string, string]>(ev.ADD_BOOT),
+      markSeen: this.db.prepare<[string, string, string, number, number]>(ev.MARK_SEEN),
+      notify: this.db.prepare<[Notification]>(ev.NOTIFY),
+      countStale: this.db.prepare<[number], { n: number }>(ev.COUNT_STALE),
+      listNotifications: this.db.prepare<[], Notification>(ev.LIST_NOTIFICATIONS),
+      sweepSeen: this.db.prepare<[number, number]>(ev.SWEEP_SEEN),
     };
     this.writes = new GroupCommit(this.db);
   }
@@ -65,6 +78,37 @@ export class SqliteStore implements DedupStore {
       this.stmt.upsert.run(result.record);
       return result;
     });
+  }
+
+  applyEvent(e: DeviceEvent, retentionMs: number) {
+    return this.writes.submit(() => {
+      const now = this.clock.now();
+      const s = this.stmt;
+      if (s.seen.get(e.tenant, e.device, e.boot, e.sequence, now)) return DUPLICATE;
+      const current = s.device.get(e.tenant, e.device) ?? null;
+      const { result, next } = decideEvent(current, Boolean(s.bootSeen.get(e.tenant, e.device, e.boot)), e);
+      if (next) {
+        s.upsertDevice.run(next);
+        s.addBoot.run(e.tenant, e.device, e.boot);
+        s.markSeen.run(e.tenant, e.device, e.boot, e.sequence, now + retentionMs);
+        if (result.transition) {
+          s.notify.run({ ...result.transition, tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, observedAt: e.observedAt });
+        }
+      }
+      return result;
+    });
+  }
+
+  async getDevice(tenant: string, device: string) {
+    return this.stmt.device.get(tenant, device) ?? null;
+  }
+
+  async countStaleDevices(observedBefore: number) {
+    return this.stmt.countStale.get(observedBefore)?.n ?? 0;
+  }
+
+  async listNotifications() {
+    return this.stmt.listNotifications.all();
   }
 
   async getIncident(tenant: string, key: string) {
@@ -85,7 +129,11 @@ export class SqliteStore implements DedupStore {
   }
 
   sweepExpired() {
-    return this.writes.submit(() => this.stmt.sweep.run(this.clock.now() - this.expiredGraceMs, SWEEP_BATCH).changes);
+    return this.writes.submit(
+      () =>
+        this.stmt.sweep.run(this.clock.now() - this.expiredGraceMs, SWEEP_BATCH).changes +
+        this.stmt.sweepSeen.run(this.clock.now(), SWEEP_BATCH).changes,
+    );
   }
 
   async ping() {

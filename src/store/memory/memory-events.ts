@@ -1,0 +1,54 @@
+import type { Clock } from '../../core/clock.js';
+import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState, type EventOutcome } from '../../core/event.js';
+import type { Notification } from '../contract.js';
+
+/** Device-event state for the memory store; every method runs to completion synchronously. */
+export class MemoryEvents {
+  private readonly devices = new Map<string, DeviceState>();
+  private readonly boots = new Map<string, Set<string>>();
+  private readonly seen = new Map<string, number>();
+  readonly notifications: Notification[] = [];
+
+  constructor(private readonly clock: Clock) {}
+
+  apply(e: DeviceEvent, retentionMs: number): EventOutcome {
+    const now = this.clock.now();
+    const dev = `${e.tenant}\u0000${e.device}`;
+    const identity = `${dev}\u0000${e.boot}\u0000${e.sequence}`;
+    const seenUntil = this.seen.get(identity);
+    if (seenUntil !== undefined && seenUntil > now) return DUPLICATE;
+    const boots = this.boots.get(dev) ?? new Set<string>();
+    const { result, next } = decideEvent(this.devices.get(dev) ?? null, boots.has(e.boot), e);
+    if (next) {
+      this.devices.set(dev, next);
+      boots.add(e.boot);
+      this.boots.set(dev, boots);
+      this.seen.set(identity, now + retentionMs);
+      if (result.transition) this.notifications.push({ ...result.transition, tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, observedAt: e.observedAt });
+    }
+    return result;
+  }
+
+  get(tenant: string, device: string): DeviceState | null {
+    const d = this.devices.get(`${tenant}\u0000${device}`);
+    return d ? { ...d } : null;
+  }
+
+  countStale(observedBefore: number): number {
+    let n = 0;
+    for (const d of this.devices.values()) if (d.observedAt < observedBefore) n++;
+    return n;
+  }
+
+  sweep(): number {
+    const now = this.clock.now();
+    let n = 0;
+    for (const [k, until] of this.seen) {
+      if (until <= now) {
+        this.seen.delete(k);
+        n++;
+      }
+    }
+    return n;
+  }
+}

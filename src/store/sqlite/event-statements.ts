@@ -1,0 +1,41 @@
+/**
+ * Device-event statements. `applyEvent` runs them in one BEGIN IMMEDIATE
+ * transaction (group commit): seen-marker, device state, boots and the
+ * notification commit together or not at all.
+ */
+
+/** in: tenant, device, boot, sequence, now. A live seen-marker means duplicate. */
+export const SEEN = `SELECT 1 FROM events_seen WHERE tenant = ? AND device = ? AND boot = ? AND sequence = ? AND expires_at > ?`;
+
+/** in: tenant, device. */
+export const DEVICE = `SELECT tenant, device, boot, sequence, state, observed_at AS observedAt FROM devices WHERE tenant = ? AND device = ?`;
+
+/** in: tenant, device, boot. */
+export const BOOT_SEEN = `SELECT 1 FROM device_boots WHERE tenant = ? AND device = ? AND boot = ?`;
+
+export const UPSERT_DEVICE = `
+INSERT INTO devices (tenant, device, boot, sequence, state, observed_at)
+VALUES (@tenant, @device, @boot, @sequence, @state, @observedAt)
+ON CONFLICT (tenant, device) DO UPDATE SET
+  boot = excluded.boot, sequence = excluded.sequence, state = excluded.state, observed_at = excluded.observed_at`;
+
+export const ADD_BOOT = `INSERT OR IGNORE INTO device_boots (tenant, device, boot) VALUES (?, ?, ?)`;
+
+/** A marker that expired but was not swept yet is simply renewed. */
+export const MARK_SEEN = `INSERT OR REPLACE INTO events_seen (tenant, device, boot, sequence, expires_at) VALUES (?, ?, ?, ?, ?)`;
+
+export const NOTIFY = `
+INSERT INTO notifications (tenant, device, boot, sequence, from_state, to_state, observed_at)
+VALUES (@tenant, @device, @boot, @sequence, @from, @to, @observedAt)`;
+
+/** in: observedBefore. */
+export const COUNT_STALE = `SELECT count(*) AS n FROM devices WHERE observed_at < ?`;
+
+export const LIST_NOTIFICATIONS = `
+SELECT tenant, device, boot, sequence, from_state AS "from", to_state AS "to", observed_at AS observedAt
+  FROM notifications ORDER BY id`;
+
+/** in: now, batch. */
+export const SWEEP_SEEN = `
+DELETE FROM events_seen WHERE (tenant, device, boot, sequence) IN (
+  SELECT tenant, device, boot, sequence FROM events_seen WHERE expires_at <= ? LIMIT ?)`;
