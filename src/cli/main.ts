@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { keyCommand } from './key.js';
 import { serveCommand } from './serve.js';
+import { replayCommand } from './replay.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -11,5 +12,6 @@ const program = new Command('onceonly')
   .version(pkg.version);
 serveCommand(program);
 keyCommand(program);
+replayCommand(program);
 
 await program.parseAsync(process.argv);

@@ -6,6 +6,9 @@ import { DEFAULT_TENANT, type Deduplicator } from '../engine/deduplicator.js';
 import type { Metrics } from '../observe/metrics.js';
 import { ApiError, errorBody, fromFastifyError } from './errors.js';
 import { incidentRoutes } from './routes/incidents.js';
+import { eventRoutes } from './routes/events.js';
+import type { EventIngest } from '../engine/events.js';
+import { BOUNDARY_REJECT_REASONS, type EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
 
 export const BODY_LIMIT_BYTES = 512 * 1024;
@@ -19,12 +22,14 @@ declare module 'fastify' {
 
 export interface AppOptions {
   dedup: Deduplicator;
+  events: EventIngest;
+  accounting: EventAccounting;
   metrics: Metrics;
   logger: Logger;
   https?: { cert: Buffer; key: Buffer } | null;
 }
 
-export function buildApp({ dedup, metrics, logger, https }: AppOptions): FastifyInstance {
+export function buildApp({ dedup, events, accounting, metrics, logger, https }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
@@ -50,6 +55,7 @@ export function buildApp({ dedup, metrics, logger, https }: AppOptions): Fastify
             : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
     if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
     metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
+    if (req.method === 'POST' && req.routeOptions.url === '/v1/events') accounting.refused(eventRefusal(apiError.code));
     if (apiError.code === 'rate_limited') reply.header('Retry-After', '1');
     return reply.code(apiError.status).send(errorBody(apiError));
   });
@@ -62,7 +68,14 @@ export function buildApp({ dedup, metrics, logger, https }: AppOptions): Fastify
 
   operationRoutes(app, dedup.store, metrics);
   incidentRoutes(app, dedup);
+  eventRoutes(app, events, accounting);
   return app;
+}
+
+/** Every refused event still lands in one accounting bucket. */
+function eventRefusal(code: string): (typeof BOUNDARY_REJECT_REASONS)[number] {
+  if (code === 'invalid_input') return 'invalid';
+  return (BOUNDARY_REJECT_REASONS as readonly string[]).includes(code) ? (code as (typeof BOUNDARY_REJECT_REASONS)[number]) : 'internal';
 }
 
 /** The route pattern (never the raw URL, which would carry keys into labels). */

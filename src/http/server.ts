@@ -9,6 +9,8 @@ import { openStore } from '../store/open.js';
 import type { DedupStore } from '../store/contract.js';
 import { InstrumentedStore } from '../observe/instrumented-store.js';
 import { buildApp } from './app.js';
+import { EventIngest } from '../engine/events.js';
+import { EventAccounting } from '../observe/event-accounting.js';
 
 export interface ServerOptions {
   port: number;
@@ -86,7 +88,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     config: () => config.current,
     observer: metrics,
   });
-  const app = buildApp({ dedup, metrics, logger, https });
+  const clock = options.clock ?? systemClock;
+  let sampled = 0;
+  const events = new EventIngest(store, () => config.current, clock, (e, o) => {
+    // Device identifiers go to sampled logs, never to metric labels.
+    if ((o.gap || o.outcome === 'rejected') && sampled++ % 100 === 0) {
+      logger.info({ tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, outcome: o.outcome, reason: o.reason, gap: o.gap }, 'event gap or rejection (1 in 100 logged)');
+    }
+    accounting.decided(o);
+  });
+  const accounting = new EventAccounting(metrics.registry, () => events.staleDevices());
+  const app = buildApp({ dedup, events, accounting, metrics, logger, https });
   try {
     await app.listen({
       port: options.port,

@@ -1,0 +1,56 @@
+import type { Clock } from '../core/clock.js';
+import type { DeviceEvent, EventOutcome } from '../core/event.js';
+import type { Config } from '../config/schema.js';
+import { parseEvent } from '../inputs/event/schema.js';
+import type { DedupStore } from '../store/contract.js';
+
+/** `GET /v1/devices/{tenant}/{device}` as API.md gives it. */
+export interface DeviceView {
+  tenant_id: string;
+  device_id: string;
+  boot_id: string;
+  sequence: number;
+  state: string;
+  observed_at: string;
+  age_seconds: number;
+  stale: boolean;
+}
+
+/** Device status events (seed 002): validate, apply once in the store, account. */
+export class EventIngest {
+  constructor(
+    private readonly store: DedupStore,
+    private readonly config: () => Config,
+    private readonly clock: Clock,
+    private readonly observe: (e: DeviceEvent, o: EventOutcome) => void = () => {},
+  ) {}
+
+  /** Validates (throws ValidationError) and applies one event. */
+  async apply(body: unknown): Promise<EventOutcome> {
+    const e = parseEvent(body);
+    const o = await this.store.applyEvent(e, this.config().events.retention_seconds * 1000);
+    this.observe(e, o);
+    return o;
+  }
+
+  async device(tenant: string, device: string): Promise<DeviceView | null> {
+    const d = await this.store.getDevice(tenant, device);
+    if (!d) return null;
+    const age = Math.max(0, (this.clock.now() - d.observedAt) / 1000);
+    return {
+      tenant_id: d.tenant,
+      device_id: d.device,
+      boot_id: d.boot,
+      sequence: d.sequence,
+      state: d.state,
+      observed_at: new Date(d.observedAt).toISOString(),
+      age_seconds: Math.round(age * 1000) / 1000,
+      stale: age > this.config().events.stale_after_seconds,
+    };
+  }
+
+  /** Devices stale now, by the config in force. */
+  staleDevices(): Promise<number> {
+    return this.store.countStaleDevices(this.clock.now() - this.config().events.stale_after_seconds * 1000);
+  }
+}
