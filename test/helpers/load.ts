@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { jsonClient } from '../../src/cli/http-client.js';
 
 export interface Shot {
   url: string;
@@ -12,35 +12,16 @@ export interface Answer {
   error?: string;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+const clients = new Map<string, ReturnType<typeof jsonClient>>();
 
-/** POSTs JSON with node:http (keep-alive); never throws: a failure is an answer with status 0. */
-export function post(url: string, body: unknown): Promise<Answer> {
+/** POSTs JSON with the CLI's keep-alive client; never throws: a failure is an answer with status 0. */
+export async function post(url: string, body: unknown): Promise<Answer> {
+  const u = new URL(url);
+  let client = clients.get(u.origin);
+  if (!client) clients.set(u.origin, (client = jsonClient(u.origin)));
   const started = performance.now();
-  const payload = JSON.stringify(body);
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (data += d));
-        res.on('end', () => {
-          let parsed: unknown = null;
-          try {
-            parsed = data ? JSON.parse(data) : null;
-          } catch {
-            parsed = data;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, ms: performance.now() - started });
-        });
-      },
-    );
-    req.on('error', (err) => resolve({ status: 0, body: null, ms: performance.now() - started, error: err.message }));
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')));
-    req.end(payload);
-  });
+  const a = await client.post(u.pathname, JSON.stringify(body));
+  return { status: a.status, body: a.body, ms: performance.now() - started, ...(a.error ? { error: a.error } : {}) };
 }
 
 /** Sends every shot, at most `concurrency` at a time, answers in the shots' order. */
