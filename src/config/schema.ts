@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SEVERITIES } from '../core/fingerprint.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -7,6 +8,30 @@ import { z } from 'zod';
  */
 
 const positiveInt = z.number().int().positive();
+
+const classification = z.strictObject({
+  alarm_code: z.string().min(1).max(64),
+  severity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }),
+});
+
+const action = z.strictObject({ route: z.boolean(), notify: z.boolean() });
+
+/** API.md's rule table. */
+const DEFAULT_RULES = {
+  nelson_1: { alarm_code: 'SPC-BEYOND-3S', severity: 'CRITICAL' as const },
+  nelson_2: { alarm_code: 'SPC-SHIFT-9', severity: 'MAJOR' as const },
+  nelson_3: { alarm_code: 'SPC-TREND-6', severity: 'MAJOR' as const },
+  we_zone_a: { alarm_code: 'SPC-2OF3-2S', severity: 'MAJOR' as const },
+  we_zone_b: { alarm_code: 'SPC-4OF5-1S', severity: 'MINOR' as const },
+};
+
+/** CRITICAL routes and pages; MAJOR and MINOR route without paging; INFO only logs. */
+const DEFAULT_ACTIONS = {
+  CRITICAL: { route: true, notify: true },
+  MAJOR: { route: true, notify: false },
+  MINOR: { route: true, notify: false },
+  INFO: { route: false, notify: false },
+};
 
 const ttlOverride = z
   .strictObject({
@@ -44,7 +69,21 @@ export const configSchema = z.strictObject({
       journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
     })
     .default({ timeout_ms: 50, probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
-  violations: z.strictObject({ window_seconds: positiveInt.default(300) }).default({ window_seconds: 300 }),
+  violations: z
+    .strictObject({
+      window_seconds: positiveInt.default(300),
+      /** rule_id → alarm code and severity; replaces the default table when given. */
+      rules: z.record(z.string().min(1), classification).default(DEFAULT_RULES),
+      /** any rule not in `rules` */
+      unknown_rule: classification.default({ alarm_code: 'SPC-UNKNOWN', severity: 'MINOR' }),
+      /** the decision table: by severity, whether a new alarm is routed to ticketing and whether it pages */
+      actions: z
+        .strictObject(Object.fromEntries(SEVERITIES.map((s) => [s, action.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof action>>)
+        // prefault: an absent table is parsed as {} so the transform fills in the defaults
+        .prefault({})
+        .transform((given) => ({ ...DEFAULT_ACTIONS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) }) as Record<(typeof SEVERITIES)[number], { route: boolean; notify: boolean }>),
+    })
+    .prefault({}),
   events: z
     .strictObject({
       retention_seconds: positiveInt.default(86400),

@@ -19,3 +19,4 @@ export * from './identity.js';
 export * from './fingerprint.js';
 export * from './decision.js';
 export * from './event.js';
+export * from './violation.js';

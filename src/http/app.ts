@@ -7,6 +7,8 @@ import type { Metrics } from '../observe/metrics.js';
 import { ApiError, errorBody, fromFastifyError } from './errors.js';
 import { incidentRoutes } from './routes/incidents.js';
 import { eventRoutes } from './routes/events.js';
+import { violationRoutes } from './routes/violations.js';
+import type { ViolationIngest } from '../engine/violations.js';
 import type { EventIngest } from '../engine/events.js';
 import { BOUNDARY_REJECT_REASONS, type EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
@@ -23,13 +25,14 @@ declare module 'fastify' {
 export interface AppOptions {
   dedup: Deduplicator;
   events: EventIngest;
+  violations: ViolationIngest;
   accounting: EventAccounting;
   metrics: Metrics;
   logger: Logger;
   https?: { cert: Buffer; key: Buffer } | null;
 }
 
-export function buildApp({ dedup, events, accounting, metrics, logger, https }: AppOptions): FastifyInstance {
+export function buildApp({ dedup, events, violations, accounting, metrics, logger, https }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
@@ -69,6 +72,7 @@ export function buildApp({ dedup, events, accounting, metrics, logger, https }: 
   operationRoutes(app, dedup.store, metrics);
   incidentRoutes(app, dedup);
   eventRoutes(app, events, accounting);
+  violationRoutes(app, violations);
   return app;
 }
 

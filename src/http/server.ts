@@ -10,6 +10,7 @@ import type { DedupStore } from '../store/contract.js';
 import { InstrumentedStore } from '../observe/instrumented-store.js';
 import { buildApp } from './app.js';
 import { EventIngest } from '../engine/events.js';
+import { ViolationIngest } from '../engine/violations.js';
 import { EventAccounting } from '../observe/event-accounting.js';
 
 export interface ServerOptions {
@@ -98,7 +99,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     accounting.decided(o);
   });
   const accounting = new EventAccounting(metrics.registry, () => events.staleDevices());
-  const app = buildApp({ dedup, events, accounting, metrics, logger, https });
+  const violations = new ViolationIngest(store, () => config.current, (v, d) => {
+    metrics.violations.labels(d.decision, d.severity, d.action).inc();
+    // Until delivery exists, a new alarm is at least in the log, with what the table says to do.
+    if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
+  });
+  const app = buildApp({ dedup, events, violations, accounting, metrics, logger, https });
   try {
     await app.listen({
       port: options.port,

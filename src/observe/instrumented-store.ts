@@ -40,6 +40,9 @@ export class InstrumentedStore implements DedupStore {
   applyEvent(event: DeviceEvent, retentionMs: number) {
     return this.timed('apply_event', () => this.inner.applyEvent(event, retentionMs));
   }
+  claimWindow(tenant: string, key: string, ttlMs: number) {
+    return this.timed('claim_window', () => this.inner.claimWindow(tenant, key, ttlMs));
+  }
   getDevice(tenant: string, device: string) {
     return this.timed('get_device', () => this.inner.getDevice(tenant, device));
   }

@@ -17,6 +17,7 @@ export class Metrics implements DecisionObserver {
   readonly degraded: Gauge;
   readonly degradations: Counter;
   readonly reconciled: Counter<'outcome'>;
+  readonly violations: Counter<'decision' | 'severity' | 'action'>;
 
   /** `store` is read lazily (for the live-keys gauge), so it may be wired after construction. */
   constructor(store: () => DedupStore | undefined) {
@@ -67,6 +68,12 @@ export class Metrics implements DecisionObserver {
       registers: [this.registry],
     });
     for (const o of ['claimed', 'merged', 'done', 'expired']) this.reconciled.labels(o).inc(0);
+    this.violations = new Counter({
+      name: 'onceonly_violation_decisions_total',
+      help: 'SPC violation decisions by decision, severity and the decision table\'s action for it.',
+      labelNames: ['decision', 'severity', 'action'],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'onceonly_incidents_live',
       help: 'Incident keys currently live (unexpired) in the store.',

@@ -81,6 +81,12 @@ export interface DedupStore {
   /** Notifications recorded and not yet delivered, oldest first. */
   listNotifications(): Promise<Notification[]>;
 
+  /**
+   * Windowed claim (SPC violations): true for the first claim of the key while
+   * it is live (ttlMs), false for every repeat. One atomic step.
+   */
+  claimWindow(tenant: string, key: string, ttlMs: number): Promise<boolean>;
+
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
   close(): Promise<void>;

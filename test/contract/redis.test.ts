@@ -6,6 +6,7 @@ import { incidentRecordKey } from '../../src/store/redis/keys.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
+import { windowStoreContract } from './window-store.contract.js';
 
 // Redis decides on its own clock (TIME inside the script), so time is real
 // here: one unit is 100 ms, and the TTL cases sleep about four seconds.
@@ -31,6 +32,8 @@ incidentStoreContract('redis', traits, fixture(() => single.url, 'redis'));
 incidentStoreContract('redis cluster (3 masters)', traits, fixture(() => cluster.url, 'redis-cluster'));
 eventStoreContract('redis', fixture(() => single.url, 'redis'));
 eventStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
+windowStoreContract('redis', fixture(() => single.url, 'redis'));
+windowStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
 
 describe('redis: backend-only', () => {
   test('a live record stays compact (MEMORY USAGE)', async () => {

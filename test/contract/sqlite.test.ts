@@ -7,6 +7,7 @@ import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
+import { windowStoreContract } from './window-store.contract.js';
 
 const unit = 1000;
 incidentStoreContract('sqlite', { exactCount: true, peers: true }, (clock) => {
@@ -27,6 +28,19 @@ eventStoreContract('sqlite', (clock) => {
   const dir = tempDir();
   return {
     store: new SqliteStore(join(dir.path, 'store.db'), clock),
+    clock,
+    unit,
+    advance: async (ms) => clock.advance(ms),
+    cleanup: dir.remove,
+  };
+});
+
+windowStoreContract('sqlite', (clock) => {
+  const dir = tempDir();
+  const path = join(dir.path, 'store.db');
+  return {
+    store: new SqliteStore(path, clock),
+    openPeer: () => new SqliteStore(path, clock),
     clock,
     unit,
     advance: async (ms) => clock.advance(ms),

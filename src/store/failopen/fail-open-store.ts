@@ -128,6 +128,22 @@ export class FailOpenStore implements DedupStore {
     return this.shared('apply the event', () => this.inner.applyEvent(event, retentionMs));
   }
 
+  /**
+   * A violation is an alarm: like an incident it fails open, claimed in the
+   * local journal. These claims are not replayed (they live one window): a
+   * re-fire after the store returns, inside the same window, may alarm again.
+   */
+  async claimWindow(tenant: string, key: string, ttlMs: number) {
+    if (!this.degraded) {
+      try {
+        return await withTimeout(this.inner.claimWindow(tenant, key, ttlMs), this.timeoutMs);
+      } catch (err) {
+        this.degrade(err);
+      }
+    }
+    return this.journal.claimWindow(tenant, key, ttlMs);
+  }
+
   async getDevice(tenant: string, device: string) {
     return this.shared('read the device', () => this.inner.getDevice(tenant, device));
   }

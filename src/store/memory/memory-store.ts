@@ -15,6 +15,7 @@ export class MemoryStore implements DedupStore {
   private readonly incidents = new Map<string, IncidentRecord>();
   private closed = false;
   private readonly events: MemoryEvents;
+  private readonly windows = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock,
@@ -35,6 +36,15 @@ export class MemoryStore implements DedupStore {
 
   async countStaleDevices(observedBefore: number) {
     return this.events.countStale(observedBefore);
+  }
+
+  async claimWindow(tenant: string, key: string, ttlMs: number) {
+    this.assertOpen();
+    const now = this.clock.now();
+    const id = MemoryStore.id(tenant, key);
+    if ((this.windows.get(id) ?? 0) > now) return false;
+    this.windows.set(id, now + ttlMs);
+    return true;
   }
 
   async listNotifications() {
@@ -87,6 +97,12 @@ export class MemoryStore implements DedupStore {
   async sweepExpired() {
     const now = this.clock.now();
     let n = this.events.sweep();
+    for (const [id, until] of this.windows) {
+      if (until <= now) {
+        this.windows.delete(id);
+        n++;
+      }
+    }
     for (const [id, rec] of this.incidents) {
       if (n >= SWEEP_BATCH) break;
       if (rec.expiresAt + this.expiredGraceMs <= now) {

@@ -8,6 +8,7 @@
  *   {oo:S}:i:TENANT:KEY         an incident record
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *
+ *   {oo:S}:w:TENANT:KEY         a windowed claim (SPC violation)
  *   {oo:S}:d:DEV                a device's state (DEV = length-prefixed tenant and device)
  *   {oo:S}:b:DEV                the boots seen for a device
  *   {oo:S}:s:DEV:BOOT:SEQ       an event's seen-marker (expires after the retention)
@@ -58,3 +59,7 @@ export function deviceKeys(tenant: string, device: string, boot: string, sequenc
 }
 
 export const allShards = (kind: 'o' | 'f') => Array.from({ length: SHARDS }, (_, s) => `{oo:${s}}:${kind}`);
+
+export function windowKey(tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:w:${tenant}:${key}`;
+}

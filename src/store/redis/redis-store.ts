@@ -7,7 +7,7 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { allShards, deviceKeys, incidentRecordKey, reconcileMarkerKey } from './keys.js';
+import { allShards, deviceKeys, incidentRecordKey, reconcileMarkerKey, windowKey } from './keys.js';
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
 import type { Notification } from '../contract.js';
 import { scripts } from './scripts.js';
@@ -107,6 +107,12 @@ export class RedisStore implements DedupStore {
       gap: Number(gapFrom) >= 0 ? { from: Number(gapFrom), to: Number(gapTo) } : null,
       transition: from ? { from, to } : null,
     };
+  }
+
+  /** SET NX PX: one command, so one atomic step, on the server's clock. */
+  async claimWindow(tenant: string, key: string, ttlMs: number): Promise<boolean> {
+    const k = windowKey(tenant, key);
+    return (await this.conn.send(k, ['SET', k, '1', 'NX', 'PX', String(ttlMs)])) === 'OK';
   }
 
   async getDevice(tenant: string, device: string): Promise<DeviceState | null> {

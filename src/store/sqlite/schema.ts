@@ -39,6 +39,12 @@ CREATE TABLE IF NOT EXISTS events_seen (
   PRIMARY KEY (tenant, device, boot, sequence)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_seen_expires_at ON events_seen (expires_at);
+-- Windowed claims (SPC violations).
+CREATE TABLE IF NOT EXISTS windows (
+  tenant TEXT NOT NULL, key TEXT NOT NULL, expires_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS windows_expires_at ON windows (expires_at);
 -- The notification outbox: written in the transaction that applied the transition.
 CREATE TABLE IF NOT EXISTS notifications (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -65,6 +65,8 @@ export class SqliteStore implements DedupStore {
       countStale: this.db.prepare<[number], { n: number }>(ev.COUNT_STALE),
       listNotifications: this.db.prepare<[], Notification>(ev.LIST_NOTIFICATIONS),
       sweepSeen: this.db.prepare<[number, number]>(ev.SWEEP_SEEN),
+      claimWindow: this.db.prepare<[string, string, number, number]>(sql.CLAIM_WINDOW),
+      sweepWindows: this.db.prepare<[number, number]>(sql.SWEEP_WINDOWS),
     };
     this.writes = new GroupCommit(this.db);
   }
@@ -96,6 +98,14 @@ export class SqliteStore implements DedupStore {
         }
       }
       return result;
+    });
+  }
+
+  /** One INSERT … ON CONFLICT … WHERE: the claim and the check are one statement. */
+  claimWindow(tenant: string, key: string, ttlMs: number) {
+    return this.writes.submit(() => {
+      const now = this.clock.now();
+      return this.stmt.claimWindow.run(tenant, key, now + ttlMs, now).changes === 1;
     });
   }
 
@@ -132,7 +142,8 @@ export class SqliteStore implements DedupStore {
     return this.writes.submit(
       () =>
         this.stmt.sweep.run(this.clock.now() - this.expiredGraceMs, SWEEP_BATCH).changes +
-        this.stmt.sweepSeen.run(this.clock.now(), SWEEP_BATCH).changes,
+        this.stmt.sweepSeen.run(this.clock.now(), SWEEP_BATCH).changes +
+        this.stmt.sweepWindows.run(this.clock.now(), SWEEP_BATCH).changes,
     );
   }
 

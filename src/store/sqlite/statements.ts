@@ -30,3 +30,16 @@ export const COUNT_LIVE_INCIDENTS = `SELECT count(*) AS n FROM incidents WHERE e
 export const SWEEP_EXPIRED_INCIDENTS = `
 DELETE FROM incidents WHERE (tenant, key) IN (
   SELECT tenant, key FROM incidents WHERE expires_at <= ? LIMIT ?)`;
+
+/**
+ * in: tenant, key, expires_at, now. Claims the window key unless a live claim
+ * holds it; changes() is 1 exactly when this call claimed it.
+ */
+export const CLAIM_WINDOW = `
+INSERT INTO windows (tenant, key, expires_at) VALUES (?, ?, ?)
+ON CONFLICT (tenant, key) DO UPDATE SET expires_at = excluded.expires_at
+WHERE windows.expires_at <= ?`;
+
+/** in: now, batch. */
+export const SWEEP_WINDOWS = `
+DELETE FROM windows WHERE (tenant, key) IN (SELECT tenant, key FROM windows WHERE expires_at <= ? LIMIT ?)`;

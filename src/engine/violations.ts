@@ -1,0 +1,42 @@
+import { actionOf, violationKey, type Classification, type ViolationAction } from '../core/violation.js';
+import type { Config } from '../config/schema.js';
+import { parseViolation, type Violation } from '../inputs/violation/schema.js';
+import type { DedupStore } from '../store/contract.js';
+import { DEFAULT_TENANT } from './deduplicator.js';
+
+export interface ViolationDecision extends Classification {
+  decision: 'CREATE' | 'SUPPRESS';
+  key: string;
+  /** from the decision table: what a CREATE does (route to ticketing, and page or not, or only log) */
+  action: ViolationAction;
+}
+
+/** The rule table in force: a configured rule, else the unknown-rule class. */
+export function classify(cfg: Config['violations'], ruleId: string): Classification {
+  return Object.hasOwn(cfg.rules, ruleId) ? cfg.rules[ruleId]! : cfg.unknown_rule;
+}
+
+/**
+ * SPC violations (seed 003): classify by rule, key by process, rule and time
+ * window, claim the key for the window in one atomic step. A claim lives two
+ * windows, so a late sample of a window still finds it.
+ */
+export class ViolationIngest {
+  constructor(
+    private readonly store: DedupStore,
+    private readonly config: () => Config,
+    private readonly observe: (v: Violation, d: ViolationDecision) => void = () => {},
+  ) {}
+
+  async apply(body: unknown, tenant = DEFAULT_TENANT): Promise<ViolationDecision> {
+    const v = parseViolation(body);
+    const cfg = this.config().violations;
+    const cls = classify(cfg, v.rule_id);
+    const key = violationKey(v, cfg.window_seconds);
+    const claimed = await this.store.claimWindow(tenant, key, 2 * cfg.window_seconds * 1000);
+    const act = cfg.actions[cls.severity];
+    const d: ViolationDecision = { decision: claimed ? 'CREATE' : 'SUPPRESS', key, ...cls, action: actionOf(act.route, act.notify) };
+    this.observe(v, d);
+    return d;
+  }
+}

@@ -1,0 +1,9 @@
+import type { FastifyInstance } from 'fastify';
+import type { ViolationIngest } from '../../engine/violations.js';
+
+export function violationRoutes(app: FastifyInstance, violations: ViolationIngest): void {
+  app.post('/v1/violations', async (req) => {
+    const d = await violations.apply(req.body, req.tenant);
+    return { decision: d.decision, key: d.key, alarm_code: d.alarm_code, severity: d.severity };
+  });
+}

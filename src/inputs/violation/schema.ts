@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { parseWith } from '../incident/schema.js';
+
+const finite = z.number({ message: 'must be a number' }).refine(Number.isFinite, 'must be a finite number');
+
+/** `POST /v1/violations` body (API.md). Strict: unknown fields are rejected. */
+export const violationSchema = z.strictObject({
+  process_id: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+  rule_id: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
+  timestamp: finite.refine((t) => t >= 0, 'must be epoch seconds, not negative'),
+  value: finite,
+  center: finite,
+  ucl: finite,
+  lcl: finite,
+});
+
+export type Violation = z.output<typeof violationSchema>;
+
+export function parseViolation(body: unknown): Violation {
+  return parseWith(violationSchema, body, 'violation');
+}
