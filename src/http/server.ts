@@ -7,6 +7,7 @@ import { Metrics } from '../observe/metrics.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { openStore } from '../store/open.js';
 import type { DedupStore } from '../store/contract.js';
+import type { FailOpenEvents } from '../store/failopen/fail-open-store.js';
 import { InstrumentedStore } from '../observe/instrumented-store.js';
 import { buildApp } from './app.js';
 import { EventIngest } from '../engine/events.js';
@@ -59,37 +60,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const https = options.tlsCert && options.tlsKey ? readTls(options.tlsCert, options.tlsKey) : null;
 
   const cfg = config.current;
+  const clock = options.clock ?? systemClock;
+  // Metrics come first: a journal left by a crash degrades the store while it opens.
   let store: DedupStore | undefined;
   const metrics = new Metrics(() => store);
-  const raw = openStore(options.store, options.clock ?? systemClock, {
+  const raw = openStore(options.store, clock, {
     expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
     failOpen: {
       timeoutMs: cfg.failopen.timeout_ms,
       probeIntervalMs: cfg.failopen.probe_interval_ms,
       journalPath: cfg.failopen.journal_path,
-      events: {
-        degraded(isDegraded, cause) {
-          metrics.degraded.set(isDegraded ? 1 : 0);
-          if (isDegraded) {
-            metrics.degradations.inc();
-            logger.error({ cause: (cause as Error | undefined)?.message }, 'store unreachable: failing open to the local journal');
-          } else {
-            logger.info('store reachable again: journal replayed, deciding on the shared store');
-          }
-        },
-        reconciled: (outcome) => metrics.reconciled.labels(outcome).inc(),
-        error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; will retry`),
-      },
+      events: failOpenEvents(metrics, logger),
     },
     onConnectionError: rateLimitedLog(logger, 'store connection error'),
   });
   store = new InstrumentedStore(raw, metrics.storeLatency);
-  const dedup = new Deduplicator({
-    store,
-    config: () => config.current,
-    observer: metrics,
-  });
-  const clock = options.clock ?? systemClock;
+  const dedup = new Deduplicator({ store, config: () => config.current, observer: metrics });
   let sampled = 0;
   const events = new EventIngest(store, () => config.current, clock, (e, o) => {
     // Device identifiers go to sampled logs, never to metric labels.
@@ -139,6 +125,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       })();
       return closing;
     },
+  };
+}
+
+/** Fail-open's state changes, as metrics and log lines. */
+function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents {
+  return {
+    degraded(isDegraded, cause) {
+      metrics.degraded.set(isDegraded ? 1 : 0);
+      if (isDegraded) {
+        metrics.degradations.inc();
+        logger.error({ cause: (cause as Error | undefined)?.message }, 'store unreachable: failing open to the local journal');
+      } else {
+        logger.info('store reachable again: journal replayed, deciding on the shared store');
+      }
+    },
+    reconciled: (outcome) => metrics.reconciled.labels(outcome).inc(),
+    error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; will retry`),
   };
 }
 
