@@ -20,3 +20,4 @@ export * from './fingerprint.js';
 export * from './decision.js';
 export * from './event.js';
 export * from './violation.js';
+export * from './outbox.js';

@@ -61,6 +61,18 @@ export class Deduplicator {
       key,
       fingerprint: incidentFingerprint(incident),
       ttlMs: incidentTtlSeconds(cfg, incident) * 1000,
+      // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
+      outbox: {
+        severity: incident.severity,
+        summary: incident.summary ?? '',
+        data: {
+          element_id: incident.element_id,
+          fault_class: incident.fault_class,
+          root_cause_id: incident.root_cause_id,
+          cleared: incident.cleared,
+          ...(incident.details ? { details: incident.details } : {}),
+        },
+      },
     });
     const { decision, reason } = provisional
       ? { decision: decideFromOutcome(outcome, cfg.race_window_ms).decision, reason: 'provisional' as const }

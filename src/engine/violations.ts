@@ -33,8 +33,16 @@ export class ViolationIngest {
     const cfg = this.config().violations;
     const cls = classify(cfg, v.rule_id);
     const key = violationKey(v, cfg.window_seconds);
-    const claimed = await this.store.claimWindow(tenant, key, 2 * cfg.window_seconds * 1000);
     const act = cfg.actions[cls.severity];
+    // A routed alarm goes to the outbox in the claim's own step; a log-only one does not.
+    const outbox = act.route
+      ? {
+          severity: cls.severity,
+          summary: `${cls.alarm_code} on ${v.process_id} (${v.rule_id})`,
+          data: { ...v, alarm_code: cls.alarm_code, notify: act.notify },
+        }
+      : undefined;
+    const claimed = await this.store.claimWindow(tenant, key, 2 * cfg.window_seconds * 1000, outbox);
     const d: ViolationDecision = { decision: claimed ? 'CREATE' : 'SUPPRESS', key, ...cls, action: actionOf(act.route, act.notify) };
     this.observe(v, d);
     return d;

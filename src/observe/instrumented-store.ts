@@ -1,5 +1,5 @@
 import type { Histogram } from 'prom-client';
-import type { DedupStore, IncidentClaim } from '../store/contract.js';
+import type { DedupStore, IncidentClaim, OutboxPayload } from '../store/contract.js';
 import type { DeviceEvent } from '../core/event.js';
 
 /**
@@ -40,8 +40,8 @@ export class InstrumentedStore implements DedupStore {
   applyEvent(event: DeviceEvent, retentionMs: number) {
     return this.timed('apply_event', () => this.inner.applyEvent(event, retentionMs));
   }
-  claimWindow(tenant: string, key: string, ttlMs: number) {
-    return this.timed('claim_window', () => this.inner.claimWindow(tenant, key, ttlMs));
+  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
+    return this.timed('claim_window', () => this.inner.claimWindow(tenant, key, ttlMs, outbox));
   }
   getDevice(tenant: string, device: string) {
     return this.timed('get_device', () => this.inner.getDevice(tenant, device));
@@ -49,8 +49,8 @@ export class InstrumentedStore implements DedupStore {
   countStaleDevices(observedBefore: number) {
     return this.inner.countStaleDevices(observedBefore);
   }
-  listNotifications() {
-    return this.inner.listNotifications();
+  listOutbox() {
+    return this.inner.listOutbox();
   }
   countLiveIncidents() {
     return this.inner.countLiveIncidents();

@@ -1,16 +1,8 @@
 import type { ClaimOutcome } from '../core/decision.js';
-import type { DeviceEvent, DeviceState, EventOutcome } from '../core/event.js';
+import type { DeviceEvent, DeviceState, EventOutcome, Transition } from '../core/event.js';
+import { incidentAction, severityOfFingerprint, type OutboxEntry, type OutboxPayload } from '../core/outbox.js';
 
-/** A device transition waiting to be delivered (the outbox, until delivery drains it). */
-export interface Notification {
-  tenant: string;
-  device: string;
-  boot: string;
-  sequence: number;
-  from: string;
-  to: string;
-  observedAt: number;
-}
+export type { OutboxEntry, OutboxPayload };
 
 /**
  * The DedupStore contract. Operations are semantic (decide, close), never raw
@@ -38,6 +30,8 @@ export interface IncidentClaim {
   fingerprint: string;
   /** sliding TTL: every arrival sets expiry to now + ttlMs */
   ttlMs: number;
+  /** written to the outbox in the same step when the decision is a CREATE or an UPDATE */
+  outbox?: OutboxPayload;
 }
 
 export interface IncidentDecisionResult {
@@ -64,7 +58,7 @@ export interface DedupStore {
   decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult>;
   /** The live record, or null when absent or expired. */
   getIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
-  /** Close (delete) a live incident; returns its last record, or null when it was not live. */
+  /** Close (delete) a live incident, writing a `close` outbox entry in the same step; returns its last record, or null when it was not live. */
   closeIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
   /** Live (unexpired) incidents across tenants. */
   countLiveIncidents(): Promise<number>;
@@ -78,14 +72,15 @@ export interface DedupStore {
   getDevice(tenant: string, device: string): Promise<DeviceState | null>;
   /** Devices whose last applied observation is older than `observedBefore` (ms). */
   countStaleDevices(observedBefore: number): Promise<number>;
-  /** Notifications recorded and not yet delivered, oldest first. */
-  listNotifications(): Promise<Notification[]>;
+  /** Outbox entries written and not yet delivered, oldest first (per shard on Redis, then by time). */
+  listOutbox(): Promise<OutboxEntry[]>;
 
   /**
    * Windowed claim (SPC violations): true for the first claim of the key while
-   * it is live (ttlMs), false for every repeat. One atomic step.
+   * it is live (ttlMs), false for every repeat. One atomic step, which also
+   * writes a `create` outbox entry when it claimed and `outbox` is given.
    */
-  claimWindow(tenant: string, key: string, ttlMs: number): Promise<boolean>;
+  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<boolean>;
 
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
@@ -130,3 +125,29 @@ export function nextIncidentRecord(
     },
   };
 }
+
+/** The outbox entries each store writes, built once here so every backend writes the same. */
+export const outboxEntries = {
+  incident(claim: IncidentClaim, outcomeKind: 'created' | 'unchanged' | 'changed', at: number): OutboxEntry | null {
+    const action = incidentAction(outcomeKind);
+    if (!action || !claim.outbox) return null;
+    return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, ...claim.outbox, at };
+  },
+  close(rec: IncidentRecord, at: number): OutboxEntry {
+    return {
+      tenant: rec.tenant, kind: 'incident', action: 'close', key: rec.key,
+      severity: severityOfFingerprint(rec.fingerprint), summary: '', data: { fingerprint: rec.fingerprint }, at,
+    };
+  },
+  violation(tenant: string, key: string, payload: OutboxPayload, at: number): OutboxEntry {
+    return { tenant, kind: 'violation', action: 'create', key, ...payload, at };
+  },
+  transition(e: DeviceEvent, t: Transition, at: number): OutboxEntry {
+    return {
+      tenant: e.tenant, kind: 'event', action: 'notify', key: e.device, severity: 'INFO',
+      summary: `${e.device}: ${t.from} → ${t.to}`,
+      data: { device_id: e.device, boot_id: e.boot, sequence: e.sequence, from: t.from, to: t.to, observed_at: new Date(e.observedAt).toISOString() },
+      at,
+    };
+  },
+};

@@ -26,7 +26,15 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
       ...over,
     });
     const apply = (e: DeviceEvent, retentionMs = 600 * T) => fx.store.applyEvent(e, retentionMs);
-    const mine = async () => (await fx.store.listNotifications()).filter((n) => n.device === device);
+    /** This device's transition entries in the outbox, as [sequence, from, to]. */
+    const mine = async () =>
+      (await fx.store.listOutbox())
+        .filter((n) => n.kind === 'event' && n.key === device)
+        .map((n) => {
+          assert.equal(n.action, 'notify');
+          assert.equal(n.summary, `${device}: ${n.data.from} → ${n.data.to}`);
+          return { sequence: n.data.sequence, from: n.data.from, to: n.data.to, tenant: n.tenant };
+        });
 
     beforeEach(async () => {
       fx = await open(manualClock());

@@ -164,6 +164,38 @@ export function incidentStoreContract(
     });
 
     const peerSkip = traits.peers ? false : `${backend} has no second handle on the same data`;
+    test('the outbox gets exactly the CREATE, the UPDATEs and the close, never a SUPPRESS', async () => {
+      const payload = (severity: string) => ({ severity, summary: `ring ${severity}`, data: { element_id: 'e', n: 1 } });
+      await decide({ outbox: payload('MAJOR') });
+      await decide({ outbox: payload('MAJOR') });
+      await decide({ fingerprint: 'CRITICAL|0', outbox: payload('CRITICAL') });
+      await decide({ fingerprint: 'CRITICAL|0', outbox: payload('CRITICAL') });
+      await decide({ fingerprint: 'CRITICAL|1', outbox: payload('CRITICAL') });
+      await fx.store.closeIncident('default', key);
+      await decide({ outbox: payload('MAJOR') });
+      await decide(); // no payload given: nothing to send even for a change
+      const mine = (await fx.store.listOutbox()).filter((e) => e.key === key);
+      assert.deepEqual(
+        mine.map((e) => [e.kind, e.action, e.severity, e.summary]),
+        [
+          ['incident', 'create', 'MAJOR', 'ring MAJOR'],
+          ['incident', 'update', 'CRITICAL', 'ring CRITICAL'],
+          ['incident', 'update', 'CRITICAL', 'ring CRITICAL'],
+          ['incident', 'close', 'CRITICAL', ''],
+          ['incident', 'create', 'MAJOR', 'ring MAJOR'],
+        ],
+      );
+      assert.deepEqual(mine[0]!.data, { element_id: 'e', n: 1 });
+      assert.deepEqual(mine[3]!.data, { fingerprint: 'CRITICAL|1' });
+      assert.ok(mine.every((e) => e.tenant === 'default' && e.at > 0));
+    });
+
+    test('200 concurrent identical claims write exactly one outbox entry', async () => {
+      const outbox = { severity: 'MAJOR', summary: '', data: {} };
+      await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));
+      assert.equal((await fx.store.listOutbox()).filter((e) => e.key === key).length, 1);
+    });
+
     test('two handles on the same data race to exactly one CREATE', { skip: peerSkip }, async () => {
       const peer = await fx.openPeer!();
       try {

@@ -28,9 +28,20 @@ export function windowStoreContract(backend: string, open: (clock: ManualClock) 
       assert.equal(await fx.store.claimWindow('t', key, ttl), true);
     });
 
-    test('100 concurrent claims of one key: exactly one wins', async () => {
-      const r = await Promise.all(Array.from({ length: 100 }, () => fx.store.claimWindow('t', key, 60 * fx.unit)));
+    test('100 concurrent claims of one key: exactly one wins, and writes exactly one outbox entry', async () => {
+      const outbox = { severity: 'CRITICAL', summary: 'SPC-BEYOND-3S on p (nelson_1)', data: { process_id: 'p', value: 13.5 } };
+      const r = await Promise.all(Array.from({ length: 100 }, () => fx.store.claimWindow('t', key, 60 * fx.unit, outbox)));
       assert.equal(r.filter(Boolean).length, 1);
+      const mine = (await fx.store.listOutbox()).filter((e) => e.key === key);
+      assert.deepEqual(
+        mine.map((e) => ({ tenant: e.tenant, kind: e.kind, action: e.action, severity: e.severity, summary: e.summary, data: e.data })),
+        [{ tenant: 't', kind: 'violation', action: 'create', ...outbox }],
+      );
+    });
+
+    test('a claim without a payload (a log-only alarm) writes nothing to the outbox', async () => {
+      assert.equal(await fx.store.claimWindow('t', key, 60 * fx.unit), true);
+      assert.equal((await fx.store.listOutbox()).filter((e) => e.key === key).length, 0);
     });
   });
 }

@@ -1,5 +1,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { systemClock } from '../../src/core/clock.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 
 const v = (over: Record<string, unknown> = {}) => ({
@@ -54,6 +57,12 @@ describe('HTTP: SPC violations', () => {
     assert.match(metrics, /onceonly_violation_decisions_total\{decision="CREATE",severity="CRITICAL",action="route_and_notify"\} [1-9]/);
     assert.match(metrics, /onceonly_violation_decisions_total\{decision="CREATE",severity="MAJOR",action="route"\} 3/);
     assert.match(metrics, /onceonly_violation_decisions_total\{decision="CREATE",severity="MINOR",action="log"\} 2/, 'MINOR only logs, as configured');
+    // Routed alarms are in the outbox, written with their claim; log-only ones are not.
+    const store = new SqliteStore(join(s.dir, 'onceonly.db'), systemClock);
+    const cmp = (await store.listOutbox()).filter((e) => e.kind === 'violation' && (e.data as { process_id: string }).process_id === 'cmp-2');
+    await store.close();
+    assert.deepEqual(cmp.map((e) => e.severity).sort(), ['CRITICAL', 'MAJOR', 'MAJOR', 'MAJOR']);
+    assert.ok(cmp.every((e) => e.action === 'create' && (e.data.notify === (e.severity === 'CRITICAL'))));
   });
 
   const bad: Array<[string, unknown, string]> = [

@@ -88,7 +88,7 @@ async function check(
           const d = await store.getDevice(tenant, device);
           assert.deepEqual(d && [d.boot, d.sequence, d.state], [m.boot, m.seq, m.state]);
         }
-        assert.equal((await store.listNotifications()).filter((n) => n.tenant === tenant).length, model.notifications);
+        assert.equal((await store.listOutbox()).filter((n) => n.tenant === tenant && n.kind === 'event').length, model.notifications);
         assert.equal(counts.applied, model.counts.applied);
       } finally {
         await store.close();

@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import type { DedupStore, IncidentClaim, IncidentDecisionResult } from '../contract.js';
+import type { DedupStore, IncidentClaim, IncidentDecisionResult, OutboxPayload } from '../contract.js';
 import type { DeviceEvent } from '../../core/event.js';
 import type { RedisStore, ReconcileOutcome } from '../redis/redis-store.js';
 import { Journal } from './journal.js';
@@ -133,15 +133,15 @@ export class FailOpenStore implements DedupStore {
    * local journal. These claims are not replayed (they live one window): a
    * re-fire after the store returns, inside the same window, may alarm again.
    */
-  async claimWindow(tenant: string, key: string, ttlMs: number) {
+  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
     if (!this.degraded) {
       try {
-        return await withTimeout(this.inner.claimWindow(tenant, key, ttlMs), this.timeoutMs);
+        return await withTimeout(this.inner.claimWindow(tenant, key, ttlMs, outbox), this.timeoutMs);
       } catch (err) {
         this.degrade(err);
       }
     }
-    return this.journal.claimWindow(tenant, key, ttlMs);
+    return this.journal.claimWindow(tenant, key, ttlMs, outbox);
   }
 
   async getDevice(tenant: string, device: string) {
@@ -152,8 +152,12 @@ export class FailOpenStore implements DedupStore {
     return this.inner.countStaleDevices(observedBefore);
   }
 
-  listNotifications() {
-    return this.inner.listNotifications();
+  /**
+   * The shared store's outbox. Decisions made while degraded wrote their
+   * entries to the journal's own outbox, read by `journal.listOutbox()`.
+   */
+  listOutbox() {
+    return this.inner.listOutbox();
   }
 
   private async shared<T>(what: string, call: () => Promise<T>): Promise<T> {

@@ -1,15 +1,16 @@
 import type { Clock } from '../../core/clock.js';
 import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState, type EventOutcome } from '../../core/event.js';
-import type { Notification } from '../contract.js';
+import { outboxEntries, type OutboxEntry } from '../contract.js';
 
 /** Device-event state for the memory store; every method runs to completion synchronously. */
 export class MemoryEvents {
   private readonly devices = new Map<string, DeviceState>();
   private readonly boots = new Map<string, Set<string>>();
   private readonly seen = new Map<string, number>();
-  readonly notifications: Notification[] = [];
-
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly outbox: OutboxEntry[],
+  ) {}
 
   apply(e: DeviceEvent, retentionMs: number): EventOutcome {
     const now = this.clock.now();
@@ -24,7 +25,7 @@ export class MemoryEvents {
       boots.add(e.boot);
       this.boots.set(dev, boots);
       this.seen.set(identity, now + retentionMs);
-      if (result.transition) this.notifications.push({ ...result.transition, tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, observedAt: e.observedAt });
+      if (result.transition) this.outbox.push(outboxEntries.transition(e, result.transition, now));
     }
     return result;
   }

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeviceEvent } from '../../core/event.js';
-import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, outboxEntries, type DedupStore, type IncidentClaim, type IncidentRecord, type OutboxEntry, type OutboxPayload } from '../contract.js';
 import { MemoryEvents } from './memory-events.js';
 
 const SWEEP_BATCH = 10_000;
@@ -16,12 +16,13 @@ export class MemoryStore implements DedupStore {
   private closed = false;
   private readonly events: MemoryEvents;
   private readonly windows = new Map<string, number>();
+  private readonly outbox: OutboxEntry[] = [];
 
   constructor(
     private readonly clock: Clock,
     private readonly expiredGraceMs = DEFAULT_EXPIRED_GRACE_MS,
   ) {
-    this.events = new MemoryEvents(clock);
+    this.events = new MemoryEvents(clock, this.outbox);
   }
 
   async applyEvent(event: DeviceEvent, retentionMs: number) {
@@ -38,17 +39,18 @@ export class MemoryStore implements DedupStore {
     return this.events.countStale(observedBefore);
   }
 
-  async claimWindow(tenant: string, key: string, ttlMs: number) {
+  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
     this.assertOpen();
     const now = this.clock.now();
     const id = MemoryStore.id(tenant, key);
     if ((this.windows.get(id) ?? 0) > now) return false;
     this.windows.set(id, now + ttlMs);
+    if (outbox) this.outbox.push(outboxEntries.violation(tenant, key, outbox, now));
     return true;
   }
 
-  async listNotifications() {
-    return this.events.notifications.map((n) => ({ ...n }));
+  async listOutbox() {
+    return this.outbox.map((e) => ({ ...e, data: { ...e.data } }));
   }
 
   private static id(tenant: string, key: string): string {
@@ -71,6 +73,8 @@ export class MemoryStore implements DedupStore {
     const now = this.clock.now();
     const result = nextIncidentRecord(this.kept(claim.tenant, claim.key, now), claim, now);
     this.incidents.set(MemoryStore.id(claim.tenant, claim.key), result.record);
+    const entry = outboxEntries.incident(claim, result.outcome.kind, now);
+    if (entry) this.outbox.push(entry);
     return { outcome: result.outcome, record: { ...result.record } };
   }
 
@@ -82,8 +86,10 @@ export class MemoryStore implements DedupStore {
 
   async closeIncident(tenant: string, key: string) {
     this.assertOpen();
-    const live = this.live(tenant, key, this.clock.now());
+    const now = this.clock.now();
+    const live = this.live(tenant, key, now);
     this.incidents.delete(MemoryStore.id(tenant, key));
+    if (live) this.outbox.push(outboxEntries.close(live, now));
     return live ? { ...live } : null;
   }
 

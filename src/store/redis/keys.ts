@@ -12,7 +12,7 @@
  *   {oo:S}:d:DEV                a device's state (DEV = length-prefixed tenant and device)
  *   {oo:S}:b:DEV                the boots seen for a device
  *   {oo:S}:s:DEV:BOOT:SEQ       an event's seen-marker (expires after the retention)
- *   {oo:S}:o                    the shard's notification outbox (stream)
+ *   {oo:S}:o                    the shard's outbox (stream): incidents, violations, transitions
  *   {oo:S}:f                    the shard's freshness index (device → observed_at)
  *
  * SHARDS is part of the on-disk format: changing it moves every key.
@@ -62,4 +62,9 @@ export const allShards = (kind: 'o' | 'f') => Array.from({ length: SHARDS }, (_,
 
 export function windowKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:w:${tenant}:${key}`;
+}
+
+/** The outbox stream of the shard that holds this tenant's key. */
+export function outboxKeyFor(tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:o`;
 }

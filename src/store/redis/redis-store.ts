@@ -7,9 +7,13 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { allShards, deviceKeys, incidentRecordKey, reconcileMarkerKey, windowKey } from './keys.js';
+import { allShards, deviceKeys, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, windowKey } from './keys.js';
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
-import type { Notification } from '../contract.js';
+import type { OutboxEntry, OutboxPayload } from '../contract.js';
+
+/** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
+const outboxArgs = (tenant: string, key: string, p: OutboxPayload | undefined) =>
+  p ? ['1', tenant, key, p.severity, p.summary, JSON.stringify(p.data)] : ['', tenant, key, '', '', ''];
 import { scripts } from './scripts.js';
 
 export interface RedisStoreOptions {
@@ -51,8 +55,8 @@ export class RedisStore implements DedupStore {
   async decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
     const reply = (await this.conn.evalScript(
       scripts.decideIncident,
-      [incidentRecordKey(claim.tenant, claim.key)],
-      [claim.fingerprint, claim.ttlMs, this.graceMs],
+      [incidentRecordKey(claim.tenant, claim.key), outboxKeyFor(claim.tenant, claim.key)],
+      [claim.fingerprint, claim.ttlMs, this.graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox)],
     )) as [string, number, number, number, number, string, number];
     const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates] = reply;
     const outcome: ClaimOutcome =
@@ -86,7 +90,7 @@ export class RedisStore implements DedupStore {
   }
 
   async closeIncident(tenant: string, key: string) {
-    const reply = (await this.conn.evalScript(scripts.closeIncident, [incidentRecordKey(tenant, key)], [])) as
+    const reply = (await this.conn.evalScript(scripts.closeIncident, [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key)], [tenant, key])) as
       | [number, string]
       | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
@@ -97,7 +101,7 @@ export class RedisStore implements DedupStore {
     const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
       scripts.applyEvent,
       [k.device, k.seen, k.boots, k.outbox, k.freshness],
-      [e.tenant, e.device, e.boot, e.sequence, e.state, e.observedAt, retentionMs, k.member],
+      [e.tenant, e.device, e.boot, e.sequence, e.state, e.observedAt, retentionMs, k.member, new Date(e.observedAt).toISOString()],
     )) as [string, string, number, number, string, string];
     if (outcome === 'duplicate') return { outcome, reason: null, gap: null, transition: null };
     if (outcome === 'rejected') return { outcome, reason: reason as RejectReason, gap: null, transition: null };
@@ -109,10 +113,14 @@ export class RedisStore implements DedupStore {
     };
   }
 
-  /** SET NX PX: one command, so one atomic step, on the server's clock. */
-  async claimWindow(tenant: string, key: string, ttlMs: number): Promise<boolean> {
-    const k = windowKey(tenant, key);
-    return (await this.conn.send(k, ['SET', k, '1', 'NX', 'PX', String(ttlMs)])) === 'OK';
+  /** SET NX PX and the outbox entry, in one script on the server's clock. */
+  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<boolean> {
+    const reply = await this.conn.evalScript(
+      scripts.claimWindow,
+      [windowKey(tenant, key), outboxKeyFor(tenant, key)],
+      [ttlMs, ...outboxArgs(tenant, key, outbox)],
+    );
+    return Number(reply) === 1;
   }
 
   async getDevice(tenant: string, device: string): Promise<DeviceState | null> {
@@ -131,21 +139,21 @@ export class RedisStore implements DedupStore {
     return counts.reduce<number>((a, b) => a + Number(b), 0);
   }
 
-  /** Every shard's outbox, oldest first within a shard; ordered by observation time across shards. */
-  async listNotifications(): Promise<Notification[]> {
+  /** Every shard's outbox stream, oldest first within a shard, then ordered by time across shards. */
+  async listOutbox(): Promise<OutboxEntry[]> {
     const streams = await Promise.all(allShards('o').map((key) => this.conn.send(key, ['XRANGE', key, '-', '+'])));
-    const out: Notification[] = [];
+    const out: OutboxEntry[] = [];
     for (const entries of streams as Array<Array<[string, string[]]>>) {
       for (const [, fields] of entries) {
         const f: Record<string, string> = {};
         for (let i = 0; i < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
         out.push({
-          tenant: f.tenant!, device: f.device!, boot: f.boot!, sequence: Number(f.seq),
-          from: f.from!, to: f.to!, observedAt: Number(f.obs),
+          tenant: f.tenant!, kind: f.kind as OutboxEntry['kind'], action: f.action as OutboxEntry['action'], key: f.key!,
+          severity: f.severity!, summary: f.summary!, data: JSON.parse(f.data!) as Record<string, unknown>, at: Number(f.at),
         });
       }
     }
-    return out.sort((a, b) => a.observedAt - b.observedAt);
+    return out.sort((a, b) => a.at - b.at);
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */

@@ -19,4 +19,5 @@ export const scripts = {
   closeIncident: load('close-incident'),
   reconcileIncident: load('reconcile-incident'),
   applyEvent: load('apply-event'),
+  claimWindow: load('claim-window'),
 } as const;

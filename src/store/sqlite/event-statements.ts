@@ -24,16 +24,10 @@ export const ADD_BOOT = `INSERT OR IGNORE INTO device_boots (tenant, device, boo
 /** A marker that expired but was not swept yet is simply renewed. */
 export const MARK_SEEN = `INSERT OR REPLACE INTO events_seen (tenant, device, boot, sequence, expires_at) VALUES (?, ?, ?, ?, ?)`;
 
-export const NOTIFY = `
-INSERT INTO notifications (tenant, device, boot, sequence, from_state, to_state, observed_at)
-VALUES (@tenant, @device, @boot, @sequence, @from, @to, @observedAt)`;
 
 /** in: observedBefore. */
 export const COUNT_STALE = `SELECT count(*) AS n FROM devices WHERE observed_at < ?`;
 
-export const LIST_NOTIFICATIONS = `
-SELECT tenant, device, boot, sequence, from_state AS "from", to_state AS "to", observed_at AS observedAt
-  FROM notifications ORDER BY id`;
 
 /** in: now, batch. */
 export const SWEEP_SEEN = `

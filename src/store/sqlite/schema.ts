@@ -45,15 +45,16 @@ CREATE TABLE IF NOT EXISTS windows (
   PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS windows_expires_at ON windows (expires_at);
--- The notification outbox: written in the transaction that applied the transition.
-CREATE TABLE IF NOT EXISTS notifications (
-  id          INTEGER PRIMARY KEY AUTOINCREMENT,
-  tenant      TEXT    NOT NULL,
-  device      TEXT    NOT NULL,
-  boot        TEXT    NOT NULL,
-  sequence    INTEGER NOT NULL,
-  from_state  TEXT    NOT NULL,
-  to_state    TEXT    NOT NULL,
-  observed_at INTEGER NOT NULL
+-- The outbox: every entry is written in the transaction that made its decision.
+CREATE TABLE IF NOT EXISTS outbox (
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,
+  tenant   TEXT    NOT NULL,
+  kind     TEXT    NOT NULL,
+  action   TEXT    NOT NULL,
+  key      TEXT    NOT NULL,
+  severity TEXT    NOT NULL,
+  summary  TEXT    NOT NULL,
+  data     TEXT    NOT NULL,
+  at       INTEGER NOT NULL
 );
 `;

@@ -8,7 +8,7 @@ import { SCHEMA } from './schema.js';
 import * as sql from './statements.js';
 import * as ev from './event-statements.js';
 import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState } from '../../core/event.js';
-import type { Notification } from '../contract.js';
+import { outboxEntries, type OutboxEntry, type OutboxPayload } from '../contract.js';
 
 export type SqliteSynchronous = 'normal' | 'full';
 
@@ -61,9 +61,9 @@ export class SqliteStore implements DedupStore {
       upsertDevice: this.db.prepare<[DeviceState]>(ev.UPSERT_DEVICE),
       addBoot: this.db.prepare<[string, string, string]>(ev.ADD_BOOT),
       markSeen: this.db.prepare<[string, string, string, number, number]>(ev.MARK_SEEN),
-      notify: this.db.prepare<[Notification]>(ev.NOTIFY),
+      appendOutbox: this.db.prepare<[Omit<OutboxEntry, 'data'> & { data: string }]>(sql.APPEND_OUTBOX),
       countStale: this.db.prepare<[number], { n: number }>(ev.COUNT_STALE),
-      listNotifications: this.db.prepare<[], Notification>(ev.LIST_NOTIFICATIONS),
+      listOutbox: this.db.prepare<[], Omit<OutboxEntry, 'data'> & { data: string }>(sql.LIST_OUTBOX),
       sweepSeen: this.db.prepare<[number, number]>(ev.SWEEP_SEEN),
       claimWindow: this.db.prepare<[string, string, number, number]>(sql.CLAIM_WINDOW),
       sweepWindows: this.db.prepare<[number, number]>(sql.SWEEP_WINDOWS),
@@ -78,6 +78,7 @@ export class SqliteStore implements DedupStore {
       const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
       this.stmt.upsert.run(result.record);
+      this.append(outboxEntries.incident(claim, result.outcome.kind, now));
       return result;
     });
   }
@@ -93,19 +94,19 @@ export class SqliteStore implements DedupStore {
         s.upsertDevice.run(next);
         s.addBoot.run(e.tenant, e.device, e.boot);
         s.markSeen.run(e.tenant, e.device, e.boot, e.sequence, now + retentionMs);
-        if (result.transition) {
-          s.notify.run({ ...result.transition, tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, observedAt: e.observedAt });
-        }
+        if (result.transition) this.append(outboxEntries.transition(e, result.transition, now));
       }
       return result;
     });
   }
 
   /** One INSERT … ON CONFLICT … WHERE: the claim and the check are one statement. */
-  claimWindow(tenant: string, key: string, ttlMs: number) {
+  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
     return this.writes.submit(() => {
       const now = this.clock.now();
-      return this.stmt.claimWindow.run(tenant, key, now + ttlMs, now).changes === 1;
+      const claimed = this.stmt.claimWindow.run(tenant, key, now + ttlMs, now).changes === 1;
+      if (claimed && outbox) this.append(outboxEntries.violation(tenant, key, outbox, now));
+      return claimed;
     });
   }
 
@@ -117,8 +118,13 @@ export class SqliteStore implements DedupStore {
     return this.stmt.countStale.get(observedBefore)?.n ?? 0;
   }
 
-  async listNotifications() {
-    return this.stmt.listNotifications.all();
+  async listOutbox(): Promise<OutboxEntry[]> {
+    return this.stmt.listOutbox.all().map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> }));
+  }
+
+  /** Only ever called inside a write transaction (a GroupCommit batch). */
+  private append(entry: OutboxEntry | null): void {
+    if (entry) this.stmt.appendOutbox.run({ ...entry, data: JSON.stringify(entry.data) });
   }
 
   async getIncident(tenant: string, key: string) {
@@ -128,9 +134,12 @@ export class SqliteStore implements DedupStore {
 
   closeIncident(tenant: string, key: string) {
     return this.writes.submit(() => {
+      const now = this.clock.now();
       const row = this.stmt.select.get(tenant, key);
       this.stmt.delete.run(tenant, key);
-      return row && row.expiresAt > this.clock.now() ? row : null;
+      const live = row && row.expiresAt > now ? row : null;
+      if (live) this.append(outboxEntries.close(live, now));
+      return live;
     });
   }
 

@@ -43,3 +43,10 @@ WHERE windows.expires_at <= ?`;
 /** in: now, batch. */
 export const SWEEP_WINDOWS = `
 DELETE FROM windows WHERE (tenant, key) IN (SELECT tenant, key FROM windows WHERE expires_at <= ? LIMIT ?)`;
+
+/** in: an outbox entry with `data` as JSON text. Always inside the deciding transaction. */
+export const APPEND_OUTBOX = `
+INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
+VALUES (@tenant, @kind, @action, @key, @severity, @summary, @data, @at)`;
+
+export const LIST_OUTBOX = `SELECT tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id`;

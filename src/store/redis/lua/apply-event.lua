@@ -3,12 +3,13 @@
 -- KEYS[1]  the device hash (boot, seq, state, obs)
 -- KEYS[2]  the seen-marker of this identity (tenant, device, boot, sequence)
 -- KEYS[3]  the set of boots seen for the device
--- KEYS[4]  the shard's notification outbox (a stream)
+-- KEYS[4]  the shard's outbox (a stream)
 -- KEYS[5]  the shard's freshness index (a sorted set: member = device, score = observed_at ms)
 -- ARGV[1]  tenant        ARGV[2] device      ARGV[3] boot
 -- ARGV[4]  sequence      ARGV[5] state       ARGV[6] observed_at (ms)
 -- ARGV[7]  retention of the seen-marker (ms)
 -- ARGV[8]  the device's member name in KEYS[5]
+-- ARGV[9]  observed_at as RFC 3339 (for the outbox entry)
 --
 -- Returns {outcome, reason, gapFrom, gapTo, transitionFrom, transitionTo}
 --   outcome: "applied" | "duplicate" | "rejected"; reason: "" | "stale_sequence" | "stale_boot"
@@ -33,8 +34,14 @@ redis.call('SADD', KEYS[3], boot)
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[7])
 redis.call('ZADD', KEYS[5], ARGV[6], ARGV[8])
 if from ~= '' then
-  redis.call('XADD', KEYS[4], '*', 'tenant', ARGV[1], 'device', ARGV[2], 'boot', boot,
-    'seq', ARGV[4], 'from', from, 'to', state, 'obs', ARGV[6])
+  local t = redis.call('TIME')
+  -- Built by hand: cjson would round a sequence above 2^47 when it encodes numbers.
+  local data = '{"device_id":' .. cjson.encode(ARGV[2]) .. ',"boot_id":' .. cjson.encode(boot) ..
+    ',"sequence":' .. ARGV[4] .. ',"from":' .. cjson.encode(from) .. ',"to":' .. cjson.encode(state) ..
+    ',"observed_at":' .. cjson.encode(ARGV[9]) .. '}'
+  redis.call('XADD', KEYS[4], '*', 'tenant', ARGV[1], 'kind', 'event', 'action', 'notify', 'key', ARGV[2],
+    'severity', 'INFO', 'summary', ARGV[2] .. ': ' .. from .. ' → ' .. state, 'data', data,
+    'at', string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)))
   return {'applied', '', gapFrom, gapTo, from, state}
 end
 return {'applied', '', gapFrom, gapTo, '', ''}

@@ -1,10 +1,13 @@
 -- decide-incident: claim-or-compare one incident key in ONE atomic step.
 --
 -- KEYS[1]  the incident record
+-- KEYS[2]  the shard's outbox (a stream, same slot)
 -- ARGV[1]  fingerprint
 -- ARGV[2]  TTL in ms: the incident is live until last arrival + TTL (sliding)
 -- ARGV[3]  grace in ms: an expired, unclosed record is kept this much longer,
 --          so the next arrival can be reported as a premature expiry
+-- ARGV[4]  "1" to write an outbox entry on CREATE and UPDATE, "" for none
+-- ARGV[5]  tenant   ARGV[6] key   ARGV[7] severity   ARGV[8] summary   ARGV[9] data (JSON)
 --
 -- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)
@@ -15,6 +18,12 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local fp, ttl, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+
+local function outbox(action)
+  if ARGV[4] ~= '1' then return end
+  redis.call('XADD', KEYS[2], '*', 'tenant', ARGV[5], 'kind', 'incident', 'action', action, 'key', ARGV[6],
+    'severity', ARGV[7], 'summary', ARGV[8], 'data', ARGV[9], 'at', string.format('%.0f', now))
+end
 
 local function save(created, refires, updates)
   redis.call('SET', KEYS[1],
@@ -29,13 +38,16 @@ if v then
   if created + tonumber(d) + tonumber(l) > now then
     if oldFp ~= fp then
       save(created, refires + 1, updates + 1)
+      outbox('update')
       return {'changed', now, created, refires + 1, updates + 1, oldFp, updates}
     end
     save(created, refires + 1, updates)
     return {'unchanged', now, created, refires + 1, updates, oldFp, updates}
   end
   save(now, 0, 0)
+  outbox('create')
   return {'expired', now, now, 0, 0, oldFp, updates}
 end
 save(now, 0, 0)
+outbox('create')
 return {'created', now, now, 0, 0, '', 0}
