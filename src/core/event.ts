@@ -20,14 +20,8 @@ export interface DeviceEvent {
   observedAt: number;
 }
 
-export interface DeviceState {
-  tenant: string;
-  device: string;
-  boot: string;
-  sequence: number;
-  state: string;
-  observedAt: number;
-}
+/** A device's state is its last applied event. */
+export type DeviceState = DeviceEvent;
 
 export type RejectReason = 'stale_sequence' | 'stale_boot';
 export const EVENT_REJECT_REASONS: readonly RejectReason[] = ['stale_sequence', 'stale_boot'];
@@ -62,14 +56,7 @@ export function decideEvent(
   bootSeen: boolean,
   e: DeviceEvent,
 ): { result: EventOutcome; next: DeviceState | null } {
-  const next: DeviceState = {
-    tenant: e.tenant,
-    device: e.device,
-    boot: e.boot,
-    sequence: e.sequence,
-    state: e.state,
-    observedAt: e.observedAt,
-  };
+  const next: DeviceState = { ...e };
   const transition = current && current.state !== e.state ? { from: current.state, to: e.state } : null;
   if (current === null) {
     return { result: { outcome: 'applied', reason: null, gap: null, transition: null }, next };

@@ -1,29 +1,18 @@
+import type { ManualClock } from '../../src/core/clock.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
-import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
+import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 
 const unit = 1000;
-incidentStoreContract('memory', { exactCount: true, peers: false }, (clock) => ({
+const fixture = (clock: ManualClock): StoreFixture => ({
   store: new MemoryStore(clock, GRACE_UNITS * unit),
   clock,
   unit,
   advance: async (ms) => clock.advance(ms),
   cleanup: () => {},
-}));
+});
 
-eventStoreContract('memory', (clock) => ({
-  store: new MemoryStore(clock, GRACE_UNITS * unit),
-  clock,
-  unit,
-  advance: async (ms) => clock.advance(ms),
-  cleanup: () => {},
-}));
-
-windowStoreContract('memory', (clock) => ({
-  store: new MemoryStore(clock),
-  clock,
-  unit,
-  advance: async (ms) => clock.advance(ms),
-  cleanup: () => {},
-}));
+incidentStoreContract('memory', { exactCount: true, peers: false }, fixture);
+eventStoreContract('memory', fixture);
+windowStoreContract('memory', fixture);

@@ -1,16 +1,17 @@
 import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { manualClock } from '../../src/core/clock.js';
+import { manualClock, type ManualClock } from '../../src/core/clock.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
-import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
+import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 
 const unit = 1000;
-incidentStoreContract('sqlite', { exactCount: true, peers: true }, (clock) => {
+/** A fresh file per test, with a second connection on it as the peer. */
+const fixture = (clock: ManualClock): StoreFixture => {
   const dir = tempDir();
   const path = join(dir.path, 'store.db');
   const options = { expiredGraceMs: GRACE_UNITS * unit };
@@ -22,31 +23,11 @@ incidentStoreContract('sqlite', { exactCount: true, peers: true }, (clock) => {
     advance: async (ms) => clock.advance(ms),
     cleanup: dir.remove,
   };
-});
+};
 
-eventStoreContract('sqlite', (clock) => {
-  const dir = tempDir();
-  return {
-    store: new SqliteStore(join(dir.path, 'store.db'), clock),
-    clock,
-    unit,
-    advance: async (ms) => clock.advance(ms),
-    cleanup: dir.remove,
-  };
-});
-
-windowStoreContract('sqlite', (clock) => {
-  const dir = tempDir();
-  const path = join(dir.path, 'store.db');
-  return {
-    store: new SqliteStore(path, clock),
-    openPeer: () => new SqliteStore(path, clock),
-    clock,
-    unit,
-    advance: async (ms) => clock.advance(ms),
-    cleanup: dir.remove,
-  };
-});
+incidentStoreContract('sqlite', { exactCount: true, peers: true }, fixture);
+eventStoreContract('sqlite', fixture);
+windowStoreContract('sqlite', fixture);
 
 test('sqlite: decisions survive reopening the file', async () => {
   const dir = tempDir();
