@@ -74,10 +74,10 @@ export class Deduplicator {
         },
       },
     });
-    const { decision, reason } = provisional
-      ? { decision: decideFromOutcome(outcome, cfg.race_window_ms).decision, reason: 'provisional' as const }
-      : decideFromOutcome(outcome, cfg.race_window_ms);
-    const result: IncidentDecision = { decision, reason, dedup_key: key, provisional: provisional === true };
+    const decided = decideFromOutcome(outcome, cfg.race_window_ms);
+    // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
+    const reason = provisional ? 'provisional' : decided.reason;
+    const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
     this.observer.decided(result, tenant);
     return result;

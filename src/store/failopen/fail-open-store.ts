@@ -81,33 +81,29 @@ export class FailOpenStore implements DedupStore {
     return this.degraded;
   }
 
-  async decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
-    if (!this.degraded) {
-      try {
-        return await withTimeout(this.inner.decideIncident(claim), this.timeoutMs);
-      } catch (err) {
-        this.degrade(err);
-      }
-    }
-    this.inflightJournalWrites++;
-    try {
-      return { ...(await this.journal.decideIncident(claim)), provisional: true };
-    } finally {
-      this.inflightJournalWrites--;
-    }
+  decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+    return this.sharedOrLocal(
+      () => this.inner.decideIncident(claim),
+      async () => {
+        this.inflightJournalWrites++;
+        try {
+          return { ...(await this.journal.decideIncident(claim)), provisional: true };
+        } finally {
+          this.inflightJournalWrites--;
+        }
+      },
+    );
   }
 
-  async getIncident(tenant: string, key: string) {
-    if (!this.degraded) {
-      try {
-        return await withTimeout(this.inner.getIncident(tenant, key), this.timeoutMs);
-      } catch (err) {
-        this.degrade(err);
-      }
-    }
-    const local = await this.journal.getIncident(tenant, key);
-    if (local) return local;
-    throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
+  getIncident(tenant: string, key: string) {
+    return this.sharedOrLocal(
+      () => this.inner.getIncident(tenant, key),
+      async () => {
+        const local = await this.journal.getIncident(tenant, key);
+        if (local) return local;
+        throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
+      },
+    );
   }
 
   /**
@@ -133,15 +129,11 @@ export class FailOpenStore implements DedupStore {
    * local journal. These claims are not replayed (they live one window): a
    * re-fire after the store returns, inside the same window, may alarm again.
    */
-  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
-    if (!this.degraded) {
-      try {
-        return await withTimeout(this.inner.claimWindow(tenant, key, ttlMs, outbox), this.timeoutMs);
-      } catch (err) {
-        this.degrade(err);
-      }
-    }
-    return this.journal.claimWindow(tenant, key, ttlMs, outbox);
+  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
+    return this.sharedOrLocal(
+      () => this.inner.claimWindow(tenant, key, ttlMs, outbox),
+      () => this.journal.claimWindow(tenant, key, ttlMs, outbox),
+    );
   }
 
   async getDevice(tenant: string, device: string) {
@@ -160,6 +152,19 @@ export class FailOpenStore implements DedupStore {
     return this.inner.listOutbox();
   }
 
+  /** Asks the shared store within the timeout; when it fails, or is known to be down, answers locally. */
+  private async sharedOrLocal<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (!this.degraded) {
+      try {
+        return await withTimeout(shared(), this.timeoutMs);
+      } catch (err) {
+        this.degrade(err);
+      }
+    }
+    return local();
+  }
+
+  /** Only the shared store will do: while it is unreachable the call is refused (503). */
   private async shared<T>(what: string, call: () => Promise<T>): Promise<T> {
     if (this.degraded) throw new StoreUnavailableError(`the shared store is unreachable; cannot ${what} now, retry`);
     try {
