@@ -9,6 +9,8 @@ export interface ViolationDecision extends Classification {
   key: string;
   /** from the decision table: what a CREATE does (route to ticketing, and page or not, or only log) */
   action: ViolationAction;
+  /** set when this re-fire re-queued the key's failing deliveries instead of being suppressed */
+  requeued?: true;
 }
 
 /** The rule table in force: a configured rule, else the unknown-rule class. */
@@ -42,8 +44,13 @@ export class ViolationIngest {
           data: { ...v, alarm_code: cls.alarm_code, notify: act.notify },
         }
       : undefined;
-    const claimed = await this.store.claimWindow(tenant, key, 2 * cfg.window_seconds * 1000, outbox);
-    const d: ViolationDecision = { decision: claimed ? 'CREATE' : 'SUPPRESS', key, ...cls, action: actionOf(act.route, act.notify) };
+    const claim = await this.store.claimWindow(tenant, key, 2 * cfg.window_seconds * 1000, outbox);
+    // A repeat that re-queued a failing delivery is not suppressed (API.md): the create goes out again.
+    const d: ViolationDecision = {
+      decision: claim === 'repeat' ? 'SUPPRESS' : 'CREATE',
+      key, ...cls, action: actionOf(act.route, act.notify),
+      ...(claim === 'requeued' ? { requeued: true } : {}),
+    };
     this.observe(v, d);
     return d;
   }

@@ -16,6 +16,11 @@ export class InstrumentedStore implements DedupStore {
     this.kind = inner.kind;
   }
 
+  /** Delivery calls are timed by the worker, per adapter. */
+  get deliveries() {
+    return this.inner.deliveries;
+  }
+
   private async timed<T>(operation: string, call: () => Promise<T>): Promise<T> {
     const end = this.latency.startTimer({ operation });
     try {

@@ -1,8 +1,9 @@
 import type { ClaimOutcome } from '../core/decision.js';
 import type { DeviceEvent, DeviceState, EventOutcome, Transition } from '../core/event.js';
 import { incidentAction, severityOfFingerprint, type OutboxEntry, type OutboxPayload } from '../core/outbox.js';
+import type { DeliveryStore, WindowClaim } from './delivery-contract.js';
 
-export type { OutboxEntry, OutboxPayload };
+export type { OutboxEntry, OutboxPayload, WindowClaim };
 
 /**
  * The DedupStore contract. Operations are semantic (decide, close), never raw
@@ -50,6 +51,8 @@ export const DEFAULT_EXPIRED_GRACE_MS = 600_000;
 export interface DedupStore {
   /** `memory`, `sqlite`, … : for logs and metrics. */
   readonly kind: string;
+  /** Delivery state, kept beside the decisions and the outbox they write. */
+  readonly deliveries: DeliveryStore;
 
   /**
    * Claim the key if absent (or expired); else compare the fingerprint, store
@@ -72,15 +75,17 @@ export interface DedupStore {
   getDevice(tenant: string, device: string): Promise<DeviceState | null>;
   /** Devices whose last applied observation is older than `observedBefore` (ms). */
   countStaleDevices(observedBefore: number): Promise<number>;
-  /** Outbox entries written and not yet delivered, oldest first (per shard on Redis, then by time). */
+  /** Outbox entries written and not yet fanned out to deliveries, oldest first (per shard on Redis, then by time). */
   listOutbox(): Promise<OutboxEntry[]>;
 
   /**
-   * Windowed claim (SPC violations): true for the first claim of the key while
-   * it is live (ttlMs), false for every repeat. One atomic step, which also
-   * writes a `create` outbox entry when it claimed and `outbox` is given.
+   * Windowed claim (SPC violations): `claimed` for the first claim of the key
+   * while it is live (ttlMs), `repeat` for a repeat, `requeued` for a repeat
+   * that found failing deliveries of the key (retrying or dead) and put them
+   * back in the queue, due now, instead of suppressing. One atomic step, which
+   * also writes a `create` outbox entry when it claimed and `outbox` is given.
    */
-  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<boolean>;
+  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim>;
 
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;

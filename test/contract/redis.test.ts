@@ -7,6 +7,7 @@ import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } fr
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { deliveryStoreContract } from './delivery-store.contract.js';
 
 // Redis decides on its own clock (TIME inside the script), so time is real
 // here: one unit is 100 ms, and the TTL cases sleep about four seconds.
@@ -34,6 +35,8 @@ eventStoreContract('redis', fixture(() => single.url, 'redis'));
 eventStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
 windowStoreContract('redis', fixture(() => single.url, 'redis'));
 windowStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
+deliveryStoreContract('redis', fixture(() => single.url, 'redis'));
+deliveryStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
 
 describe('redis: backend-only', () => {
   test('a live record stays compact (MEMORY USAGE)', async () => {

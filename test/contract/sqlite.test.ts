@@ -8,6 +8,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { deliveryStoreContract } from './delivery-store.contract.js';
 
 const unit = 1000;
 /** A fresh file per test, with a second connection on it as the peer. */
@@ -28,6 +29,7 @@ const fixture = (clock: ManualClock): StoreFixture => {
 incidentStoreContract('sqlite', { exactCount: true, peers: true }, fixture);
 eventStoreContract('sqlite', fixture);
 windowStoreContract('sqlite', fixture);
+deliveryStoreContract('sqlite', fixture);
 
 test('sqlite: decisions survive reopening the file', async () => {
   const dir = tempDir();

@@ -3,14 +3,11 @@ import type { DedupStore, IncidentClaim, IncidentDecisionResult, OutboxPayload }
 import type { DeviceEvent } from '../../core/event.js';
 import type { RedisStore, ReconcileOutcome } from '../redis/redis-store.js';
 import { Journal } from './journal.js';
+import { StoreTimeoutError, StoreUnavailableError, withTimeout } from './timeout.js';
 
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
-}
-
-export class StoreTimeoutError extends Error {
-  override name = 'StoreTimeoutError';
-}
+export { StoreTimeoutError, StoreUnavailableError };
+import type { WindowClaim } from '../delivery-contract.js';
+import { FailOpenDeliveries } from './fail-open-deliveries.js';
 
 export interface FailOpenEvents {
   /** The shared store stopped (true) or resumed (false) answering. */
@@ -27,16 +24,6 @@ export interface FailOpenOptions {
   /** Entries replayed per journal transaction. */
   batch?: number;
   events?: FailOpenEvents;
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreTimeoutError(`store did not answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -61,6 +48,7 @@ export class FailOpenStore implements DedupStore {
   private readonly probeMs: number;
   private readonly batch: number;
   private readonly events: FailOpenEvents;
+  readonly deliveries: FailOpenDeliveries;
 
   constructor(
     readonly inner: RedisStore,
@@ -73,6 +61,7 @@ export class FailOpenStore implements DedupStore {
     this.probeMs = options.probeIntervalMs ?? 250;
     this.batch = options.batch ?? 500;
     this.events = options.events ?? {};
+    this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
   }
@@ -129,7 +118,7 @@ export class FailOpenStore implements DedupStore {
    * local journal. These claims are not replayed (they live one window): a
    * re-fire after the store returns, inside the same window, may alarm again.
    */
-  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
+  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
     return this.sharedOrLocal(
       () => this.inner.claimWindow(tenant, key, ttlMs, outbox),
       () => this.journal.claimWindow(tenant, key, ttlMs, outbox),

@@ -2,6 +2,8 @@ import type { Clock } from '../../core/clock.js';
 import type { DeviceEvent } from '../../core/event.js';
 import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, outboxEntries, type DedupStore, type IncidentClaim, type IncidentRecord, type OutboxEntry, type OutboxPayload } from '../contract.js';
 import { MemoryEvents } from './memory-events.js';
+import { MemoryDeliveries } from './memory-deliveries.js';
+import type { WindowClaim } from '../delivery-contract.js';
 
 const SWEEP_BATCH = 10_000;
 
@@ -17,13 +19,16 @@ export class MemoryStore implements DedupStore {
   private readonly events: MemoryEvents;
   private readonly windows = new Map<string, number>();
   private readonly outbox: OutboxEntry[] = [];
+  readonly deliveries: MemoryDeliveries;
 
   constructor(
     private readonly clock: Clock,
     private readonly expiredGraceMs = DEFAULT_EXPIRED_GRACE_MS,
   ) {
     this.events = new MemoryEvents(clock, this.outbox);
+    this.deliveries = new MemoryDeliveries(clock, this.outbox);
   }
+
 
   async applyEvent(event: DeviceEvent, retentionMs: number) {
     this.assertOpen();
@@ -39,14 +44,16 @@ export class MemoryStore implements DedupStore {
     return this.events.countStale(observedBefore);
   }
 
-  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
+  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
     this.assertOpen();
     const now = this.clock.now();
     const id = MemoryStore.id(tenant, key);
-    if ((this.windows.get(id) ?? 0) > now) return false;
+    if ((this.windows.get(id) ?? 0) > now) {
+      return this.deliveries.requeueFailing({ kind: 'violation', tenant, key }, now) > 0 ? 'requeued' : 'repeat';
+    }
     this.windows.set(id, now + ttlMs);
     if (outbox) this.outbox.push(outboxEntries.violation(tenant, key, outbox, now));
-    return true;
+    return 'claimed';
   }
 
   async listOutbox() {

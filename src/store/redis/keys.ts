@@ -15,6 +15,15 @@
  *   {oo:S}:o                    the shard's outbox (stream): incidents, violations, transitions
  *   {oo:S}:f                    the shard's freshness index (device → observed_at)
  *
+ * Delivery state (fanned out from the shard's outbox; M = streamId.adapter):
+ *   {oo:S}:x:M                  one delivery (hash: the entry, n, retries, attempts, status, lease)
+ *   {oo:S}:q                    due queue (zset M → due ms; a lease pushes it forward)
+ *   {oo:S}:a                    age index (zset M → the entry's `at`, pending only)
+ *   {oo:S}:dl                   dead letters (zset M → when it died)
+ *   {oo:S}:kf:LPB(kind,tenant,key)        the key's failing deliveries (set of M)
+ *   {oo:S}:n:LPB(kind,tenant,key,action)  the key's n counter for Idempotency-Key
+ * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
+ *
  * SHARDS is part of the on-disk format: changing it moves every key.
  */
 export const SHARDS = 64;
@@ -59,6 +68,27 @@ export function deviceKeys(tenant: string, device: string, boot: string, sequenc
 }
 
 export const allShards = (kind: 'o' | 'f') => Array.from({ length: SHARDS }, (_, s) => `{oo:${s}}:${kind}`);
+
+/** Length-prefixed by UTF-8 bytes: the same string Lua's `#` makes. */
+export const lpBytes = (...parts: string[]) => parts.map((p) => `${Buffer.byteLength(p)}.${p}`).join('');
+
+/** The delivery keys of shard S. */
+export function deliveryKeys(shard: number) {
+  const tag = `{oo:${shard}}`;
+  return {
+    tag,
+    outbox: `${tag}:o`,
+    due: `${tag}:q`,
+    age: `${tag}:a`,
+    dead: `${tag}:dl`,
+    delivery: (member: string) => `${tag}:x:${member}`,
+  };
+}
+
+/** The set of a key's failing deliveries, in the key's own shard. */
+export function failingKey(kind: string, tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:kf:${lpBytes(kind, tenant, key)}`;
+}
 
 export function windowKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:w:${tenant}:${key}`;

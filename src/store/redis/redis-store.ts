@@ -7,7 +7,9 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { allShards, deviceKeys, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, windowKey } from './keys.js';
+import { allShards, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
+import { RedisDeliveries } from './redis-deliveries.js';
+import type { WindowClaim } from '../delivery-contract.js';
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
 import type { OutboxEntry, OutboxPayload } from '../contract.js';
 
@@ -41,6 +43,7 @@ export class RedisStore implements DedupStore {
   readonly kind: string;
   private readonly graceMs: number;
   private readonly markerMs: number;
+  readonly deliveries: RedisDeliveries;
 
   constructor(
     readonly conn: RedisConnection,
@@ -50,7 +53,9 @@ export class RedisStore implements DedupStore {
     this.kind = kind;
     this.graceMs = options.expiredGraceMs ?? DEFAULT_EXPIRED_GRACE_MS;
     this.markerMs = options.reconcileMarkerMs ?? 86_400_000;
+    this.deliveries = new RedisDeliveries(conn);
   }
+
 
   async decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
     const reply = (await this.conn.evalScript(
@@ -113,14 +118,17 @@ export class RedisStore implements DedupStore {
     };
   }
 
-  /** SET NX PX and the outbox entry, in one script on the server's clock. */
-  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<boolean> {
-    const reply = await this.conn.evalScript(
-      scripts.claimWindow,
-      [windowKey(tenant, key), outboxKeyFor(tenant, key)],
-      [ttlMs, ...outboxArgs(tenant, key, outbox)],
+  /** SET NX PX and the outbox entry (or a repeat's re-queue), in one script on the server's clock. */
+  async claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
+    const k = deliveryKeys(shardOf(tenant, key));
+    const reply = Number(
+      await this.conn.evalScript(
+        scripts.claimWindow,
+        [windowKey(tenant, key), outboxKeyFor(tenant, key), failingKey('violation', tenant, key), k.due],
+        [ttlMs, ...outboxArgs(tenant, key, outbox), k.tag],
+      ),
     );
-    return Number(reply) === 1;
+    return reply === 1 ? 'claimed' : reply === 2 ? 'requeued' : 'repeat';
   }
 
   async getDevice(tenant: string, device: string): Promise<DeviceState | null> {

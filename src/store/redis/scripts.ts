@@ -8,8 +8,11 @@ export interface LuaScript {
   sha: string;
 }
 
-function load(name: string): LuaScript {
-  const source = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+const read = (path: string) => readFileSync(new URL(`./lua/${path}.lua`, import.meta.url), 'utf8');
+
+/** A script, with the shared library files it uses (lua/lib/NAME.lua) prepended: Redis has no include. */
+function load(name: string, ...libs: string[]): LuaScript {
+  const source = [...libs.map((l) => read(`lib/${l}`)), read(name)].join('\n');
   return { name, source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
@@ -19,5 +22,11 @@ export const scripts = {
   closeIncident: load('close-incident'),
   reconcileIncident: load('reconcile-incident'),
   applyEvent: load('apply-event'),
-  claimWindow: load('claim-window'),
+  claimWindow: load('claim-window', 'delivery'),
+  fanOut: load('fan-out', 'delivery'),
+  leaseDeliveries: load('lease-deliveries', 'delivery'),
+  settleDelivery: load('settle-delivery', 'delivery'),
+  retryDeadLetter: load('retry-dead-letter', 'delivery'),
+  listDeadLetters: load('list-dead-letters'),
+  deliveryBacklog: load('delivery-backlog'),
 } as const;

@@ -57,4 +57,32 @@ CREATE TABLE IF NOT EXISTS outbox (
   data     TEXT    NOT NULL,
   at       INTEGER NOT NULL
 );
+-- Delivery state: one row per (outbox entry, adapter), fanned out from the
+-- outbox by the worker; due_at doubles as the lease's end while leased.
+CREATE TABLE IF NOT EXISTS deliveries (
+  id       TEXT    PRIMARY KEY,
+  adapter  TEXT    NOT NULL,
+  tenant   TEXT    NOT NULL,
+  kind     TEXT    NOT NULL,
+  action   TEXT    NOT NULL,
+  key      TEXT    NOT NULL,
+  severity TEXT    NOT NULL,
+  summary  TEXT    NOT NULL,
+  data     TEXT    NOT NULL,
+  at       INTEGER NOT NULL,
+  n        INTEGER NOT NULL,
+  retries  INTEGER NOT NULL DEFAULT 0,
+  attempts TEXT    NOT NULL DEFAULT '[]',
+  status   TEXT    NOT NULL DEFAULT 'pending',
+  due_at   INTEGER NOT NULL,
+  lease    TEXT    NOT NULL DEFAULT '',
+  dead_at  INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (status, due_at);
+CREATE INDEX IF NOT EXISTS deliveries_scope ON deliveries (kind, tenant, key);
+-- n of Idempotency-Key key:action:n, per key and action.
+CREATE TABLE IF NOT EXISTS delivery_counters (
+  kind TEXT NOT NULL, tenant TEXT NOT NULL, key TEXT NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (kind, tenant, key, action)
+) WITHOUT ROWID;
 `;

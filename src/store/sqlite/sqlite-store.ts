@@ -9,6 +9,8 @@ import * as sql from './statements.js';
 import * as ev from './event-statements.js';
 import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState } from '../../core/event.js';
 import { outboxEntries, type OutboxEntry, type OutboxPayload } from '../contract.js';
+import type { WindowClaim } from '../delivery-contract.js';
+import { SqliteDeliveries } from './sqlite-deliveries.js';
 
 export type SqliteSynchronous = 'normal' | 'full';
 
@@ -37,6 +39,7 @@ export class SqliteStore implements DedupStore {
   protected readonly writes: GroupCommit;
   private readonly stmt;
   private readonly expiredGraceMs: number;
+  readonly deliveries: SqliteDeliveries;
 
   constructor(
     readonly path: string,
@@ -69,7 +72,9 @@ export class SqliteStore implements DedupStore {
       sweepWindows: this.db.prepare<[number, number]>(sql.SWEEP_WINDOWS),
     };
     this.writes = new GroupCommit(this.db);
+    this.deliveries = new SqliteDeliveries(this.db, this.writes, clock);
   }
+
 
   decideIncident(claim: IncidentClaim) {
     return this.writes.submit(() => {
@@ -100,13 +105,14 @@ export class SqliteStore implements DedupStore {
     });
   }
 
-  /** One INSERT … ON CONFLICT … WHERE: the claim and the check are one statement. */
+  /** One INSERT … ON CONFLICT … WHERE: the claim and the check are one statement; a repeat's re-queue is in the same transaction. */
   claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) {
-    return this.writes.submit(() => {
+    return this.writes.submit((): WindowClaim => {
       const now = this.clock.now();
       const claimed = this.stmt.claimWindow.run(tenant, key, now + ttlMs, now).changes === 1;
-      if (claimed && outbox) this.append(outboxEntries.violation(tenant, key, outbox, now));
-      return claimed;
+      if (!claimed) return this.deliveries.requeueFailing({ kind: 'violation', tenant, key }, now) > 0 ? 'requeued' : 'repeat';
+      if (outbox) this.append(outboxEntries.violation(tenant, key, outbox, now));
+      return 'claimed';
     });
   }
 

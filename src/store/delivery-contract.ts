@@ -1,0 +1,84 @@
+import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
+
+/**
+ * Delivery state, kept in the same store as the decisions (so a replica that
+ * dies mid-delivery leaves nothing behind that another cannot pick up).
+ *
+ * An outbox entry is fanned out into one Delivery per configured adapter. A
+ * delivery is due at a time; leasing it pushes that time forward by the lease
+ * and stamps a fencing token, so a worker that dies mid-call simply lets the
+ * lease run out and another worker takes it. Only the holder of the current
+ * token can settle it. Every step below is one atomic step in its backend.
+ */
+
+export interface Attempt {
+  /** ms, store clock */
+  at: number;
+  error: string;
+}
+
+export interface Delivery {
+  /** Opaque and stable; what `/v1/dead-letters/{id}/retry` takes. */
+  id: string;
+  adapter: string;
+  entry: OutboxEntry;
+  /** This (kind, tenant, key, action)'s count of entries: the `n` of `Idempotency-Key: key:action:n`. */
+  n: number;
+  /** Failures since it was (re)queued: the backoff exponent and the retry budget. */
+  retries: number;
+  /** Every failed attempt, oldest first (the most recent MAX_ATTEMPTS_KEPT). */
+  attempts: Attempt[];
+  status: 'pending' | 'dead';
+  /** The fencing token of the lease this copy was handed out under. */
+  lease: string;
+  /** ms, when it was parked as a dead letter */
+  deadAt?: number;
+}
+
+export type Settlement =
+  | { outcome: 'delivered' }
+  /** retry no sooner than delayMs from now (store clock) */
+  | { outcome: 'retry'; delayMs: number; error: string }
+  | { outcome: 'dead'; error: string };
+
+export interface DeliveryBacklog {
+  /** deliveries not yet delivered and not dead */
+  pending: number;
+  dead: number;
+  /** `at` of the oldest entry still waiting (outbox or pending delivery), null when none */
+  oldestAt: number | null;
+}
+
+/** What a windowed claim did: claimed it, found it live, or found it live with a failing delivery it re-queued. */
+export type WindowClaim = 'claimed' | 'repeat' | 'requeued';
+
+export const MAX_ATTEMPTS_KEPT = 20;
+
+export interface DeliveryStore {
+  /**
+   * Moves up to `limit` outbox entries (oldest first) into one pending delivery
+   * per adapter, due now, each entry atomically; with no adapters the entries
+   * are consumed and nothing is delivered. Returns how many entries moved.
+   */
+  fanOut(adapters: readonly string[], limit: number): Promise<number>;
+  /** Leases up to `limit` due pending deliveries for `leaseMs` under a fresh token. */
+  leaseDue(owner: string, leaseMs: number, limit: number): Promise<Delivery[]>;
+  /** Settles a leased delivery; false (and nothing changes) when its lease was lost. */
+  settle(d: Delivery, s: Settlement): Promise<boolean>;
+  /** Dead letters, oldest first, of one tenant or (null) all. */
+  deadLetters(tenant: string | null, limit: number): Promise<Delivery[]>;
+  /** Puts a dead letter back in the queue, due now, with a fresh retry budget; false when no such dead letter (for that tenant). */
+  retryDeadLetter(tenant: string | null, id: string): Promise<boolean>;
+  backlog(): Promise<DeliveryBacklog>;
+}
+
+/** A delivery has failed (and so makes a re-fire of its key re-queue it) once it has a failed attempt. */
+export const isFailing = (d: Pick<Delivery, 'retries' | 'status'>) => d.retries > 0 || d.status === 'dead';
+
+/** The key re-fires of which re-queue failing deliveries: kind, tenant and key. */
+export type DeliveryScope = { kind: OutboxKind; tenant: string; key: string };
+
+/** Appends a failed attempt, keeping the most recent MAX_ATTEMPTS_KEPT. */
+export function withAttempt(attempts: Attempt[], at: number, error: string): Attempt[] {
+  return [...attempts, { at, error: error.slice(0, 500) }].slice(-MAX_ATTEMPTS_KEPT);
+}

@@ -1,0 +1,68 @@
+import type { Delivery, DeliveryBacklog, DeliveryStore, Settlement } from '../delivery-contract.js';
+import { StoreUnavailableError, withTimeout } from './timeout.js';
+
+/** Deliveries of decisions made in the local journal carry this prefix on their id. */
+const LOCAL = 'local:';
+/** Delivery calls are not on the answer path: they get longer, and their failure alone does not fail the store open. */
+const TIMEOUT_MS = 5000;
+
+const local = (d: Delivery): Delivery => ({ ...d, id: LOCAL + d.id });
+const byDeath = (a: Delivery, b: Delivery) => (a.deadAt ?? 0) - (b.deadAt ?? 0);
+
+/**
+ * Delivery over both stores: the shared one (unless it is down) and the
+ * journal, whose outbox holds the entries of provisional decisions. This
+ * replica delivers its journal's entries itself; a delivery's id says which
+ * store it lives in.
+ */
+export class FailOpenDeliveries implements DeliveryStore {
+  constructor(
+    private readonly shared: DeliveryStore,
+    private readonly journal: DeliveryStore,
+    private readonly degraded: () => boolean,
+  ) {}
+
+  async fanOut(adapters: readonly string[], limit: number) {
+    const n = await this.journal.fanOut(adapters, limit);
+    return n + (this.degraded() ? 0 : await withTimeout(this.shared.fanOut(adapters, limit), TIMEOUT_MS));
+  }
+
+  async leaseDue(owner: string, leaseMs: number, limit: number) {
+    const mine = (await this.journal.leaseDue(owner, leaseMs, limit)).map(local);
+    if (this.degraded()) return mine;
+    return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit), TIMEOUT_MS))];
+  }
+
+  settle(d: Delivery, s: Settlement) {
+    if (d.id.startsWith(LOCAL)) return this.journal.settle({ ...d, id: d.id.slice(LOCAL.length) }, s);
+    return withTimeout(this.shared.settle(d, s), TIMEOUT_MS);
+  }
+
+  async deadLetters(tenant: string | null, limit: number) {
+    this.assertShared('list dead letters');
+    const [mine, theirs] = await Promise.all([
+      this.journal.deadLetters(tenant, limit),
+      withTimeout(this.shared.deadLetters(tenant, limit), TIMEOUT_MS),
+    ]);
+    return [...mine.map(local), ...theirs].sort(byDeath).slice(0, limit);
+  }
+
+  retryDeadLetter(tenant: string | null, id: string) {
+    if (id.startsWith(LOCAL)) return this.journal.retryDeadLetter(tenant, id.slice(LOCAL.length));
+    this.assertShared('retry the dead letter');
+    return withTimeout(this.shared.retryDeadLetter(tenant, id), TIMEOUT_MS);
+  }
+
+  /** The journal's backlog, plus the shared store's when it answers (a metrics scrape must not fail). */
+  async backlog(): Promise<DeliveryBacklog> {
+    const mine = await this.journal.backlog();
+    const theirs = this.degraded() ? null : await withTimeout(this.shared.backlog(), TIMEOUT_MS).catch(() => null);
+    if (!theirs) return mine;
+    const ats = [mine.oldestAt, theirs.oldestAt].filter((x): x is number => x !== null);
+    return { pending: mine.pending + theirs.pending, dead: mine.dead + theirs.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+  }
+
+  private assertShared(what: string) {
+    if (this.degraded()) throw new StoreUnavailableError(`the shared store is unreachable; cannot ${what} now, retry`);
+  }
+}

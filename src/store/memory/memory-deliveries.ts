@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../core/clock.js';
+import type { OutboxEntry } from '../../core/outbox.js';
+import { isFailing, withAttempt, type Delivery, type DeliveryBacklog, type DeliveryScope, type DeliveryStore, type Settlement } from '../delivery-contract.js';
+
+interface Row extends Delivery {
+  dueAt: number;
+}
+
+const scopeOf = (s: DeliveryScope) => `${s.kind}\u0000${s.tenant}\u0000${s.key}`;
+
+/** Delivery state for the memory store; every method runs to completion synchronously (its atomic step). */
+export class MemoryDeliveries implements DeliveryStore {
+  private readonly rows = new Map<string, Row>();
+  private readonly counters = new Map<string, number>();
+  private nextId = 1;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly outbox: OutboxEntry[],
+  ) {}
+
+  async fanOut(adapters: readonly string[], limit: number) {
+    const now = this.clock.now();
+    const taken = this.outbox.splice(0, limit);
+    for (const entry of taken) {
+      const c = `${scopeOf(entry)}\u0000${entry.action}`;
+      const n = (this.counters.get(c) ?? 0) + 1;
+      this.counters.set(c, n);
+      const base = this.nextId++;
+      for (const adapter of adapters) {
+        const id = `${base}.${adapter}`;
+        this.rows.set(id, { id, adapter, entry, n, retries: 0, attempts: [], status: 'pending', lease: '', dueAt: now });
+      }
+    }
+    return taken.length;
+  }
+
+  async leaseDue(owner: string, leaseMs: number, limit: number) {
+    const now = this.clock.now();
+    const token = `${owner}:${randomUUID()}`;
+    const due = [...this.rows.values()]
+      .filter((r) => r.status === 'pending' && r.dueAt <= now)
+      .sort((a, b) => a.dueAt - b.dueAt)
+      .slice(0, limit);
+    return due.map((r) => {
+      r.dueAt = now + leaseMs;
+      r.lease = token;
+      return copy(r);
+    });
+  }
+
+  async settle(d: Delivery, s: Settlement) {
+    const r = this.rows.get(d.id);
+    if (!r || r.lease !== d.lease || r.status !== 'pending') return false;
+    const now = this.clock.now();
+    r.lease = '';
+    if (s.outcome === 'delivered') {
+      this.rows.delete(d.id);
+      return true;
+    }
+    r.attempts = withAttempt(r.attempts, now, s.error);
+    r.retries++;
+    if (s.outcome === 'retry') r.dueAt = now + s.delayMs;
+    else {
+      r.status = 'dead';
+      r.deadAt = now;
+    }
+    return true;
+  }
+
+  async deadLetters(tenant: string | null, limit: number) {
+    return [...this.rows.values()]
+      .filter((r) => r.status === 'dead' && (tenant === null || r.entry.tenant === tenant))
+      .sort((a, b) => a.deadAt! - b.deadAt!)
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async retryDeadLetter(tenant: string | null, id: string) {
+    const r = this.rows.get(id);
+    if (!r || r.status !== 'dead' || (tenant !== null && r.entry.tenant !== tenant)) return false;
+    this.requeue(r, this.clock.now());
+    return true;
+  }
+
+  /** Part of a claim's atomic step: failing deliveries of the scope, not leased now, are due again. */
+  requeueFailing(scope: DeliveryScope, now: number): number {
+    const want = scopeOf(scope);
+    let n = 0;
+    for (const r of this.rows.values()) {
+      if (scopeOf(r.entry) === want && isFailing(r) && (r.lease === '' || r.dueAt <= now)) {
+        this.requeue(r, now);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private requeue(r: Row, now: number) {
+    r.status = 'pending';
+    r.retries = 0;
+    r.dueAt = now;
+    r.lease = '';
+    delete r.deadAt;
+  }
+
+  async backlog(): Promise<DeliveryBacklog> {
+    let pending = 0;
+    let dead = 0;
+    let oldestAt: number | null = this.outbox[0]?.at ?? null;
+    for (const r of this.rows.values()) {
+      if (r.status === 'dead') dead++;
+      else {
+        pending++;
+        if (oldestAt === null || r.entry.at < oldestAt) oldestAt = r.entry.at;
+      }
+    }
+    return { pending, dead, oldestAt };
+  }
+}
+
+function copy(r: Row): Delivery {
+  const { dueAt: _, ...d } = r;
+  return { ...d, entry: { ...d.entry, data: { ...d.entry.data } }, attempts: [...d.attempts] };
+}

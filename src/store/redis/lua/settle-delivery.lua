@@ -1,0 +1,34 @@
+-- settle-delivery: the outcome of one leased delivery, only from the holder
+-- of its current lease.
+--
+-- KEYS[1]  due queue   KEYS[2] age index   KEYS[3] dead letters (zset)   KEYS[4] the delivery (hash)
+-- ARGV[1]  member      ARGV[2] lease token ARGV[3] delivered | retry | dead
+-- ARGV[4]  retry delay ms   ARGV[5] error   ARGV[6] attempts kept
+--
+-- Returns 1 when settled, 0 when the lease was lost (nothing changed).
+local hk, m = KEYS[4], ARGV[1]
+local held = redis.call('HMGET', hk, 'lease', 'status', 'scope', 'attempts')
+if held[1] ~= ARGV[2] or held[2] ~= 'pending' then return 0 end
+if ARGV[3] == 'delivered' then
+  redis.call('DEL', hk)
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('SREM', held[3], m)
+  return 1
+end
+local now = now_ms()
+local attempts = cjson.decode(held[4])
+attempts[#attempts + 1] = { at = now, error = ARGV[5] }
+while #attempts > tonumber(ARGV[6]) do table.remove(attempts, 1) end
+redis.call('HSET', hk, 'attempts', cjson.encode(attempts), 'lease', '')
+redis.call('HINCRBY', hk, 'retries', 1)
+redis.call('SADD', held[3], m)
+if ARGV[3] == 'retry' then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), m)
+else
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZADD', KEYS[3], now, m)
+  redis.call('HSET', hk, 'status', 'dead', 'deadAt', now)
+end
+return 1

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type { OutboxEntry } from '../../core/outbox.js';
+import { MAX_ATTEMPTS_KEPT, type Delivery, type DeliveryBacklog, type DeliveryStore, type Settlement } from '../delivery-contract.js';
+import type { RedisConnection } from './connection.js';
+import { deliveryKeys, SHARDS } from './keys.js';
+import { scripts } from './scripts.js';
+
+/** How long a key's Idempotency-Key counter outlives its last delivery. */
+const COUNTER_MS = 30 * 86_400_000;
+
+const shards = Array.from({ length: SHARDS }, (_, s) => deliveryKeys(s));
+
+/** A public id is `S:member`: the shard, then streamId.adapter. */
+function parseId(id: string): { shard: number; member: string } | null {
+  const m = /^(\d{1,3}):(\d+-\d+\.[A-Za-z0-9_-]+)$/.exec(id);
+  if (!m || Number(m[1]) >= SHARDS) return null;
+  return { shard: Number(m[1]), member: m[2]! };
+}
+
+function toDelivery(shard: number, member: string, flat: string[]): Delivery {
+  const f: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
+  const entry: OutboxEntry = {
+    tenant: f.tenant!, kind: f.kind as OutboxEntry['kind'], action: f.action as OutboxEntry['action'], key: f.key!,
+    severity: f.severity!, summary: f.summary!, data: JSON.parse(f.data!) as Record<string, unknown>, at: Number(f.at),
+  };
+  // cjson writes an empty table as {}; attempts are only ever appended, so that means none.
+  const attempts = JSON.parse(f.attempts ?? '[]') as Delivery['attempts'] | Record<string, never>;
+  return {
+    id: `${shard}:${member}`, adapter: f.adapter!, entry, n: Number(f.n), retries: Number(f.retries),
+    attempts: Array.isArray(attempts) ? attempts : [], status: f.status as Delivery['status'], lease: f.lease ?? '',
+    ...(f.deadAt ? { deadAt: Number(f.deadAt) } : {}),
+  };
+}
+
+/**
+ * Delivery state on Redis: per shard, in the slot of that shard's outbox, so
+ * every step is one Lua script on one node. A worker visits all 64 shards per
+ * pass (in parallel; on a cluster each goes to its own master).
+ */
+export class RedisDeliveries implements DeliveryStore {
+  constructor(private readonly conn: RedisConnection) {}
+
+  async fanOut(adapters: readonly string[], limit: number) {
+    const per = Math.max(1, Math.ceil(limit / SHARDS));
+    const moved = await Promise.all(
+      shards.map((k) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MS, ...adapters])),
+    );
+    return moved.reduce<number>((a, b) => a + Number(b), 0);
+  }
+
+  async leaseDue(owner: string, leaseMs: number, limit: number) {
+    const token = `${owner}:${randomUUID()}`;
+    const per = Math.max(1, Math.ceil(limit / SHARDS));
+    const replies = await Promise.all(
+      shards.map((k, s) =>
+        this.conn
+          .evalScript(scripts.leaseDeliveries, [k.due], [k.tag, token, leaseMs, per])
+          .then((r) => (r as Array<[string, string[]]>).map(([m, flat]) => toDelivery(s, m, flat))),
+      ),
+    );
+    return replies.flat();
+  }
+
+  async settle(d: Delivery, s: Settlement) {
+    const id = parseId(d.id);
+    if (!id) return false;
+    const k = shards[id.shard]!;
+    const reply = await this.conn.evalScript(
+      scripts.settleDelivery,
+      [k.due, k.age, k.dead, k.delivery(id.member)],
+      [id.member, d.lease, s.outcome, s.outcome === 'retry' ? Math.ceil(s.delayMs) : 0, s.outcome === 'delivered' ? '' : s.error.slice(0, 500), MAX_ATTEMPTS_KEPT],
+    );
+    return Number(reply) === 1;
+  }
+
+  async deadLetters(tenant: string | null, limit: number) {
+    const replies = await Promise.all(
+      shards.map((k, s) =>
+        this.conn
+          .evalScript(scripts.listDeadLetters, [k.dead], [k.tag, tenant ?? '', limit])
+          .then((r) => (r as Array<[string, string[]]>).map(([m, flat]) => toDelivery(s, m, flat))),
+      ),
+    );
+    return replies
+      .flat()
+      .sort((a, b) => (a.deadAt ?? 0) - (b.deadAt ?? 0))
+      .slice(0, limit);
+  }
+
+  async retryDeadLetter(tenant: string | null, id: string) {
+    const p = parseId(id);
+    if (!p) return false;
+    const k = shards[p.shard]!;
+    return Number(await this.conn.evalScript(scripts.retryDeadLetter, [k.delivery(p.member)], [k.tag, p.member, tenant ?? ''])) === 1;
+  }
+
+  async backlog(): Promise<DeliveryBacklog> {
+    const replies = (await Promise.all(
+      shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox], [])),
+    )) as Array<[number, number, string, string]>;
+    let pending = 0;
+    let dead = 0;
+    let oldestAt: number | null = null;
+    for (const [p, d, a, o] of replies) {
+      pending += Number(p);
+      dead += Number(d);
+      for (const at of [a, o]) if (at !== '' && (oldestAt === null || Number(at) < oldestAt)) oldestAt = Number(at);
+    }
+    return { pending, dead, oldestAt };
+  }
+}

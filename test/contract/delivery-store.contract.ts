@@ -1,0 +1,173 @@
+import { describe, test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { manualClock, type ManualClock } from '../../src/core/clock.js';
+import type { Delivery } from '../../src/store/delivery-contract.js';
+import type { StoreFixture } from './incident-store.contract.js';
+
+let seq = 0;
+const payload = { severity: 'CRITICAL', summary: 'SPC-BEYOND-3S on p (nelson_1)', data: { process_id: 'p', value: 13.5 } };
+
+/** Delivery state (fan-out, leases, retries, dead letters, re-queue on re-fire) on every backend. */
+export function deliveryStoreContract(backend: string, open: (clock: ManualClock) => StoreFixture | Promise<StoreFixture>) {
+  describe(`DeliveryStore contract on ${backend}`, () => {
+    let fx: StoreFixture;
+    let prefix: string;
+    let T: number;
+    const key = (i: number) => `${prefix}-${i}`;
+    /** Leases and keeps this test's deliveries; a shared server may hold others', which are settled out of the way. */
+    const lease = async (owner = 'w1', leaseMs = 10 * T): Promise<Delivery[]> => {
+      const got = await fx.store.deliveries.leaseDue(owner, leaseMs, 1000);
+      const mine = got.filter((d) => d.entry.key.startsWith(prefix));
+      for (const d of got) if (!mine.includes(d)) await fx.store.deliveries.settle(d, { outcome: 'delivered' });
+      return mine.sort((a, b) => a.entry.key.localeCompare(b.entry.key) || a.adapter.localeCompare(b.adapter));
+    };
+    const fanOutAll = async (adapters: string[]) => {
+      while ((await fx.store.deliveries.fanOut(adapters, 1000)) > 0);
+    };
+
+    beforeEach(async () => {
+      fx = await open(manualClock());
+      T = fx.unit;
+      prefix = `d${process.pid}x${Date.now()}x${++seq}`;
+      await fanOutAll(['old']);
+      await lease();
+    });
+    afterEach(async () => {
+      await fx.store.close();
+      await fx.cleanup();
+    });
+
+    test('fan-out: one pending delivery per adapter, the outbox emptied, n counting each key and action', async () => {
+      assert.equal(await fx.store.claimWindow('t', key(1), 60 * T, payload), 'claimed');
+      await fx.store.decideIncident({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      await fx.store.closeIncident('t', key(2));
+      await fx.store.decideIncident({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      await fanOutAll(['hook', 'snow']);
+      assert.equal((await fx.store.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0, 'the outbox is emptied');
+      const got = await lease();
+      const tuples = (rows: unknown[][]) => rows.map((r) => JSON.stringify(r)).sort();
+      assert.deepEqual(
+        tuples(got.map((d) => [d.entry.key, d.entry.kind, d.entry.action, d.adapter, d.n, d.retries, d.status])),
+        tuples([
+          [key(1), 'violation', 'create', 'hook', 1, 0, 'pending'],
+          [key(1), 'violation', 'create', 'snow', 1, 0, 'pending'],
+          [key(2), 'incident', 'create', 'hook', 1, 0, 'pending'],
+          [key(2), 'incident', 'create', 'hook', 2, 0, 'pending'],
+          [key(2), 'incident', 'close', 'hook', 1, 0, 'pending'],
+          [key(2), 'incident', 'create', 'snow', 1, 0, 'pending'],
+          [key(2), 'incident', 'create', 'snow', 2, 0, 'pending'],
+          [key(2), 'incident', 'close', 'snow', 1, 0, 'pending'],
+        ]),
+      );
+      const v = got.find((d) => d.entry.key === key(1))!;
+      assert.deepEqual({ ...v.entry, at: 0 }, { tenant: 't', kind: 'violation', action: 'create', key: key(1), ...payload, at: 0 });
+      assert.equal(new Set(got.map((d) => d.id)).size, got.length, 'ids are unique');
+    });
+
+    test('with no adapters the outbox is consumed and nothing is due', async () => {
+      await fx.store.claimWindow('t', key(1), 60 * T, payload);
+      await fanOutAll([]);
+      assert.equal((await fx.store.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0);
+      assert.deepEqual(await lease(), []);
+    });
+
+    test('a lease hides a delivery until it runs out; then another worker takes it and the first cannot settle', async () => {
+      await fx.store.claimWindow('t', key(1), 60 * T, payload);
+      await fanOutAll(['hook']);
+      const [first] = await lease('w1', 3 * T);
+      assert.ok(first);
+      assert.deepEqual(await lease('w2'), [], 'leased: not handed out twice');
+      await fx.advance(4 * T);
+      const [second] = await lease('w2');
+      assert.equal(second?.id, first.id);
+      assert.notEqual(second.lease, first.lease);
+      assert.equal(await fx.store.deliveries.settle(first, { outcome: 'delivered' }), false, 'a lost lease cannot settle');
+      assert.equal(await fx.store.deliveries.settle(second, { outcome: 'delivered' }), true);
+      await fx.advance(20 * T);
+      assert.deepEqual(await lease('w3'), [], 'delivered: gone');
+    });
+
+    test('100 concurrent leases of 20 deliveries hand each out exactly once', async () => {
+      for (let i = 0; i < 20; i++) await fx.store.claimWindow('t', key(i), 60 * T, payload);
+      await fanOutAll(['hook']);
+      const peer = fx.openPeer ? await fx.openPeer() : fx.store;
+      try {
+        const all = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? peer : fx.store).deliveries.leaseDue(`w${i}`, 60 * T, 3)));
+        const mine = all.flat().filter((d) => d.entry.key.startsWith(prefix));
+        assert.equal(mine.length, 20);
+        assert.equal(new Set(mine.map((d) => d.id)).size, 20);
+      } finally {
+        if (peer !== fx.store) await peer.close();
+      }
+    });
+
+    test('retry: not due before its delay, attempts recorded; dead: listed, not due, retried on request', async () => {
+      await fx.store.claimWindow('acme', key(1), 60 * T, payload);
+      await fanOutAll(['hook']);
+      const [d] = await lease();
+      assert.equal(await fx.store.deliveries.settle(d!, { outcome: 'retry', delayMs: 5 * T, error: 'HTTP 503' }), true);
+      assert.deepEqual(await lease(), [], 'not before the delay');
+      await fx.advance(6 * T);
+      const [again] = await lease();
+      assert.equal(again?.id, d!.id);
+      assert.equal(again.retries, 1);
+      assert.deepEqual(again.attempts.map((a) => a.error), ['HTTP 503']);
+      assert.equal(await fx.store.deliveries.settle(again, { outcome: 'dead', error: 'HTTP 400: bad field' }), true);
+      assert.deepEqual(await lease(), []);
+      const dead = (await fx.store.deliveries.deadLetters(null, 1000)).filter((x) => x.entry.key.startsWith(prefix));
+      assert.equal(dead.length, 1);
+      assert.equal(dead[0]!.id, d!.id);
+      assert.equal(dead[0]!.status, 'dead');
+      assert.deepEqual(dead[0]!.attempts.map((a) => a.error), ['HTTP 503', 'HTTP 400: bad field']);
+      assert.ok(dead[0]!.attempts.every((a) => typeof a.at === 'number' && a.at > 0));
+      assert.deepEqual(dead[0]!.entry.data, payload.data, 'the payload is kept');
+      assert.equal((await fx.store.deliveries.deadLetters('other', 1000)).filter((x) => x.entry.key.startsWith(prefix)).length, 0);
+      assert.equal(await fx.store.deliveries.retryDeadLetter('other', d!.id), false, "another tenant's dead letter is not there");
+      assert.equal(await fx.store.deliveries.retryDeadLetter(null, 'no-such-id'), false);
+      assert.equal(await fx.store.deliveries.retryDeadLetter('acme', d!.id), true);
+      assert.equal(await fx.store.deliveries.retryDeadLetter('acme', d!.id), false, 'no longer dead');
+      const [back] = await lease();
+      assert.equal(back?.id, d!.id);
+      assert.equal(back.retries, 0, 'a fresh retry budget');
+      assert.equal(back.attempts.length, 2, 'the history stays');
+      assert.equal(await fx.store.deliveries.settle(back, { outcome: 'delivered' }), true);
+      assert.equal((await fx.store.deliveries.deadLetters(null, 1000)).filter((x) => x.entry.key.startsWith(prefix)).length, 0);
+    });
+
+    test("a window's repeat re-queues its failing deliveries (retrying or dead) instead of suppressing", async () => {
+      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'claimed');
+      await fanOutAll(['hook', 'mes']);
+      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'repeat', 'queued, not failing: a plain repeat');
+      const [hook, mes] = await lease();
+      assert.equal(hook!.adapter, 'hook');
+      await fx.store.deliveries.settle(hook!, { outcome: 'delivered' });
+      await fx.store.deliveries.settle(mes!, { outcome: 'retry', delayMs: 300 * T, error: 'timeout' });
+      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'requeued');
+      const [requeued] = await lease();
+      assert.equal(requeued?.id, mes!.id, 'only the failed adapter, due now');
+      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'repeat', 'leased now: not re-queued under its worker');
+      await fx.store.deliveries.settle(requeued, { outcome: 'dead', error: 'HTTP 500' });
+      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'requeued', 'a dead letter is re-queued too');
+      const [fromDead] = await lease();
+      assert.equal(fromDead?.id, mes!.id);
+      await fx.store.deliveries.settle(fromDead, { outcome: 'delivered' });
+      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'repeat', 'delivered everywhere: suppressed');
+      assert.equal((await fx.store.deliveries.deadLetters(null, 1000)).filter((x) => x.entry.key.startsWith(prefix)).length, 0);
+    });
+
+    test('backlog counts pending and dead and dates the oldest waiting entry', async () => {
+      const before = await fx.store.deliveries.backlog();
+      await fx.store.claimWindow('t', key(1), 60 * T, payload);
+      const waiting = await fx.store.deliveries.backlog();
+      assert.ok(waiting.oldestAt !== null, 'an outbox entry waits');
+      await fanOutAll(['hook', 'mes']);
+      const fanned = await fx.store.deliveries.backlog();
+      assert.equal(fanned.pending - before.pending, 2);
+      const [a] = await lease();
+      await fx.store.deliveries.settle(a!, { outcome: 'dead', error: 'x' });
+      const after = await fx.store.deliveries.backlog();
+      assert.equal(after.pending - before.pending, 1);
+      assert.equal(after.dead - before.dead, 1);
+    });
+  });
+}
