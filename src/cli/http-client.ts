@@ -41,7 +41,7 @@ export function jsonClient(base: string, token?: string) {
       req.end(body);
     });
   return {
-    post: (path: string, rawJson: string) => call('POST', path, rawJson),
+    post: (path: string, rawJson?: string) => call('POST', path, rawJson),
     get: (path: string) => call('GET', path),
     close: () => agent.destroy(),
   };

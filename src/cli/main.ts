@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { keyCommand } from './key.js';
 import { serveCommand } from './serve.js';
 import { replayCommand } from './replay.js';
+import { deadLettersCommand } from './dead-letters.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -13,5 +14,6 @@ const program = new Command('onceonly')
 serveCommand(program);
 keyCommand(program);
 replayCommand(program);
+deadLettersCommand(program);
 
 await program.parseAsync(process.argv);

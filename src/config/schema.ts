@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../core/fingerprint.js';
+import { adaptersConfig } from '../delivery/adapters/index.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -90,25 +91,35 @@ export const configSchema = z.strictObject({
       stale_after_seconds: positiveInt.default(300),
     })
     .default({ retention_seconds: 86400, stale_after_seconds: 300 }),
+  /** Seed 003's backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)). */
   delivery: z
     .strictObject({
       max_retries: z.number().int().nonnegative().default(4),
       base_delay_ms: positiveInt.default(500),
       max_delay_ms: positiveInt.default(8000),
+      /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms) */
+      lease_ms: positiveInt.default(60_000),
     })
-    .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000 }),
-  // Adapters and tenants are part of the file format, but the code that honours
-  // them is not here yet: accepting them would promise delivery or access
-  // control that does not happen, so they are refused until it is.
-  adapters: z
-    .unknown()
-    .optional()
-    .refine((v) => v === undefined, { message: 'adapters are not supported by this version yet' }),
+    .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000, lease_ms: 60_000 })
+    .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
+  /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
+  adapters: adaptersConfig,
+  // Tenants are part of the file format, but the code that honours them is not
+  // here yet: accepting them would promise access control that does not
+  // happen, so they are refused until it is.
   tenants: z
     .unknown()
     .optional()
     .refine((v) => v === undefined, { message: 'tenants are not supported by this version yet' }),
-});
+  })
+  .superRefine((c, ctx) => {
+    // A lease shorter than a call would let a second worker deliver while the first still waits.
+    c.adapters.forEach((a, i) => {
+      if (a.timeout_ms >= c.delivery.lease_ms) {
+        ctx.addIssue({ code: 'custom', path: ['adapters', i, 'timeout_ms'], message: `must be shorter than delivery.lease_ms (${c.delivery.lease_ms})` });
+      }
+    });
+  });
 
 export type Config = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;

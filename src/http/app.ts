@@ -12,6 +12,8 @@ import type { ViolationIngest } from '../engine/violations.js';
 import type { EventIngest } from '../engine/events.js';
 import { BOUNDARY_REJECT_REASONS, type EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
+import { deadLetterRoutes } from './routes/dead-letters.js';
+import type { DeliveryStore } from '../store/delivery-contract.js';
 
 export const BODY_LIMIT_BYTES = 512 * 1024;
 
@@ -27,12 +29,13 @@ export interface AppOptions {
   events: EventIngest;
   violations: ViolationIngest;
   accounting: EventAccounting;
+  deliveries: DeliveryStore;
   metrics: Metrics;
   logger: Logger;
   https?: { cert: Buffer; key: Buffer } | null;
 }
 
-export function buildApp({ dedup, events, violations, accounting, metrics, logger, https }: AppOptions): FastifyInstance {
+export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
@@ -73,6 +76,7 @@ export function buildApp({ dedup, events, violations, accounting, metrics, logge
   incidentRoutes(app, dedup);
   eventRoutes(app, events, accounting);
   violationRoutes(app, violations);
+  deadLetterRoutes(app, deliveries);
   return app;
 }
 

@@ -13,6 +13,8 @@ import { buildApp } from './app.js';
 import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
 import { EventAccounting } from '../observe/event-accounting.js';
+import { startDelivery } from '../delivery/service.js';
+import type { DeliveryObserver } from '../delivery/worker.js';
 
 export interface ServerOptions {
   port: number;
@@ -25,6 +27,8 @@ export interface ServerOptions {
   logger?: Logger;
   /** How often expired records are swept (they already read as absent before that). */
   sweepIntervalMs?: number;
+  /** Delivery worker knobs for tests: the jitter source and the idle poll. */
+  delivery?: { random?: () => number; idleMs?: number };
 }
 
 export interface RunningServer {
@@ -63,7 +67,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock = options.clock ?? systemClock;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
   let store: DedupStore | undefined;
-  const metrics = new Metrics(() => store);
+  const metrics = new Metrics(() => store, clock);
   const raw = openStore(options.store, clock, {
     expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
     failOpen: {
@@ -90,7 +94,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Until delivery exists, a new alarm is at least in the log, with what the table says to do.
     if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
   });
-  const app = buildApp({ dedup, events, violations, accounting, metrics, logger, https });
+  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https });
   try {
     await app.listen({
       port: options.port,
@@ -105,6 +109,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = typeof addr === 'object' && addr ? addr.port : options.port;
   const hostPart = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   const url = `${https ? 'https' : 'http'}://${hostPart}:${port}`;
+
+  const delivery = startDelivery({
+    store: store.deliveries,
+    config: () => config.current,
+    clock,
+    observer: deliveryObserver(metrics, logger),
+    ...options.delivery,
+  });
 
   const sweeper = setInterval(() => {
     store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
@@ -121,6 +133,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       closing ??= (async () => {
         clearInterval(sweeper);
         await app.close();
+        // After the last request: what it decided is in the outbox for the next start.
+        await delivery.stop();
         await store.close();
       })();
       return closing;
@@ -142,6 +156,20 @@ function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents {
     },
     reconciled: (outcome) => metrics.reconciled.labels(outcome).inc(),
     error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; will retry`),
+  };
+}
+
+/** Delivery outcomes as metrics; dead letters and retries as log lines (keys are fine in logs, never in labels). */
+function deliveryObserver(metrics: Metrics, logger: Logger): DeliveryObserver {
+  return {
+    attempted: (adapter) => metrics.attempted(adapter),
+    settled(d, outcome, reason, detail) {
+      metrics.settled(d, outcome, reason, detail);
+      const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
+      if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
+      else if (outcome === 'retried') logger.info({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
+    },
+    error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; the lease will run out and it is retried`),
   };
 }
 

@@ -2,13 +2,16 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { DecisionObserver, IncidentDecision } from '../engine/deduplicator.js';
 import { DECISION_REASONS } from '../core/decision.js';
 import type { DedupStore } from '../store/contract.js';
+import type { Delivery } from '../store/delivery-contract.js';
+import type { DeliveryObserver, DeliveryOutcome } from '../delivery/worker.js';
+import { systemClock, type Clock } from '../core/clock.js';
 
 /**
  * One registry per server, injected (never prom-client's global one), so two
  * servers in one test process do not share counters. Labels are small closed
  * sets: never keys, devices or tenants' identifiers.
  */
-export class Metrics implements DecisionObserver {
+export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly registry = new Registry();
   readonly decisions: Counter<'decision' | 'reason'>;
   readonly rejected: Counter<'route' | 'code'>;
@@ -18,9 +21,15 @@ export class Metrics implements DecisionObserver {
   readonly degradations: Counter;
   readonly reconciled: Counter<'outcome'>;
   readonly violations: Counter<'decision' | 'severity' | 'action'>;
+  readonly deliveries: Counter<'adapter' | 'outcome' | 'reason'>;
+  readonly deliveryAttempts: Counter<'adapter'>;
+  readonly deliveryDuration: Histogram<'adapter'>;
 
   /** `store` is read lazily (for the live-keys gauge), so it may be wired after construction. */
-  constructor(store: () => DedupStore | undefined) {
+  constructor(
+    store: () => DedupStore | undefined,
+    clock: Clock = systemClock,
+  ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'onceonly_' });
     this.decisions = new Counter({
       name: 'onceonly_incident_decisions_total',
@@ -74,6 +83,53 @@ export class Metrics implements DecisionObserver {
       labelNames: ['decision', 'severity', 'action'],
       registers: [this.registry],
     });
+    this.deliveries = new Counter({
+      name: 'onceonly_deliveries_total',
+      help: 'Settled delivery attempts by adapter, outcome (delivered, retried, dead, skipped, lost_lease) and reason (ok, http_503, network, exhausted, …).',
+      labelNames: ['adapter', 'outcome', 'reason'],
+      registers: [this.registry],
+    });
+    this.deliveryAttempts = new Counter({
+      name: 'onceonly_delivery_attempts_total',
+      help: 'Calls made to an adapter (every try, retries included).',
+      labelNames: ['adapter'],
+      registers: [this.registry],
+    });
+    this.deliveryDuration = new Histogram({
+      name: 'onceonly_delivery_duration_seconds',
+      help: 'One delivery attempt, adapter call and settlement, by adapter.',
+      labelNames: ['adapter'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    // One backlog read per scrape feeds the three gauges below.
+    let backlog: Promise<{ pending: number; dead: number; lag: number } | null> | null = null;
+    const readBacklog = () =>
+      (backlog ??= (async () => {
+        const s = store();
+        if (!s) return null;
+        try {
+          const b = await s.deliveries.backlog();
+          return { pending: b.pending, dead: b.dead, lag: b.oldestAt === null ? 0 : Math.max(0, (clock.now() - b.oldestAt) / 1000) };
+        } catch {
+          return null; // the store is down: keep the last values; onceonly_store_degraded says why
+        } finally {
+          setImmediate(() => (backlog = null));
+        }
+      })());
+    const backlogGauge = (name: string, help: string, pick: (b: { pending: number; dead: number; lag: number }) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const b = await readBacklog();
+          if (b) this.set(pick(b));
+        },
+      });
+    backlogGauge('onceonly_deliveries_pending', 'Deliveries waiting (due, leased or backing off), all adapters.', (b) => b.pending);
+    backlogGauge('onceonly_dead_letters', 'Dead letters parked and not yet retried (GET /v1/dead-letters).', (b) => b.dead);
+    backlogGauge('onceonly_outbox_lag_seconds', 'Age of the oldest decision not yet delivered everywhere (0 when none waits).', (b) => b.lag);
     new Gauge({
       name: 'onceonly_incidents_live',
       help: 'Incident keys currently live (unexpired) in the store.',
@@ -88,6 +144,15 @@ export class Metrics implements DecisionObserver {
         }
       },
     });
+  }
+
+  attempted(adapter: string): void {
+    this.deliveryAttempts.labels(adapter).inc();
+  }
+
+  settled(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: { seconds: number }): void {
+    this.deliveries.labels(d.adapter, outcome, reason).inc();
+    if (outcome !== 'skipped') this.deliveryDuration.labels(d.adapter).observe(detail.seconds);
   }
 
   decided(d: IncidentDecision): void {

@@ -1,18 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { systemClock } from '../../src/core/clock.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { fire } from '../helpers/load.js';
 import { spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // The outbox is written in the decision's own transaction, and an answer is
-// sent only after it committed: so whatever was answered survives a SIGKILL.
-test('every answered CREATE, UPDATE, routed violation and transition is in the outbox after SIGKILL', async () => {
+// sent only after it committed: so whatever was answered survives a SIGKILL,
+// either still in the outbox or already fanned out to a delivery (here to an
+// adapter nobody listens on, so nothing is delivered and nothing leaves).
+test('every answered CREATE, UPDATE, routed violation and transition is in the outbox or a delivery after SIGKILL', async () => {
   const dir = tempDir();
   const db = join(dir.path, 'o.db');
-  const s = await spawnServer(['--port', '0', '--store', `sqlite:${db}`]);
+  const config = join(dir.path, 'c.yaml');
+  writeFileSync(config, 'delivery: { base_delay_ms: 600000, max_delay_ms: 600000 }\nadapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody" } ]\n');
+  const s = await spawnServer(['--port', '0', '--store', `sqlite:${db}`, '--config', config]);
   try {
     const incidents = Array.from({ length: 100 }, (_, i) => ({
       url: `${s.url}/v1/incidents`,
@@ -27,9 +31,12 @@ test('every answered CREATE, UPDATE, routed violation and transition is in the o
     assert.ok([...a1, ...a2, ...a3, ...a4].every((a) => a.status === 200));
     assert.equal(await s.stop('SIGKILL'), null);
 
-    const store = new SqliteStore(db, systemClock);
-    const out = await store.listOutbox();
-    await store.close();
+    const file = new Database(db, { readonly: true });
+    const rows = file
+      .prepare(`SELECT kind, action, key, summary, data FROM outbox UNION ALL SELECT kind, action, key, summary, data FROM deliveries`)
+      .all() as Array<{ kind: string; action: string; key: string; summary: string; data: string }>;
+    file.close();
+    const out = rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
     const count = (kind: string, action: string) => out.filter((e) => e.kind === kind && e.action === action).length;
     assert.equal(count('incident', 'create'), 100);
     assert.equal(count('incident', 'update'), 10);

@@ -30,7 +30,21 @@ const bad: Array<[string, RegExp]> = [
   ['incidents: { ttl_overrides: [ { ttl_seconds: 5 } ] }', /incidents\.ttl_overrides\.0: give exactly one/],
   ['delivery: { max_retries: -1 }', /delivery\.max_retries/],
   ['tenants: [ { id: acme, tokens: [t] } ]', /tenants: tenants are not supported by this version yet/],
-  ['adapters: []', /adapters: adapters are not supported/],
+  ['delivery: { base_delay_ms: 9000 }', /delivery\.max_delay_ms: max_delay_ms must be at least base_delay_ms/],
+  ['adapters: [ { name: h, type: carrier-pigeon, url: "http://x" } ]', /adapters\.0\.type/],
+  ['adapters: [ { name: h, type: webhook } ]', /adapters\.0\.url/],
+  ['adapters: [ { name: h, type: webhook, url: "ftp://x/y" } ]', /adapters\.0\.url: must be an http/],
+  ['adapters: [ { name: "h h", type: webhook, url: "http://x" } ]', /adapters\.0\.name: must be 1\.\.64 letters/],
+  ['adapters: [ { name: h, type: webhook, url: "http://x", colour: red } ]', /adapters\.0\.colour: unknown field/],
+  ['adapters: [ { name: h, type: webhook, url: "http://x", secret: short } ]', /adapters\.0\.secret: use at least 16/],
+  ['adapters: [ { name: h, type: webhook, url: "http://x" }, { name: h, type: slack, url: "http://y" } ]', /adapters\.1\.name: adapter name "h" is used twice/],
+  ['adapters: [ { name: s, type: servicenow, instance_url: "http://x", username: u } ]', /adapters\.0\.password/],
+  ['adapters: [ { name: j, type: jira, base_url: "http://x", username: u, api_token: t } ]', /adapters\.0\.project/],
+  ['adapters: [ { name: p, type: pagerduty } ]', /adapters\.0\.routing_key/],
+  ['adapters: [ { name: m, type: mqtt, url: "http://x" } ]', /adapters\.0\.url: must be an mqtt/],
+  ['adapters: [ { name: m, type: mqtt, qos: 3 } ]', /adapters\.0\.qos/],
+  ['delivery: { lease_ms: 5000 }\nadapters: [ { name: h, type: webhook, url: "http://x" } ]', /adapters\.0\.timeout_ms: must be shorter than delivery\.lease_ms \(5000\)/],
+  ['adapters: [ { name: h, type: webhook, url: "http://x", kinds: [tickets] } ]', /adapters\.0\.kinds\.0/],
   ['[1, 2]', /\(top level\)/],
   ['incidents: { ttl_seconds: 5', /not valid YAML or JSON/],
 ];
@@ -39,6 +53,28 @@ for (const [text, re] of bad) {
     assert.throws(() => parseConfig(text, 'a.yaml'), (e: unknown) => e instanceof ConfigError && re.test(e.message));
   });
 }
+
+test('every adapter type parses with its defaults filled in', () => {
+  const cfg = parseConfig(
+    `adapters:
+  - { name: hook, type: webhook, url: "http://127.0.0.1:9911/hook" }
+  - { name: snow, type: servicenow, instance_url: "https://x.service-now.com", username: u, password: p }
+  - { name: jira, type: jira, base_url: "https://x.atlassian.net", project: OPS, username: u, api_token: t }
+  - { name: pd, type: pagerduty, routing_key: R0UT1NG }
+  - { name: mes, type: mqtt }
+  - { name: chat, type: slack, url: "https://hooks.slack.com/services/T/B/X" }`,
+    'a.yaml',
+  );
+  assert.deepEqual(cfg.adapters.map((a) => [a.name, a.type, a.timeout_ms]), [
+    ['hook', 'webhook', 10000], ['snow', 'servicenow', 10000], ['jira', 'jira', 10000],
+    ['pd', 'pagerduty', 10000], ['mes', 'mqtt', 10000], ['chat', 'slack', 10000],
+  ]);
+  const mes = cfg.adapters[4]!;
+  assert.ok(mes.type === 'mqtt' && mes.url === 'mqtt://127.0.0.1:1883' && mes.qos === 1 && mes.retain);
+  const pd = cfg.adapters[3]!;
+  assert.ok(pd.type === 'pagerduty' && pd.url === 'https://events.pagerduty.com/v2/enqueue');
+  assert.deepEqual(defaultConfig.adapters, []);
+});
 
 test('TTL overrides: first match wins, by fault_class or element prefix', () => {
   const cfg = parseConfig(

@@ -1,0 +1,100 @@
+import type { Command } from 'commander';
+import { jsonClient, type HttpAnswer } from './http-client.js';
+
+interface DeadLetter {
+  id: string;
+  adapter: string;
+  kind: string;
+  action: string;
+  key: string;
+  dead_at: string | null;
+  attempts: Array<{ at: string; error: string }>;
+}
+
+const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+function failed(what: string, a: HttpAnswer): string {
+  if (a.error) return `${what}: no answer from the server (${a.error})`;
+  const e = (a.body as { error?: { message?: string } } | null)?.error;
+  return `${what}: HTTP ${a.status}${e?.message ? `: ${e.message}` : ''}`;
+}
+
+export function formatDeadLetters(list: DeadLetter[]): string {
+  if (list.length === 0) return 'no dead letters';
+  return list
+    .map((d) => {
+      const last = d.attempts.at(-1);
+      return `${d.id}  ${d.adapter}  ${d.kind} ${d.action}  ${d.key}\n    dead since ${d.dead_at ?? '?'} after ${d.attempts.length} attempt(s); last: ${last?.error ?? '?'}`;
+    })
+    .join('\n');
+}
+
+/** `onceonly dead-letters list|retry`: the operator's side of GET /v1/dead-letters and POST …/retry. */
+export function deadLettersCommand(program: Command): void {
+  const cmd = program.command('dead-letters').description('list dead letters, or put them back in the delivery queue');
+  const common = (c: Command) =>
+    c
+      .option('--url <url>', `the server (env ONCEONLY_URL)`, process.env.ONCEONLY_URL ?? DEFAULT_URL)
+      .option('--token <token>', 'bearer token (env ONCEONLY_TOKEN)', process.env.ONCEONLY_TOKEN);
+
+  common(cmd.command('list').description('show the dead letters: adapter, key, every attempt'))
+    .option('--limit <n>', 'at most this many (1..1000)', '100')
+    .option('--json', 'print the API answer as JSON')
+    .action(async (opts: { url: string; token?: string; limit: string; json?: boolean }) => {
+      const client = jsonClient(opts.url, opts.token);
+      try {
+        const a = await client.get(`/v1/dead-letters?limit=${encodeURIComponent(opts.limit)}`);
+        if (a.status !== 200) {
+          process.stderr.write(`onceonly dead-letters list: ${failed('listing failed', a)}\n`);
+          process.exitCode = 1;
+          return;
+        }
+        const list = (a.body as { dead_letters: DeadLetter[] }).dead_letters;
+        process.stdout.write((opts.json ? JSON.stringify(a.body) : formatDeadLetters(list)) + '\n');
+      } finally {
+        client.close();
+      }
+    });
+
+  common(cmd.command('retry').description('re-queue one dead letter by id, or every one with --all'))
+    .argument('[id]', 'the dead letter id (from list)')
+    .option('--all', 'every dead letter of this tenant')
+    .action(async (id: string | undefined, opts: { url: string; token?: string; all?: boolean }) => {
+      if (Boolean(id) === Boolean(opts.all)) {
+        process.stderr.write('onceonly dead-letters retry: give one dead letter id, or --all (not both)\n');
+        process.exitCode = 2;
+        return;
+      }
+      const client = jsonClient(opts.url, opts.token);
+      try {
+        const tried = new Set<string>();
+        let queued = 0;
+        const retry = async (one: string) => {
+          tried.add(one);
+          const a = await client.post(`/v1/dead-letters/${encodeURIComponent(one)}/retry`);
+          if (a.status === 202) queued++;
+          else {
+            process.stderr.write(`onceonly dead-letters retry: ${failed(one, a)}\n`);
+            process.exitCode = 1;
+          }
+        };
+        if (id) await retry(id);
+        // --all pages through the list; one that dies again during the run is not retried twice.
+        while (opts.all) {
+          const a = await client.get('/v1/dead-letters?limit=1000');
+          if (a.status !== 200) {
+            process.stderr.write(`onceonly dead-letters retry: ${failed('listing failed', a)}\n`);
+            process.exitCode = 1;
+            break;
+          }
+          const fresh = (a.body as { dead_letters: DeadLetter[] }).dead_letters.map((d) => d.id).filter((x) => !tried.has(x));
+          if (fresh.length === 0) break;
+          for (const one of fresh) await retry(one);
+        }
+        const ids = [...tried];
+        process.stdout.write(`re-queued ${queued} of ${ids.length} dead letter(s)\n`);
+      } finally {
+        client.close();
+      }
+    });
+}

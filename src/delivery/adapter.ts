@@ -1,0 +1,38 @@
+import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
+
+/** One delivery as an adapter sees it. */
+export interface DeliveryJob {
+  entry: OutboxEntry;
+  /** `key:action:n`: the same for every retry of this delivery (API.md). */
+  idempotencyKey: string;
+  /** 1 for the first try of this delivery since it was (re)queued */
+  attempt: number;
+}
+
+export type AdapterResult =
+  | { ok: true; detail?: string }
+  | {
+      ok: false;
+      /** 408, 429, 5xx and network errors are worth retrying; anything else is parked at once. */
+      retryable: boolean;
+      /** short and closed, for the metric's reason label: http_503, network, timeout, … */
+      reason: string;
+      error: string;
+      /** the destination's `Retry-After`, when it gave one */
+      retryAfterMs?: number;
+    };
+
+export interface Adapter {
+  readonly name: string;
+  readonly type: string;
+  /** Whether this entry is for this adapter at all (its kinds, and for paging channels the decision table). */
+  accepts(entry: OutboxEntry): boolean;
+  /** Must upsert by the entry's key: a repeat of a delivery that already landed changes nothing. Never throws. */
+  deliver(job: DeliveryJob): Promise<AdapterResult>;
+  close?(): Promise<void>;
+}
+
+export const ALL_KINDS: readonly OutboxKind[] = ['incident', 'violation', 'event'];
+
+/** A paging channel takes a violation only when the decision table says it pages (`data.notify`). */
+export const pages = (e: OutboxEntry) => e.kind !== 'violation' || e.data.notify === true;

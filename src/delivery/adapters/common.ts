@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { OutboxEntry, OutboxKind } from '../../core/outbox.js';
+import type { Clock } from '../../core/clock.js';
+import type { Adapter, DeliveryJob } from '../adapter.js';
+import { attempt, http, json } from '../http.js';
+
+/** Fields every adapter has. `name` goes into delivery ids and metric labels, so it is kept plain. */
+export const adapterBase = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1..64 letters, digits, _ or -'),
+  /** which entries it takes; each type has its own default */
+  kinds: z.array(z.enum(['incident', 'violation', 'event'])).min(1).optional(),
+  /** per HTTP call (or MQTT publish) */
+  timeout_ms: z.number().int().positive().default(10_000),
+});
+
+export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
+
+export interface AdapterDeps {
+  clock: Clock;
+}
+
+/** The payload API.md documents for the webhook; other adapters build theirs from the same fields. */
+export function wireBody(e: OutboxEntry) {
+  return { action: e.action, kind: e.kind, key: e.key, tenant: e.tenant, severity: e.severity, summary: e.summary, data: e.data };
+}
+
+export const kindsOf = (given: readonly OutboxKind[] | undefined, defaults: readonly OutboxKind[]) => new Set(given ?? defaults);
+
+/** A human line for ticket descriptions and chat. */
+export function describe(e: OutboxEntry): string {
+  return [
+    e.summary || `${e.kind} ${e.key}`,
+    '',
+    `key: ${e.key}`,
+    `tenant: ${e.tenant}`,
+    `severity: ${e.severity}`,
+    `decided at: ${new Date(e.at).toISOString()}`,
+    `data: ${JSON.stringify(e.data)}`,
+  ].join('\n');
+}
+
+/**
+ * An adapter made of one `run` per delivery: what run throws (an HttpFailure
+ * or any error) becomes a failed result; what it returns is the success detail.
+ */
+export function defineAdapter(
+  c: { name: string; type: string },
+  accepts: (e: OutboxEntry) => boolean,
+  run: (job: DeliveryJob) => Promise<string | void>,
+): Adapter {
+  return { name: c.name, type: c.type, accepts, deliver: (job) => attempt(() => run(job)) };
+}
+
+/** A JSON REST caller with fixed headers, the adapter's timeout and clock. */
+export function restCaller(headers: Record<string, string>, c: { timeout_ms: number }, deps: AdapterDeps) {
+  return (url: string, method: string, body?: unknown) =>
+    http(url, { method, headers, timeoutMs: c.timeout_ms, now: deps.clock.now, ...(body !== undefined ? { body: json(body) } : {}) });
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { Adapter } from '../adapter.js';
+import { pages } from '../adapter.js';
+import type { OutboxEntry } from '../../core/outbox.js';
+
+import { adapterBase, defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+
+export const pagerdutyConfig = adapterBase.extend({
+  type: z.literal('pagerduty'),
+  routing_key: z.string().min(1),
+  url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
+  source: z.string().min(1).default('onceonly'),
+});
+export type PagerdutyConfig = z.output<typeof pagerdutyConfig>;
+
+const SEVERITY: Record<string, string> = { CRITICAL: 'critical', MAJOR: 'error', MINOR: 'warning', INFO: 'info' };
+
+/** Events API v2: create and update trigger (a re-trigger updates the alert), close resolves; dedup_key is the key. */
+export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
+  if (e.action === 'close') return { routing_key: c.routing_key, event_action: 'resolve', dedup_key: e.key };
+  return {
+    routing_key: c.routing_key,
+    event_action: 'trigger',
+    dedup_key: e.key,
+    payload: {
+      summary: (e.summary || `${e.kind} ${e.key}`).slice(0, 1024),
+      source: c.source,
+      severity: SEVERITY[e.severity] ?? 'info',
+      timestamp: new Date(e.at).toISOString(),
+      custom_details: { ...e.data, tenant: e.tenant, kind: e.kind, action: e.action },
+    },
+  };
+}
+
+/** Pages: incidents and the violations the decision table says page. */
+export function pagerdutyAdapter(c: PagerdutyConfig, deps: AdapterDeps): Adapter {
+  const kinds = kindsOf(c.kinds, ['incident', 'violation']);
+  const call = restCaller({ 'content-type': 'application/json' }, c, deps);
+  return defineAdapter(c, (e) => kinds.has(e.kind) && pages(e), async (job) => {
+    await call(c.url, 'POST', pagerdutyEvent(c, job.entry));
+  });
+}

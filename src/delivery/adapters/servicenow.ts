@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import type { Adapter } from '../adapter.js';
+import type { OutboxEntry } from '../../core/outbox.js';
+import { basicAuth } from '../http.js';
+import { adapterBase, defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+
+export const servicenowConfig = adapterBase.extend({
+  type: z.literal('servicenow'),
+  /** e.g. https://example.service-now.com */
+  instance_url: httpUrl,
+  table: z.string().regex(/^[a-z0-9_]+$/).default('incident'),
+  username: z.string().min(1),
+  password: z.string().min(1),
+  /** the `state` a close sets (6 = Resolved in the stock incident table) */
+  resolved_state: z.string().default('6'),
+  /** the `state` a create sets on a found record that was resolved or closed (2 = In Progress) */
+  reopen_state: z.string().default('2'),
+  close_code: z.string().default('Solved (Permanently)'),
+});
+export type ServicenowConfig = z.output<typeof servicenowConfig>;
+
+/** ServiceNow impact and urgency: 1 high … 3 low. */
+const LEVEL: Record<string, string> = { CRITICAL: '1', MAJOR: '2', MINOR: '3', INFO: '3' };
+
+/**
+ * ServiceNow Table API. Upsert by key: the record is found by
+ * `correlation_id` = the entry's key, then created (POST) or updated (PATCH),
+ * so a retry after a create whose answer was lost updates the record it made.
+ */
+export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapter {
+  const kinds = kindsOf(c.kinds, ['incident', 'violation']);
+  const base = `${c.instance_url.replace(/\/+$/, '')}/api/now/table/${c.table}`;
+  const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.password) }, c, deps);
+  const correlation = (e: OutboxEntry) => (e.tenant === 'default' ? e.key : `${e.tenant}:${e.key}`);
+
+  async function find(e: OutboxEntry): Promise<{ sys_id: string; number?: string; state?: string } | null> {
+    const q = new URLSearchParams({ sysparm_query: `correlation_id=${correlation(e)}`, sysparm_fields: 'sys_id,number,state', sysparm_limit: '1' });
+    const res = await call(`${base}?${q}`, 'GET');
+    const rows = (res.body as { result?: Array<{ sys_id: string; number?: string; state?: string }> } | null)?.result;
+    if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
+    return rows[0] ?? null;
+  }
+
+  return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
+    const e = job.entry;
+    const found = await find(e);
+    const level = LEVEL[e.severity] ?? '3';
+    if (e.action === 'close') {
+      if (!found) return 'nothing to close';
+      await call(`${base}/${found.sys_id}`, 'PATCH', { state: c.resolved_state, close_code: c.close_code, close_notes: `Closed by onceonly (${e.key})` });
+      return `resolved ${found.number ?? found.sys_id}`;
+    }
+    const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
+    if (found) {
+      // A create for a key whose record was resolved (closed, then the fault came back) reopens it.
+      const reopen = e.action === 'create' && (found.state === c.resolved_state || found.state === '7');
+      await call(`${base}/${found.sys_id}`, 'PATCH', { ...fields, ...(reopen ? { state: c.reopen_state } : {}), work_notes: `onceonly ${e.action}:\n${describe(e)}` });
+      return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}`;
+    }
+    const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: correlation(e), correlation_display: 'onceonly' });
+    return `created ${(res.body as { result?: { number?: string } } | null)?.result?.number ?? ''}`.trim();
+  });
+}

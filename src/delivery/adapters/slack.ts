@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import type { Adapter } from '../adapter.js';
+import { pages } from '../adapter.js';
+import type { OutboxEntry } from '../../core/outbox.js';
+
+import { adapterBase, defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+
+export const slackConfig = adapterBase.extend({
+  type: z.literal('slack'),
+  /** an incoming-webhook URL */
+  url: httpUrl,
+});
+export type SlackConfig = z.output<typeof slackConfig>;
+
+const ICON: Record<string, string> = { create: ':rotating_light:', update: ':arrows_counterclockwise:', close: ':white_check_mark:', notify: ':information_source:' };
+
+export function slackText(e: OutboxEntry): string {
+  return `${ICON[e.action] ?? ''} *${e.action}* ${e.kind} \`${e.key}\` (${e.severity}${e.tenant === 'default' ? '' : `, ${e.tenant}`}): ${e.summary || ''}`.trim();
+}
+
+/**
+ * A notify channel (incoming webhook): device transitions, the violations the
+ * decision table pages for, and CRITICAL incidents. Chat cannot upsert, so an
+ * ambiguous failure (the post landed, the answer was lost) can repeat a line.
+ */
+export function slackAdapter(c: SlackConfig, deps: AdapterDeps): Adapter {
+  const kinds = kindsOf(c.kinds, ['incident', 'violation', 'event']);
+  const call = restCaller({ 'content-type': 'application/json' }, c, deps);
+  return defineAdapter(c, (e) => kinds.has(e.kind) && pages(e) && (e.kind !== 'incident' || e.severity === 'CRITICAL'), async (job) => {
+    await call(c.url, 'POST', { text: slackText(job.entry) });
+  });
+}

@@ -1,0 +1,97 @@
+import { retryAfterMs } from './backoff.js';
+import type { AdapterResult } from './adapter.js';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  text: string;
+}
+
+/** A failed answer, classified as API.md says: 408, 429 and 5xx retry; any other non-2xx is permanent. */
+export class HttpFailure extends Error {
+  constructor(readonly result: Extract<AdapterResult, { ok: false }>) {
+    super(result.error);
+  }
+}
+
+export interface HttpOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+/**
+ * One HTTP call (Node's fetch, i.e. undici). Resolves with the answer when it
+ * is 2xx; throws HttpFailure with the retry classification otherwise,
+ * including for network errors and timeouts (retryable: the request may or may
+ * not have been applied, which is why every adapter upserts by key).
+ */
+export async function http(url: string, o: HttpOptions = {}): Promise<HttpAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: o.method ?? 'GET',
+      headers: o.headers,
+      body: o.body,
+      signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+      redirect: 'manual',
+    });
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    const timeout = e.name === 'TimeoutError' || e.name === 'AbortError';
+    throw new HttpFailure({
+      ok: false,
+      retryable: true,
+      reason: timeout ? 'timeout' : 'network',
+      error: `${o.method ?? 'GET'} ${redact(url)}: ${timeout ? 'timed out' : (e.cause?.code ?? e.cause?.message ?? e.message)}`,
+    });
+  }
+  const text = await res.text().catch(() => '');
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (res.status >= 200 && res.status < 300) return { status: res.status, headers: res.headers, body, text };
+  const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
+  const after = retryAfterMs(res.headers.get('retry-after'), (o.now ?? Date.now)());
+  throw new HttpFailure({
+    ok: false,
+    retryable,
+    reason: `http_${res.status}`,
+    error: `${o.method ?? 'GET'} ${redact(url)}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(),
+    ...(after !== null ? { retryAfterMs: after } : {}),
+  });
+}
+
+/** Runs an adapter's calls; an HttpFailure (or any error) becomes the result instead of escaping. */
+export async function attempt(run: () => Promise<string | void>): Promise<AdapterResult> {
+  try {
+    const detail = await run();
+    return detail ? { ok: true, detail } : { ok: true };
+  } catch (err) {
+    if (err instanceof HttpFailure) return err.result;
+    return { ok: false, retryable: true, reason: 'error', error: (err as Error).message };
+  }
+}
+
+/** Credentials in a URL never reach a log or a dead letter. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) {
+      u.username = '***';
+      u.password = '';
+    }
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+export const json = (v: unknown) => JSON.stringify(v);
+export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

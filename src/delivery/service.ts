@@ -1,0 +1,49 @@
+import type { Clock } from '../core/clock.js';
+import type { Config } from '../config/schema.js';
+import type { DeliveryStore } from '../store/delivery-contract.js';
+import { AdapterRegistry } from './registry.js';
+import { DeliveryWorker, type DeliveryObserver } from './worker.js';
+
+export interface DeliveryServiceOptions {
+  store: DeliveryStore;
+  config: () => Config;
+  clock: Clock;
+  observer?: DeliveryObserver;
+  /** the backoff's jitter source (tests pin it) */
+  random?: () => number;
+  /** how long an idle worker waits before looking again */
+  idleMs?: number;
+}
+
+export interface DeliveryService {
+  worker: DeliveryWorker;
+  registry: AdapterRegistry;
+  /** Finishes the pass in flight (its deliveries settled), then closes the adapters. */
+  stop(): Promise<void>;
+}
+
+/** The worker and the adapters it delivers through, both following the config in force (SIGHUP). */
+export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
+  const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock });
+  const worker = new DeliveryWorker({
+    store: o.store,
+    adapters: () => registry.current(),
+    policy: () => {
+      const d = o.config().delivery;
+      return { maxRetries: d.max_retries, baseMs: d.base_delay_ms, maxMs: d.max_delay_ms };
+    },
+    leaseMs: o.config().delivery.lease_ms,
+    ...(o.random ? { random: o.random } : {}),
+    ...(o.idleMs ? { idleMs: o.idleMs } : {}),
+    ...(o.observer ? { observer: o.observer } : {}),
+  });
+  worker.start();
+  return {
+    worker,
+    registry,
+    async stop() {
+      await worker.stop();
+      await registry.close();
+    },
+  };
+}

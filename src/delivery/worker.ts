@@ -1,0 +1,156 @@
+import { hostname } from 'node:os';
+import type { Delivery, DeliveryStore, Settlement } from '../store/delivery-contract.js';
+import type { Adapter, AdapterResult } from './adapter.js';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+
+export interface RetryPolicy extends BackoffPolicy {
+  /** retries after the first attempt; then the delivery is a dead letter */
+  maxRetries: number;
+}
+
+export type DeliveryOutcome = 'delivered' | 'retried' | 'dead' | 'skipped' | 'lost_lease';
+
+/** What the worker reports (metrics and logs hang off this). */
+export interface DeliveryObserver {
+  attempted?(adapter: string): void;
+  settled?(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: { delayMs?: number; error?: string; seconds: number }): void;
+  error?(err: unknown, what: string): void;
+}
+
+export interface WorkerOptions {
+  store: DeliveryStore;
+  adapters: () => ReadonlyMap<string, Adapter>;
+  policy: () => RetryPolicy;
+  /** uniform in [0, 1): the backoff's jitter; injected so tests can pin it */
+  random?: () => number;
+  /** a worker's lease outlasts its slowest adapter call */
+  leaseMs?: number;
+  /** deliveries leased per pass */
+  batch?: number;
+  /** how long an idle worker waits before looking again */
+  idleMs?: number;
+  observer?: DeliveryObserver;
+  owner?: string;
+}
+
+/**
+ * The delivery worker: each pass fans new outbox entries out to the configured
+ * adapters, leases the due deliveries and calls their adapters in parallel,
+ * then settles each: delivered, retried after a capped jittered backoff (or
+ * the destination's Retry-After, whichever is later), or parked as a dead
+ * letter. Every replica runs one; leases keep them from delivering one
+ * delivery at once, and upsert-by-key makes a repeat harmless.
+ */
+export class DeliveryWorker {
+  private readonly owner: string;
+  private readonly random: () => number;
+  private readonly leaseMs: number;
+  private readonly batch: number;
+  private readonly idleMs: number;
+  private readonly observer: DeliveryObserver;
+  private running = false;
+  private pass: Promise<number> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly o: WorkerOptions) {
+    this.owner = o.owner ?? `${hostname()}:${process.pid}`;
+    this.random = o.random ?? Math.random;
+    this.leaseMs = o.leaseMs ?? 60_000;
+    this.batch = o.batch ?? 128;
+    this.idleMs = o.idleMs ?? 200;
+    this.observer = o.observer ?? {};
+  }
+
+  /** One pass: fan out, lease, deliver, settle. Returns how many deliveries it handled. */
+  runOnce(): Promise<number> {
+    this.pass ??= this.doPass().finally(() => (this.pass = null));
+    return this.pass;
+  }
+
+  private async doPass(): Promise<number> {
+    const adapters = this.o.adapters();
+    await this.o.store.fanOut([...adapters.keys()], 1000);
+    const due = await this.o.store.leaseDue(this.owner, this.leaseMs, this.batch);
+    await Promise.all(due.map((d) => this.deliverOne(d, adapters)));
+    return due.length;
+  }
+
+  private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>): Promise<void> {
+    const started = performance.now();
+    const adapter = adapters.get(d.adapter);
+    let settlement: Settlement;
+    let outcome: DeliveryOutcome;
+    let reason: string;
+    if (!adapter) {
+      [settlement, outcome, reason] = [{ outcome: 'dead', error: `adapter ${JSON.stringify(d.adapter)} is no longer configured` }, 'dead', 'not_configured'];
+    } else if (!adapter.accepts(d.entry)) {
+      [settlement, outcome, reason] = [{ outcome: 'delivered' }, 'skipped', 'not_for_adapter'];
+    } else {
+      this.observer.attempted?.(d.adapter);
+      const r = await adapter.deliver({ entry: d.entry, idempotencyKey: `${d.entry.key}:${d.entry.action}:${d.n}`, attempt: d.retries + 1 });
+      [settlement, outcome, reason] = this.judge(d, r);
+    }
+    try {
+      const settled = await this.o.store.settle(d, settlement);
+      const delayMs = settlement.outcome === 'retry' ? settlement.delayMs : undefined;
+      const error = settlement.outcome === 'delivered' ? undefined : settlement.error;
+      this.observer.settled?.(d, settled ? outcome : 'lost_lease', reason, { delayMs, error, seconds: (performance.now() - started) / 1000 });
+    } catch (err) {
+      // The lease runs out and the delivery falls due again: at least once, never lost.
+      this.observer.error?.(err, `settling delivery ${d.id}`);
+    }
+  }
+
+  /** The retry rules of API.md: 2xx delivered; 408/429/5xx/network retried until the budget is spent; anything else dead. */
+  private judge(d: Delivery, r: AdapterResult): [Settlement, DeliveryOutcome, string] {
+    if (r.ok) return [{ outcome: 'delivered' }, 'delivered', 'ok'];
+    if (!r.retryable) return [{ outcome: 'dead', error: r.error }, 'dead', r.reason];
+    const p = this.o.policy();
+    if (d.retries >= p.maxRetries) {
+      return [{ outcome: 'dead', error: `retries exhausted (${p.maxRetries}): ${r.error}` }, 'dead', 'exhausted'];
+    }
+    const delayMs = Math.max(backoffDelay(d.retries, p, this.random), r.retryAfterMs ?? 0);
+    return [{ outcome: 'retry', delayMs, error: r.error }, 'retried', r.reason];
+  }
+
+  /** Runs passes until stopped: back to back while there is work, every idleMs when there is none. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.loop();
+  }
+
+  /** Nudges an idle worker to look now (a decision just wrote the outbox). */
+  poke(): void {
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let handled = 0;
+      try {
+        handled = await this.runOnce();
+      } catch (err) {
+        this.observer.error?.(err, 'delivery pass');
+      }
+      if (!this.running) break;
+      if (handled === 0) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          this.timer = setTimeout(resolve, this.idleMs);
+          this.timer.unref();
+        });
+        this.wake = null;
+      }
+    }
+  }
+
+  /** Stops after the pass in flight, whose deliveries are settled before this resolves (SIGTERM drains). */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
+    await this.pass?.catch(() => {});
+  }
+}

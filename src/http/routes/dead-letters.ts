@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import type { Delivery, DeliveryStore } from '../../store/delivery-contract.js';
+import { ApiError } from '../errors.js';
+
+export const DEAD_LETTER_PAGE = { default: 100, max: 1000 };
+
+/** A dead letter as the API shows it: what was to be delivered, where, and every attempt's time and error. */
+export function deadLetterView(d: Delivery) {
+  const e = d.entry;
+  return {
+    id: d.id,
+    adapter: d.adapter,
+    tenant: e.tenant,
+    kind: e.kind,
+    action: e.action,
+    key: e.key,
+    idempotency_key: `${e.key}:${e.action}:${d.n}`,
+    payload: { action: e.action, kind: e.kind, key: e.key, tenant: e.tenant, severity: e.severity, summary: e.summary, data: e.data },
+    decided_at: new Date(e.at).toISOString(),
+    dead_at: d.deadAt === undefined ? null : new Date(d.deadAt).toISOString(),
+    attempts: d.attempts.map((a) => ({ at: new Date(a.at).toISOString(), error: a.error })),
+  };
+}
+
+function parseLimit(raw: unknown): number {
+  if (raw === undefined) return DEAD_LETTER_PAGE.default;
+  const n = Number(raw);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || n < 1 || n > DEAD_LETTER_PAGE.max) {
+    throw new ApiError('invalid_input', `limit must be a whole number from 1 to ${DEAD_LETTER_PAGE.max}`, [
+      { path: 'limit', message: `expected 1..${DEAD_LETTER_PAGE.max}, got ${JSON.stringify(raw)}` },
+    ]);
+  }
+  return n;
+}
+
+/** Dead letters of the caller's tenant: list them, and put one back in the queue. */
+export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore): void {
+  app.get<{ Querystring: Record<string, unknown> }>('/v1/dead-letters', async (req) => {
+    const unknown = Object.keys(req.query).filter((k) => k !== 'limit');
+    if (unknown.length > 0) {
+      throw new ApiError('invalid_input', `unknown query parameter ${JSON.stringify(unknown[0])}`, unknown.map((k) => ({ path: k, message: 'unknown query parameter (known: limit)' })));
+    }
+    const list = await deliveries.deadLetters(req.tenant, parseLimit(req.query.limit));
+    return { dead_letters: list.map(deadLetterView) };
+  });
+
+  app.post<{ Params: { id: string } }>('/v1/dead-letters/:id/retry', async (req, reply) => {
+    if (!(await deliveries.retryDeadLetter(req.tenant, req.params.id))) {
+      throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
+    }
+    return reply.code(202).send({ id: req.params.id, status: 'queued' });
+  });
+}

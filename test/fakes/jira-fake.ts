@@ -1,0 +1,55 @@
+import { startFake, type FakeServer } from './http-fake.js';
+
+export interface JiraIssue {
+  key: string;
+  fields: { summary: string; description: string; labels: string[]; project: { key: string }; status: { name: string; statusCategory: { key: string } } };
+  comments: string[];
+}
+
+const TRANSITIONS = [
+  { id: '31', name: 'Done', to: { name: 'Done', statusCategory: { key: 'done' } } },
+  { id: '41', name: 'Reopen', to: { name: 'To Do', statusCategory: { key: 'new' } } },
+];
+
+/**
+ * A stand-in for Jira REST v2: issues in memory; GET /search with
+ * `labels = "X"` JQL, POST /issue, POST /issue/{key}/comment, GET and POST
+ * /issue/{key}/transitions (Done, Reopen); basic auth required.
+ */
+export async function startJiraFake(user = 'bot@example.com', token = 'api-token'): Promise<FakeServer & { issues: Map<string, JiraIssue> }> {
+  const issues = new Map<string, JiraIssue>();
+  const auth = `Basic ${Buffer.from(`${user}:${token}`).toString('base64')}`;
+  let seq = 0;
+  const fake = await startFake((r) => {
+    if (r.headers.authorization !== auth) return { status: 401, body: { errorMessages: ['Unauthorized'] } };
+    if (r.method === 'GET' && r.path === '/rest/api/2/search') {
+      const label = /labels\s*=\s*"([^"]+)"/.exec(r.query.get('jql') ?? '')?.[1];
+      if (!label) return { status: 400, body: { errorMessages: ['bad JQL'] } };
+      const hits = [...issues.values()].filter((i) => i.fields.labels.includes(label)).reverse();
+      return { status: 200, body: { total: hits.length, issues: hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } })) } };
+    }
+    if (r.method === 'POST' && r.path === '/rest/api/2/issue') {
+      const f = (r.body as { fields: JiraIssue['fields'] }).fields;
+      if (!f?.project?.key || !f.summary) return { status: 400, body: { errorMessages: [], errors: { summary: 'required' } } };
+      const key = `${f.project.key}-${++seq}`;
+      issues.set(key, { key, fields: { ...f, status: { name: 'To Do', statusCategory: { key: 'new' } } }, comments: [] });
+      return { status: 201, body: { id: String(seq), key, self: `${fake.url}/rest/api/2/issue/${seq}` } };
+    }
+    const m = /^\/rest\/api\/2\/issue\/([A-Z]+-\d+)\/(comment|transitions)$/.exec(r.path);
+    const issue = m ? issues.get(m[1]!) : undefined;
+    if (!m || !issue) return { status: 404, body: { errorMessages: ['Issue does not exist'] } };
+    if (m[2] === 'comment' && r.method === 'POST') {
+      issue.comments.push((r.body as { body: string }).body);
+      return { status: 201, body: { id: String(issue.comments.length) } };
+    }
+    if (m[2] === 'transitions' && r.method === 'GET') return { status: 200, body: { transitions: TRANSITIONS.map(({ id, name }) => ({ id, name })) } };
+    if (m[2] === 'transitions' && r.method === 'POST') {
+      const t = TRANSITIONS.find((x) => x.id === (r.body as { transition: { id: string } }).transition?.id);
+      if (!t) return { status: 400, body: { errorMessages: ['no such transition'] } };
+      issue.fields.status = t.to;
+      return { status: 204 };
+    }
+    return { status: 405, body: { errorMessages: ['method not allowed'] } };
+  });
+  return Object.assign(fake, { issues });
+}

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { startFake, type FakeServer } from './http-fake.js';
+
+export interface SnowRecord {
+  sys_id: string;
+  number: string;
+  correlation_id?: string;
+  state: string;
+  [field: string]: unknown;
+}
+
+/**
+ * A stand-in for the ServiceNow Table API (/api/now/table/{table}): records in
+ * memory; GET with sysparm_query=correlation_id=X, POST creates (201), PATCH
+ * /{sys_id} updates; every call needs the configured basic auth.
+ */
+export async function startServicenowFake(user = 'onceonly', password = 'secret'): Promise<FakeServer & { records: Map<string, SnowRecord> }> {
+  const records = new Map<string, SnowRecord>();
+  const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  let seq = 0;
+  const fake = await startFake((r) => {
+    if (r.headers.authorization !== auth) return { status: 401, body: { error: { message: 'User Not Authenticated' }, status: 'failure' } };
+    const m = /^\/api\/now\/table\/([a-z0-9_]+)(?:\/([0-9a-f-]+))?$/.exec(r.path);
+    if (!m) return { status: 400, body: { error: { message: 'Invalid table' }, status: 'failure' } };
+    const id = m[2];
+    if (r.method === 'GET' && !id) {
+      const q = r.query.get('sysparm_query') ?? '';
+      const want = /^correlation_id=(.*)$/.exec(q)?.[1];
+      const hits = [...records.values()].filter((x) => want === undefined || x.correlation_id === want);
+      const limit = Number(r.query.get('sysparm_limit') ?? 10000);
+      return { status: 200, body: { result: hits.slice(0, limit) } };
+    }
+    if (r.method === 'POST' && !id) {
+      const rec: SnowRecord = { state: '1', ...(r.body as object), sys_id: randomUUID().replace(/-/g, ''), number: `INC${String(++seq).padStart(7, '0')}` };
+      records.set(rec.sys_id, rec);
+      return { status: 201, body: { result: rec } };
+    }
+    if (r.method === 'PATCH' && id) {
+      const rec = records.get(id);
+      if (!rec) return { status: 404, body: { error: { message: 'No Record found' }, status: 'failure' } };
+      const { work_notes, ...fields } = r.body as Record<string, unknown>;
+      Object.assign(rec, fields);
+      if (work_notes) rec.work_notes_count = Number(rec.work_notes_count ?? 0) + 1;
+      return { status: 200, body: { result: rec } };
+    }
+    return { status: 405, body: { error: { message: 'Method not allowed' } } };
+  });
+  return Object.assign(fake, { records });
+}

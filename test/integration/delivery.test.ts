@@ -1,0 +1,314 @@
+import { describe, test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { deliveryHarness } from '../helpers/delivery.js';
+import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
+import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import { startJiraFake } from '../fakes/jira-fake.js';
+import { sign, SIGNATURE_HEADER } from '../../src/delivery/adapters/webhook.js';
+import { jiraLabel } from '../../src/delivery/adapters/jira.js';
+
+const v = (over: Record<string, unknown> = {}) => ({
+  process_id: 'etch-line-3', rule_id: 'nelson_1', timestamp: 1770000000, value: 12.9, center: 10, ucl: 12.5, lcl: 7.5, ...over,
+});
+const incident = (over: Record<string, unknown> = {}) => ({ element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'fiber-cut-12', severity: 'MAJOR', summary: 'OLT 7 lost signal', ...over });
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((x) => x.close()));
+});
+async function fake<T extends { close(): Promise<void> }>(p: Promise<T>): Promise<T> {
+  const f = await p;
+  open.push(f);
+  return f;
+}
+function harness(...args: Parameters<typeof deliveryHarness>) {
+  const h = deliveryHarness(...args);
+  open.push(h);
+  return h;
+}
+const ok = (f: FakeServer) => f.requests.filter((r) => r.method === 'POST');
+/** Fails the first n requests with `status`, then answers normally. */
+const failFirst = (n: number, status = 503, retryAfter?: number) => {
+  let seen = 0;
+  return () => (seen++ < n ? { status, ...(retryAfter !== undefined ? { retryAfter } : {}) } : ('ok' as const));
+};
+
+describe('delivery (seed 003)', () => {
+  test('the same violation ten times is one record at every adapter', async () => {
+    const [hook, snow, jira, pd, chat] = await Promise.all([fake(startSink(200, {})), fake(startServicenowFake()), fake(startJiraFake()), fake(startSink()), fake(startSink(200, 'ok'))]);
+    const h = harness({
+      adapters: [
+        { name: 'hook', type: 'webhook', url: `${hook.url}/hook` },
+        { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
+        { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },
+        { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: `${pd.url}/v2/enqueue` },
+        { name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X` },
+      ],
+    });
+    const decisions: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      decisions.push((await h.violations.apply(v({ timestamp: 1770000000 + i * 10, value: 13 + i }))).decision);
+      await h.drain();
+    }
+    assert.deepEqual(decisions, ['CREATE', ...Array(9).fill('SUPPRESS')]);
+    const key = (await h.violations.apply(v())).key;
+    assert.equal(ok(hook).length, 1);
+    assert.equal(snow.records.size, 1);
+    assert.equal([...snow.records.values()][0]!.correlation_id, key);
+    assert.equal([...snow.records.values()][0]!.impact, '1', 'CRITICAL is impact 1');
+    assert.equal(jira.issues.size, 1);
+    assert.ok([...jira.issues.values()][0]!.fields.labels.includes(jiraLabel({ tenant: 'default', kind: 'violation', key })));
+    assert.equal(ok(pd).length, 1);
+    assert.deepEqual([ok(pd)[0]!.body.event_action, ok(pd)[0]!.body.dedup_key, ok(pd)[0]!.body.routing_key, ok(pd)[0]!.body.payload.severity], ['trigger', key, 'R0UT1NG', 'critical']);
+    assert.equal(ok(chat).length, 1);
+    assert.match(ok(chat)[0]!.body.text, /SPC-BEYOND-3S on etch-line-3/);
+    assert.ok(h.settled.every((s) => s.outcome === 'delivered'));
+  });
+
+  test('both sides of a window boundary are two records', async () => {
+    const snow = await fake(startServicenowFake());
+    const h = harness({ adapters: [{ name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' }] });
+    await h.violations.apply(v({ timestamp: 1770000299 }));
+    await h.violations.apply(v({ timestamp: 1770000300 }));
+    await h.drain();
+    assert.equal(snow.records.size, 2);
+    assert.equal(new Set([...snow.records.values()].map((r) => r.correlation_id)).size, 2);
+  });
+
+  test('an adapter failing twice then succeeding: retried after growing delays, one record, one Idempotency-Key', async () => {
+    const hook = await fake(startSink(200, {}));
+    hook.faults = failFirst(2, 503);
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 500, max_delay_ms: 8000, max_retries: 4 } });
+    const { key } = await h.violations.apply(v());
+    await h.drain();
+    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason, s.delayMs]), [['retried', 'http_503', 500]]);
+    h.clock.advance(499);
+    assert.equal(await h.worker.runOnce(), 0, 'not due before its delay');
+    h.clock.advance(1);
+    await h.drain();
+    h.clock.advance(1000);
+    await h.drain();
+    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason, s.delayMs]), [['retried', 'http_503', 500], ['retried', 'http_503', 1000], ['delivered', 'ok', undefined]]);
+    assert.deepEqual(hook.requests.map((r) => r.headers['idempotency-key']), Array(3).fill(`${key}:create:1`), 'a retry repeats its Idempotency-Key');
+  });
+
+  test('the jitter stays within [1, 1.25) of the capped exponential', async () => {
+    const hook = await fake(startSink(200, {}));
+    hook.faults = () => ({ status: 500 });
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 100, max_delay_ms: 1000, max_retries: 6 } }, 0.999);
+    await h.violations.apply(v());
+    for (let i = 0; i < 7; i++) {
+      await h.drain();
+      h.clock.advance(2000);
+    }
+    const delays = h.settled.filter((s) => s.outcome === 'retried').map((s) => s.delayMs!);
+    const caps = [100, 200, 400, 800, 1000, 1000];
+    assert.equal(delays.length, 6);
+    delays.forEach((d, i) => assert.ok(d >= caps[i]! && d < caps[i]! * 1.25, `retry ${i}: ${d} ms against cap ${caps[i]}`));
+    assert.equal(h.settled.at(-1)!.outcome, 'dead');
+    assert.equal(h.settled.at(-1)!.reason, 'exhausted');
+  });
+
+  test('an always-failing adapter: dead letter, the key stays eligible, a retry from dead letters delivers once', async () => {
+    const hook = await fake(startSink(200, {}));
+    hook.faults = () => ({ status: 502 });
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 100, max_delay_ms: 1000, max_retries: 2 } });
+    const first = await h.violations.apply(v());
+    assert.equal(first.decision, 'CREATE');
+    for (let i = 0; i < 3; i++) {
+      await h.drain();
+      h.clock.advance(1000);
+    }
+    assert.equal(hook.requests.length, 3, 'the first try and max_retries retries');
+    let dead = await h.store.deliveries.deadLetters(null, 10);
+    assert.equal(dead.length, 1);
+    assert.deepEqual(dead[0]!.attempts.map((a) => a.error.replace(/:.*/s, '')), ['POST http', 'POST http', 'retries exhausted (2)']);
+    assert.deepEqual(dead[0]!.entry.data.process_id, 'etch-line-3', 'the payload is kept');
+
+    const refire = await h.violations.apply(v({ timestamp: 1770000010 }));
+    assert.equal(refire.decision, 'CREATE', 'not suppressed while its delivery is failing');
+    assert.equal(refire.requeued, true);
+    assert.deepEqual(await h.store.deliveries.deadLetters(null, 10), [], 're-queued out of the dead letters');
+    await h.drain();
+    assert.equal(hook.requests.length, 4, 're-fire made it try again at once');
+    for (let i = 0; i < 3; i++) {
+      h.clock.advance(1000);
+      await h.drain();
+    }
+    dead = await h.store.deliveries.deadLetters(null, 10);
+    assert.equal(dead.length, 1, 'dead again');
+
+    hook.faults = () => 'ok';
+    assert.equal(await h.store.deliveries.retryDeadLetter('default', dead[0]!.id), true);
+    await h.drain();
+    const delivered = hook.requests.filter((r, i) => i >= 6);
+    assert.equal(delivered.length, 1, 'delivered once');
+    assert.equal(delivered[0]!.headers['idempotency-key'], `${first.key}:create:1`);
+    assert.deepEqual(await h.store.deliveries.deadLetters(null, 10), []);
+    assert.equal((await h.violations.apply(v({ timestamp: 1770000020 }))).decision, 'SUPPRESS', 'delivered: repeats are noise again');
+  });
+
+  test('a partial failure re-queues only the adapter that failed', async () => {
+    const [good, bad] = await Promise.all([fake(startSink(200, {})), fake(startSink(200, {}))]);
+    bad.faults = failFirst(1, 500);
+    const h = harness({ adapters: [{ name: 'good', type: 'webhook', url: good.url }, { name: 'bad', type: 'webhook', url: bad.url }], delivery: { base_delay_ms: 60_000, max_delay_ms: 60_000 } });
+    await h.violations.apply(v());
+    await h.drain();
+    assert.deepEqual([good.requests.length, bad.requests.length], [1, 1]);
+    const refire = await h.violations.apply(v({ timestamp: 1770000001 }));
+    assert.equal(refire.decision, 'CREATE');
+    await h.drain();
+    assert.deepEqual([good.requests.length, bad.requests.length], [1, 2], 'the good adapter is not called again; the bad one is, without waiting 60 s');
+    assert.equal((await h.violations.apply(v({ timestamp: 1770000002 }))).decision, 'SUPPRESS');
+  });
+
+  test('a permanent 4xx goes straight to dead letters; Retry-After is honoured over a shorter backoff', async () => {
+    const [hook, slow] = await Promise.all([fake(startSink(200, {})), fake(startSink(200, {}))]);
+    hook.faults = () => ({ status: 422, body: { error: 'unknown field' } });
+    slow.faults = failFirst(1, 429, 7);
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }, { name: 'slow', type: 'webhook', url: slow.url }], delivery: { base_delay_ms: 100 } });
+    await h.violations.apply(v());
+    await h.drain();
+    const byAdapter = Object.fromEntries(h.settled.map((s) => [s.adapter, [s.outcome, s.reason, s.delayMs]]));
+    assert.deepEqual(byAdapter.hook, ['dead', 'http_422', undefined]);
+    assert.deepEqual(byAdapter.slow, ['retried', 'http_429', 7000]);
+    assert.equal(hook.requests.length, 1, 'no retry of a permanent error');
+    h.clock.advance(6999);
+    await h.drain();
+    assert.equal(slow.requests.length, 1, 'nothing before Retry-After');
+    h.clock.advance(1);
+    await h.drain();
+    assert.equal(slow.requests.length, 2);
+    const [dead] = await h.store.deliveries.deadLetters(null, 10);
+    assert.match(dead!.attempts[0]!.error, /HTTP 422/);
+  });
+
+  test('ambiguous failure: ServiceNow applies the create and drops the connection; the retry finds it by correlation_id', async () => {
+    const snow = await fake(startServicenowFake());
+    let posts = 0;
+    snow.faults = (r) => (r.method === 'POST' && posts++ === 0 ? 'apply_then_drop' : 'ok');
+    const h = harness({ adapters: [{ name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' }], delivery: { base_delay_ms: 100 } });
+    await h.violations.apply(v());
+    await h.drain();
+    assert.equal(h.settled[0]!.outcome, 'retried');
+    assert.equal(h.settled[0]!.reason, 'network');
+    h.clock.advance(1000);
+    await h.drain();
+    assert.equal(h.settled[1]!.outcome, 'delivered');
+    assert.equal(snow.records.size, 1, 'still one ticket');
+    assert.deepEqual(snow.requests.map((r) => r.method), ['GET', 'POST', 'GET', 'PATCH']);
+  });
+
+  test('incidents: create, update and close reach ServiceNow, Jira, PagerDuty and the webhook; a re-create reopens', async () => {
+    const [snow, jira, pd, hook] = await Promise.all([fake(startServicenowFake()), fake(startJiraFake()), fake(startSink()), fake(startSink(200, {}))]);
+    const h = harness({
+      adapters: [
+        { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
+        { name: 'jira', type: 'jira', base_url: jira.url, project: 'NOC', username: 'bot@example.com', api_token: 'api-token' },
+        { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: pd.url },
+        { name: 'hook', type: 'webhook', url: hook.url },
+      ],
+    });
+    const { dedup_key: key } = await h.incidents.decideIncident(incident());
+    await h.drain();
+    await h.incidents.decideIncident(incident());
+    await h.incidents.decideIncident(incident({ severity: 'CRITICAL' }));
+    await h.drain();
+    await h.incidents.closeIncident(key);
+    await h.drain();
+    const [rec] = [...snow.records.values()];
+    assert.equal(snow.records.size, 1);
+    assert.deepEqual([rec!.correlation_id, rec!.impact, rec!.state, rec!.work_notes_count], [key, '1', '6', 1]);
+    const [issue] = [...jira.issues.values()];
+    assert.equal(jira.issues.size, 1);
+    assert.equal(issue!.fields.status.statusCategory.key, 'done');
+    assert.equal(issue!.comments.length, 1, 'the UPDATE is a comment');
+    assert.deepEqual(ok(pd).map((r) => [r.body.event_action, r.body.dedup_key]), [['trigger', key], ['trigger', key], ['resolve', key]]);
+    assert.deepEqual(ok(hook).map((r) => r.body.action), ['create', 'update', 'close']);
+
+    await h.incidents.decideIncident(incident());
+    await h.drain();
+    assert.equal(snow.records.size, 1);
+    assert.equal([...snow.records.values()][0]!.state, '2', 'reopened');
+    assert.equal(jira.issues.size, 1);
+    assert.equal([...jira.issues.values()][0]!.fields.status.statusCategory.key, 'new', 'reopened');
+    assert.deepEqual(ok(hook).map((r) => r.headers['idempotency-key']), [`${key}:create:1`, `${key}:update:1`, `${key}:close:1`, `${key}:create:2`]);
+  });
+
+  test('the webhook body is exactly API.md’s, signed with HMAC-SHA256 over "t.body"', async () => {
+    const hook = await fake(startSink(200, {}));
+    const secret = 'a-long-shared-secret';
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url, secret, headers: { 'x-team': 'noc' } }] });
+    const { dedup_key } = await h.incidents.decideIncident(incident());
+    await h.drain();
+    const [r] = hook.requests;
+    assert.deepEqual(r!.body, {
+      action: 'create', kind: 'incident', key: dedup_key, tenant: 'default', severity: 'MAJOR', summary: 'OLT 7 lost signal',
+      data: { element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'fiber-cut-12', cleared: false },
+    });
+    assert.equal(r!.headers['content-type'], 'application/json');
+    assert.equal(r!.headers['x-team'], 'noc');
+    const t = Math.floor(h.clock.now() / 1000);
+    assert.equal(r!.headers[SIGNATURE_HEADER], sign(secret, t, r!.raw));
+    assert.notEqual(sign('another-secret-value', t, r!.raw), sign(secret, t, r!.raw));
+  });
+
+  test('routing: a device transition notifies; MAJOR does not page; a log-only rule goes nowhere', async () => {
+    const [hook, pd, chat, snow] = await Promise.all([fake(startSink(200, {})), fake(startSink()), fake(startSink(200, 'ok')), fake(startServicenowFake())]);
+    const h = harness({
+      violations: { rules: { nelson_2: { alarm_code: 'SPC-SHIFT-9', severity: 'MAJOR' }, note: { alarm_code: 'SPC-NOTE', severity: 'INFO' } } },
+      adapters: [
+        { name: 'hook', type: 'webhook', url: hook.url },
+        { name: 'pd', type: 'pagerduty', routing_key: 'R', url: pd.url },
+        { name: 'chat', type: 'slack', url: chat.url },
+        { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
+      ],
+    });
+    await h.violations.apply(v({ rule_id: 'nelson_2' }));
+    await h.violations.apply(v({ rule_id: 'note' }));
+    const ev = (sequence: number, state: string) => ({ tenant_id: 'default', device_id: 'pos-1', boot_id: 'b1', sequence, state, observed_at: '2026-11-30T12:00:00Z' });
+    await h.events.apply(ev(1, 'IDLE'));
+    await h.events.apply(ev(2, 'BUSY'));
+    await h.drain();
+    assert.deepEqual(ok(hook).map((r) => [r.body.kind, r.body.action]), [['violation', 'create'], ['event', 'notify']]);
+    assert.deepEqual(ok(hook)[1]!.body.data, { device_id: 'pos-1', boot_id: 'b1', sequence: 2, from: 'IDLE', to: 'BUSY', observed_at: '2026-11-30T12:00:00.000Z' });
+    assert.equal(ok(pd).length, 0, 'MAJOR routes without paging');
+    assert.deepEqual(ok(chat).map((r) => /event/.test(r.body.text)), [true], 'chat hears the transition only');
+    assert.equal(snow.records.size, 1, 'ticketing gets the MAJOR alarm, not the transition');
+    assert.equal(h.settled.filter((s) => s.outcome === 'skipped').length, 4, 'pd: violation + event; chat: violation; snow: event');
+  });
+
+  test('every rule in the table reaches the adapter with its alarm code and severity; an unknown rule is SPC-UNKNOWN MINOR', async () => {
+    const hook = await fake(startSink(200, {}));
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }] });
+    const rules = { nelson_1: ['SPC-BEYOND-3S', 'CRITICAL'], nelson_2: ['SPC-SHIFT-9', 'MAJOR'], nelson_3: ['SPC-TREND-6', 'MAJOR'], we_zone_a: ['SPC-2OF3-2S', 'MAJOR'], we_zone_b: ['SPC-4OF5-1S', 'MINOR'], nelson_8: ['SPC-UNKNOWN', 'MINOR'] };
+    for (const rule of Object.keys(rules)) await h.violations.apply(v({ rule_id: rule }));
+    await h.drain();
+    const got = Object.fromEntries(ok(hook).map((r) => [r.body.data.rule_id, [r.body.data.alarm_code, r.body.severity]]));
+    assert.deepEqual(got, rules);
+  });
+
+  test('a delivery for an adapter removed from the config becomes a dead letter that says so', async () => {
+    const hook = await fake(startSink(200, {}));
+    hook.faults = () => ({ status: 503 });
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 100 } });
+    await h.violations.apply(v());
+    await h.drain();
+    h.reconfigure({ adapters: [] });
+    h.clock.advance(1000);
+    await h.drain();
+    const [dead] = await h.store.deliveries.deadLetters(null, 10);
+    assert.match(dead!.attempts.at(-1)!.error, /adapter "hook" is no longer configured/);
+  });
+
+  test('an unreachable destination is a network error, retried', async () => {
+    const gone = await startFake(() => ({ status: 200 }));
+    const url = gone.url;
+    await gone.close();
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url }], delivery: { base_delay_ms: 100 } });
+    await h.violations.apply(v());
+    await h.drain();
+    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason]), [['retried', 'network']]);
+    assert.match(h.settled[0]!.error!, /ECONNREFUSED/);
+  });
+});
