@@ -10,10 +10,13 @@ const DEBIAN = [
   ['openssl', 'openssl'],
   ['redis-server', 'redis-server'],
   ['redis-cli', 'redis-tools'],
+  ['mosquitto', 'mosquitto'],
 ];
 
-/** [name, probe command, start command] for services the tests need; none yet. */
-const SERVICES = [];
+const listening = (port) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null`;
+
+/** [name, probe command, start command] for services the tests need (the machine's own start commands). */
+const SERVICES = [['mosquitto (MQTT adapter tests)', listening(1883), 'mosquitto -d -c /etc/mosquitto/mosquitto.conf']];
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
@@ -32,4 +35,12 @@ for (const [name, probe, start] of SERVICES) {
   if (spawnSync('sh', ['-c', probe], { stdio: 'ignore' }).status === 0) continue;
   console.log(`pretest: starting ${name}`);
   execSync(start, { stdio: 'inherit' });
+  const until = Date.now() + 10_000;
+  while (spawnSync('sh', ['-c', probe], { stdio: 'ignore' }).status !== 0) {
+    if (Date.now() > until) {
+      console.error(`pretest: ${name} did not start listening within 10 s`);
+      process.exit(1);
+    }
+    spawnSync('sleep', ['0.2']);
+  }
 }

@@ -167,7 +167,7 @@ function deliveryObserver(metrics: Metrics, logger: Logger): DeliveryObserver {
       metrics.settled(d, outcome, reason, detail);
       const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
-      else if (outcome === 'retried') logger.info({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
+      else if (outcome === 'retried') logger.debug({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
     },
     error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; the lease will run out and it is retried`),
   };
