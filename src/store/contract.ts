@@ -56,7 +56,8 @@ export interface DedupStore {
 
   /**
    * Claim the key if absent (or expired); else compare the fingerprint, store
-   * the new one, slide the TTL and count the re-fire: all in one atomic step.
+   * the new one, slide the TTL, count the re-fire and re-queue the key's
+   * failing deliveries: all in one atomic step.
    */
   decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult>;
   /** The live record, or null when absent or expired. */

@@ -155,6 +155,23 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.equal((await fx.store.deliveries.deadLetters(null, 1000)).filter((x) => x.entry.key.startsWith(prefix)).length, 0);
     });
 
+    test("an incident's re-fire (SUPPRESS or UPDATE) re-queues its failing deliveries in the same step", async () => {
+      const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
+      assert.equal((await fx.store.decideIncident(claim)).outcome.kind, 'created');
+      await fanOutAll(['snow']);
+      const [d] = await lease();
+      await fx.store.deliveries.settle(d!, { outcome: 'retry', delayMs: 300 * T, error: 'HTTP 503' });
+      assert.deepEqual(await lease(), []);
+      assert.equal((await fx.store.decideIncident(claim)).outcome.kind, 'unchanged', 'still a SUPPRESS');
+      const [again] = await lease();
+      assert.equal(again?.id, d!.id, 'due at once');
+      await fx.store.deliveries.settle(again, { outcome: 'dead', error: 'HTTP 500' });
+      assert.equal((await fx.store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' })).outcome.kind, 'changed');
+      await fanOutAll(['snow']);
+      const got = await lease();
+      assert.deepEqual(got.map((x) => x.entry.action).sort(), ['create', 'update'], 'the dead create is back beside the new update');
+    });
+
     test('backlog counts pending and dead and dates the oldest waiting entry', async () => {
       const before = await fx.store.deliveries.backlog();
       await fx.store.claimWindow('t', key(1), 60 * T, payload);

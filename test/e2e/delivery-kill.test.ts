@@ -64,3 +64,30 @@ test('SIGKILL after the decision and before delivery: after a restart every tick
     dir.remove();
   }
 });
+
+test('SIGTERM lets the deliveries in flight finish, then exits 0; nothing is delivered twice after a restart', async () => {
+  const hook = await startSink(200, {});
+  hook.faults = () => ({ delayMs: 800 });
+  const dir = tempDir();
+  const config = join(dir.path, 'c.yaml');
+  writeFileSync(config, `adapters: [ { name: hook, type: webhook, url: "${hook.url}/t" } ]\n`);
+  const args = ['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config];
+  let s = await spawnServer(args);
+  try {
+    const shots = Array.from({ length: 5 }, (_, i) => ({ url: `${s.url}/v1/violations`, body: { process_id: `p-${i}`, rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 } }));
+    assert.ok((await fire(shots, 5)).every((a) => a.status === 200 && a.body.decision === 'CREATE'));
+    await until(() => hook.requests.length === 5, 10_000, () => `${hook.requests.length} in flight`);
+    assert.equal(await s.stop('SIGTERM'), 0, 'exit 0 after the drain');
+    const settled = s.lines.filter((l) => /delivery parked|will retry|failed; the lease/.test(l));
+    assert.deepEqual(settled, [], 'the in-flight calls were answered and settled before exit');
+
+    hook.faults = () => 'ok';
+    s = await spawnServer(args);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(hook.requests.length, 5, 'settled before the exit: nothing to deliver again');
+  } finally {
+    await s.stop('SIGKILL');
+    await hook.close();
+    dir.remove();
+  }
+});

@@ -17,7 +17,7 @@ export interface Recorded {
  * answer an error (with a Retry-After), hang, or apply and then drop the
  * connection (the ambiguous failure: the change landed, the answer did not).
  */
-export type Fault = 'ok' | 'apply_then_drop' | 'hang' | { status: number; retryAfter?: number; body?: unknown };
+export type Fault = 'ok' | 'apply_then_drop' | 'hang' | { delayMs: number } | { status: number; retryAfter?: number; body?: unknown };
 
 export interface FakeServer {
   url: string;
@@ -55,6 +55,14 @@ export async function startFake(handler: Handler): Promise<FakeServer> {
       const fault = fake.faults(r);
       if (fault === 'hang') {
         hanging.add(res);
+        return;
+      }
+      if (typeof fault === 'object' && 'delayMs' in fault) {
+        setTimeout(() => {
+          const out = handler(r);
+          res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers });
+          res.end(out.body === undefined ? '' : JSON.stringify(out.body));
+        }, fault.delayMs);
         return;
       }
       if (typeof fault === 'object') {

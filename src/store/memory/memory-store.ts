@@ -80,6 +80,7 @@ export class MemoryStore implements DedupStore {
     const now = this.clock.now();
     const result = nextIncidentRecord(this.kept(claim.tenant, claim.key, now), claim, now);
     this.incidents.set(MemoryStore.id(claim.tenant, claim.key), result.record);
+    if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
     const entry = outboxEntries.incident(claim, result.outcome.kind, now);
     if (entry) this.outbox.push(entry);
     return { outcome: result.outcome, record: { ...result.record } };

@@ -58,10 +58,11 @@ export class RedisStore implements DedupStore {
 
 
   async decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+    const k = deliveryKeys(shardOf(claim.tenant, claim.key));
     const reply = (await this.conn.evalScript(
       scripts.decideIncident,
-      [incidentRecordKey(claim.tenant, claim.key), outboxKeyFor(claim.tenant, claim.key)],
-      [claim.fingerprint, claim.ttlMs, this.graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox)],
+      [incidentRecordKey(claim.tenant, claim.key), k.outbox, failingKey('incident', claim.tenant, claim.key), k.due],
+      [claim.fingerprint, claim.ttlMs, this.graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag],
     )) as [string, number, number, number, number, string, number];
     const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates] = reply;
     const outcome: ClaimOutcome =

@@ -17,7 +17,7 @@ function load(name: string, ...libs: string[]): LuaScript {
 }
 
 export const scripts = {
-  decideIncident: load('decide-incident'),
+  decideIncident: load('decide-incident', 'delivery'),
   getIncident: load('get-incident'),
   closeIncident: load('close-incident'),
   reconcileIncident: load('reconcile-incident'),

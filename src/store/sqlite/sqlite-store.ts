@@ -83,6 +83,8 @@ export class SqliteStore implements DedupStore {
       const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
       this.stmt.upsert.run(result.record);
+      // A re-fire gives the key's failing deliveries another go (seed 003), in this transaction.
+      if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
       this.append(outboxEntries.incident(claim, result.outcome.kind, now));
       return result;
     });

@@ -15,17 +15,7 @@
 -- Returns 1 when this call claimed the key, 2 for a repeat that re-queued, 0 for a repeat.
 local now = now_ms()
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
-  local n = 0
-  for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-    local lease = redis.call('HGET', ARGV[8] .. ':x:' .. m, 'lease')
-    if not lease then
-      redis.call('SREM', KEYS[3], m)
-    elseif lease == '' or tonumber(redis.call('ZSCORE', KEYS[4], m) or 0) <= now then
-      requeue(ARGV[8], m, now)
-      n = n + 1
-    end
-  end
-  if n > 0 then return 2 end
+  if requeue_failing(KEYS[3], KEYS[4], ARGV[8], now) > 0 then return 2 end
   return 0
 end
 if ARGV[2] == '1' then

@@ -2,16 +2,21 @@
 --
 -- KEYS[1]  the incident record
 -- KEYS[2]  the shard's outbox (a stream, same slot)
+-- KEYS[3]  the key's failing deliveries (a set, same slot)
+-- KEYS[4]  the shard's due queue
 -- ARGV[1]  fingerprint
 -- ARGV[2]  TTL in ms: the incident is live until last arrival + TTL (sliding)
 -- ARGV[3]  grace in ms: an expired, unclosed record is kept this much longer,
 --          so the next arrival can be reported as a premature expiry
 -- ARGV[4]  "1" to write an outbox entry on CREATE and UPDATE, "" for none
 -- ARGV[5]  tenant   ARGV[6] key   ARGV[7] severity   ARGV[8] summary   ARGV[9] data (JSON)
+-- ARGV[10] the shard's hash tag
 --
 -- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)
 --            | "unchanged" | "changed"
+-- A re-fire of a live key also re-queues the key's failing deliveries (seed
+-- 003: a partial failure stays eligible), in this same step.
 --
 -- The record is one string, "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint"
 -- (ms; the fingerprint last, so it may hold commas). Time is the server's clock.
@@ -36,6 +41,7 @@ if v then
   local c, d, l, r, u, oldFp = string.match(v, '^(%d+),(%d+),(%d+),(%d+),(%d+),(.*)$')
   local created, refires, updates = tonumber(c), tonumber(r), tonumber(u)
   if created + tonumber(d) + tonumber(l) > now then
+    requeue_failing(KEYS[3], KEYS[4], ARGV[10], now)
     if oldFp ~= fp then
       save(created, refires + 1, updates + 1)
       outbox('update')

@@ -23,3 +23,19 @@ local function requeue(tag, m, now)
   redis.call('ZADD', tag .. ':a', redis.call('HGET', hk, 'at'), m)
   redis.call('SREM', redis.call('HGET', hk, 'scope'), m)
 end
+
+-- A re-fire's re-queue: the key's failing deliveries (retrying or dead) that
+-- no live lease holds are due now. Returns how many.
+local function requeue_failing(failing, due, tag, now)
+  local n = 0
+  for _, m in ipairs(redis.call('SMEMBERS', failing)) do
+    local lease = redis.call('HGET', tag .. ':x:' .. m, 'lease')
+    if not lease then
+      redis.call('SREM', failing, m)
+    elseif lease == '' or tonumber(redis.call('ZSCORE', due, m) or 0) <= now then
+      requeue(tag, m, now)
+      n = n + 1
+    end
+  end
+  return n
+end
