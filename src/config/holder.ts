@@ -8,6 +8,8 @@ import { loadConfigFile } from './load.js';
  */
 export class ConfigHolder {
   private value: Config;
+  /** Extra rules a running server puts on a reload (e.g. a public bind needs tenants); throws to refuse. */
+  guard: (next: Config) => void = () => {};
 
   constructor(initial: Config = defaultConfig, readonly path?: string) {
     this.value = initial;
@@ -25,6 +27,7 @@ export class ConfigHolder {
   reload(): Config {
     if (!this.path) return this.value;
     const next = loadConfigFile(this.path);
+    this.guard(next);
     this.value = next;
     return next;
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../core/fingerprint.js';
 import { adaptersConfig } from '../delivery/adapters/index.js';
+import { tenantsConfig } from '../access/tenants.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -104,13 +105,8 @@ export const configSchema = z.strictObject({
     .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
   /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
   adapters: adaptersConfig,
-  // Tenants are part of the file format, but the code that honours them is not
-  // here yet: accepting them would promise access control that does not
-  // happen, so they are refused until it is.
-  tenants: z
-    .unknown()
-    .optional()
-    .refine((v) => v === undefined, { message: 'tenants are not supported by this version yet' }),
+  /** With tenants, every /v1 and /v2 call needs a tenant's bearer token (API.md "Tenants and access"). */
+  tenants: tenantsConfig,
   })
   .superRefine((c, ctx) => {
     // A lease shorter than a call would let a second worker deliver while the first still waits.

@@ -3,6 +3,7 @@ import type { DeviceEvent, EventOutcome } from '../core/event.js';
 import type { Config } from '../config/schema.js';
 import { parseEvent } from '../inputs/event/schema.js';
 import type { DedupStore } from '../store/contract.js';
+import { ForbiddenError } from '../access/tenants.js';
 
 /** `GET /v1/devices/{tenant}/{device}` as API.md gives it. */
 export interface DeviceView {
@@ -25,9 +26,16 @@ export class EventIngest {
     private readonly observe: (e: DeviceEvent, o: EventOutcome) => void = () => {},
   ) {}
 
-  /** Validates (throws ValidationError) and applies one event. */
-  async apply(body: unknown): Promise<EventOutcome> {
+  /**
+   * Validates (throws ValidationError) and applies one event. `tenant`, when
+   * tenants are configured, is the caller's: an event for another tenant is
+   * refused (ForbiddenError) and changes nothing.
+   */
+  async apply(body: unknown, tenant?: string): Promise<EventOutcome> {
     const e = parseEvent(body);
+    if (tenant !== undefined && e.tenant !== tenant) {
+      throw new ForbiddenError(`this token belongs to tenant ${JSON.stringify(tenant)}; it cannot send events of tenant ${JSON.stringify(e.tenant)}`);
+    }
     const o = await this.store.applyEvent(e, this.config().events.retention_seconds * 1000);
     this.observe(e, o);
     return o;

@@ -12,6 +12,11 @@ import type { ViolationIngest } from '../engine/violations.js';
 import type { EventIngest } from '../engine/events.js';
 import { BOUNDARY_REJECT_REASONS, type EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
+import { accessControl } from './access.js';
+import { RateLimiter } from '../access/rate-limit.js';
+import { ForbiddenError } from '../access/tenants.js';
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../core/clock.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import type { DeliveryStore } from '../store/delivery-contract.js';
 
@@ -21,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The caller's tenant; `default` while no tenants are configured. */
     tenant: string;
+    /** True when tenants are configured: every read and write is limited to `tenant`. */
+    scoped: boolean;
   }
 }
 
@@ -33,9 +40,11 @@ export interface AppOptions {
   metrics: Metrics;
   logger: Logger;
   https?: { cert: Buffer; key: Buffer } | null;
+  config: () => Config;
+  clock: Clock;
 }
 
-export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https }: AppOptions): FastifyInstance {
+export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https, config, clock }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
@@ -46,6 +55,8 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('tenant', DEFAULT_TENANT);
+  app.decorateRequest('scoped', false);
+  app.addHook('onRequest', accessControl(config, new RateLimiter(clock)));
   // The API speaks JSON only: fastify's built-in text/plain parser would let a
   // text body reach validation as a string; without it fastify answers 415.
   app.removeContentTypeParser('text/plain');
@@ -58,11 +69,15 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
           ? new ApiError('invalid_input', err.message, err.issues)
           : err instanceof StoreUnavailableError
             ? new ApiError('unavailable', err.message)
+            : err instanceof ForbiddenError
+              ? new ApiError('forbidden', err.message)
             : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
     if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
     metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
-    if (req.method === 'POST' && req.routeOptions.url === '/v1/events') accounting.refused(eventRefusal(apiError.code));
-    if (apiError.code === 'rate_limited') reply.header('Retry-After', '1');
+    // An unauthenticated request belongs to no tenant: it is in no tenant's accounting.
+    if (req.method === 'POST' && req.routeOptions.url === '/v1/events' && apiError.code !== 'unauthorized') accounting.refused(eventRefusal(apiError.code), req.tenant);
+    if (apiError.code === 'rate_limited') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
+    if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
     return reply.code(apiError.status).send(errorBody(apiError));
   });
 

@@ -24,6 +24,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly issues?: Issue[],
+    /** seconds, sent as Retry-After (rate_limited) */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }

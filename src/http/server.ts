@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ConfigHolder } from '../config/holder.js';
+import type { Config } from '../config/schema.js';
 import { Deduplicator } from '../engine/deduplicator.js';
 import { Metrics } from '../observe/metrics.js';
 import { createLogger, type Logger } from '../observe/logger.js';
@@ -51,13 +52,19 @@ export function isLoopback(host: string): boolean {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
   const config = ConfigHolder.fromFile(options.configPath);
-  if (!isLoopback(options.host)) {
-    // Without tenants there is no authentication: an open port anywhere but
-    // loopback would let anyone open and close tickets.
-    throw new StartupError(
-      `refusing to bind ${options.host}: no tenants are configured, so the API has no authentication; bind a loopback address (127.0.0.1, ::1)`,
-    );
-  }
+  const publicBind = !isLoopback(options.host);
+  // Without tenants there is no authentication: an open port anywhere but
+  // loopback would let anyone open and close tickets. A reload may not take
+  // the tenants away from a public bind either.
+  const needTenants = (cfg: Config) => {
+    if (publicBind && cfg.tenants.length === 0) {
+      throw new StartupError(
+        `refusing to bind ${options.host}: no tenants are configured, so the API has no authentication; configure tenants or bind a loopback address (127.0.0.1, ::1)`,
+      );
+    }
+  };
+  needTenants(config.current);
+  config.guard = needTenants;
   if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
     throw new StartupError('--tls-cert and --tls-key go together: give both or neither');
   }
@@ -86,15 +93,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if ((o.gap || o.outcome === 'rejected') && sampled++ % 100 === 0) {
       logger.info({ tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, outcome: o.outcome, reason: o.reason, gap: o.gap }, 'event gap or rejection (1 in 100 logged)');
     }
-    accounting.decided(o);
   });
   const accounting = new EventAccounting(metrics.registry, () => events.staleDevices());
   const violations = new ViolationIngest(store, () => config.current, (v, d) => {
     metrics.violations.labels(d.decision, d.severity, d.action).inc();
-    // Until delivery exists, a new alarm is at least in the log, with what the table says to do.
+    // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
     if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
   });
-  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https });
+  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock });
   try {
     await app.listen({
       port: options.port,

@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { EVENT_REJECT_REASONS, gapSize, type EventOutcome } from '../core/event.js';
 
 /** Rejections at the boundary, beside the store's own reasons. */
-export const BOUNDARY_REJECT_REASONS = ['invalid', 'payload_too_large', 'unsupported_media_type', 'forbidden', 'unavailable', 'internal'] as const;
+export const BOUNDARY_REJECT_REASONS = ['invalid', 'payload_too_large', 'unsupported_media_type', 'forbidden', 'rate_limited', 'unavailable', 'internal'] as const;
 export type EventRejectReason = (typeof EVENT_REJECT_REASONS)[number] | (typeof BOUNDARY_REJECT_REASONS)[number];
 
 export interface EventStats {
@@ -19,10 +19,12 @@ export interface EventStats {
  * Every request to POST /v1/events lands in exactly one bucket, including
  * those refused before the store (invalid, too large, unavailable). Gaps count
  * missing sequences, separately. Counters are per process, like any
- * Prometheus counter: sum them over replicas.
+ * Prometheus counter: sum them over replicas. `GET /v1/stats` shows the
+ * caller's tenant's own figures (all of them without tenants configured);
+ * the metrics have no tenant label.
  */
 export class EventAccounting {
-  private readonly stats: EventStats = { received: 0, applied: 0, duplicate: 0, rejected: {}, sequence_gaps: 0 };
+  private readonly byTenant = new Map<string, EventStats>();
   private readonly received: Counter;
   private readonly outcomes: Counter<'outcome' | 'reason'>;
   private readonly gaps: Counter;
@@ -56,31 +58,41 @@ export class EventAccounting {
     for (const r of [...EVENT_REJECT_REASONS, ...BOUNDARY_REJECT_REASONS]) this.outcomes.labels('rejected', r).inc(0);
   }
 
-  decided(o: EventOutcome): void {
-    this.stats.received++;
+  private stats(tenant: string): EventStats {
+    let s = this.byTenant.get(tenant);
+    if (!s) this.byTenant.set(tenant, (s = { received: 0, applied: 0, duplicate: 0, rejected: {}, sequence_gaps: 0 }));
+    return s;
+  }
+
+  /** `tenant` is the caller's (not the event's tenant_id, which without tenants configured is free). */
+  decided(o: EventOutcome, tenant: string): void {
+    const stats = this.stats(tenant);
+    stats.received++;
     this.received.inc();
-    if (o.outcome === 'rejected') return this.countRejected(o.reason);
-    this.stats[o.outcome]++;
+    if (o.outcome === 'rejected') return this.countRejected(stats, o.reason);
+    stats[o.outcome]++;
     this.outcomes.labels(o.outcome, '').inc();
     const missing = gapSize(o.gap);
-    this.stats.sequence_gaps += missing;
+    stats.sequence_gaps += missing;
     this.gaps.inc(missing);
     if (o.transition) this.transitions.inc();
   }
 
   /** A request refused before it reached the store. */
-  refused(reason: (typeof BOUNDARY_REJECT_REASONS)[number]): void {
-    this.stats.received++;
+  refused(reason: (typeof BOUNDARY_REJECT_REASONS)[number], tenant: string): void {
+    const stats = this.stats(tenant);
+    stats.received++;
     this.received.inc();
-    this.countRejected(reason);
+    this.countRejected(stats, reason);
   }
 
-  private countRejected(reason: EventRejectReason): void {
-    this.stats.rejected[reason] = (this.stats.rejected[reason] ?? 0) + 1;
+  private countRejected(stats: EventStats, reason: EventRejectReason): void {
+    stats.rejected[reason] = (stats.rejected[reason] ?? 0) + 1;
     this.outcomes.labels('rejected', reason).inc();
   }
 
-  snapshot(): EventStats {
-    return { ...this.stats, rejected: { ...this.stats.rejected } };
+  snapshot(tenant: string): EventStats {
+    const s = this.stats(tenant);
+    return { ...s, rejected: { ...s.rejected } };
   }
 }

@@ -160,3 +160,26 @@ describe('onceonly key', () => {
     assert.equal(missing.stdout, '');
   });
 });
+
+test('with tenants configured it binds a public address, and a reload that drops the tenants is refused', async () => {
+  const dir = tempDir();
+  const cfg = join(dir.path, 'c.yaml');
+  writeFileSync(cfg, 'tenants: [ { id: acme, tokens: [a-long-random-token-1] } ]\n');
+  const s = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--store', 'memory:', '--config', cfg]);
+  try {
+    const url = s.url.replace('0.0.0.0', '127.0.0.1');
+    const anon = await fetch(`${url}/v1/stats`);
+    assert.equal(anon.status, 401);
+    const ok = await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer a-long-random-token-1' } });
+    assert.equal(ok.status, 200);
+    writeFileSync(cfg, 'incidents: { ttl_seconds: 60 }\n');
+    s.proc.kill('SIGHUP');
+    const deadline = Date.now() + 5000;
+    while (!s.lines.some((l) => /config reload refused/.test(l)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(s.lines.some((l) => /refusing to bind 0\.0\.0\.0.*config reload refused/.test(l)), s.lines.join('\n'));
+    assert.equal((await fetch(`${url}/v1/stats`)).status, 401, 'still authenticated');
+  } finally {
+    await s.stop();
+    dir.remove();
+  }
+});

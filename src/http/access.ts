@@ -1,0 +1,33 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config/schema.js';
+import { bearer, tokenIndex } from '../access/tenants.js';
+import type { RateLimiter } from '../access/rate-limit.js';
+import { ApiError } from './errors.js';
+
+/**
+ * API.md "Tenants and access", as one onRequest hook: with tenants
+ * configured, every /v1 and /v2 call needs `Authorization: Bearer <token>`;
+ * the token names the tenant every read and write is then limited to, and that
+ * tenant's bucket must have a token left. Operations (/healthz, /readyz,
+ * /metrics) stay open for probes and scrapers. Without tenants, nothing is
+ * checked (the server then only binds loopback).
+ */
+export function accessControl(config: () => Config, limiter: RateLimiter) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    if (!/^\/v[12]\//.test(req.url)) return;
+    const index = tokenIndex(config().tenants);
+    if (!index.enabled) return;
+    const token = bearer(req.headers.authorization);
+    const tenant = token ? index.lookup(token) : null;
+    if (!tenant) {
+      throw new ApiError(
+        'unauthorized',
+        req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid',
+      );
+    }
+    req.tenant = tenant.id;
+    req.scoped = true;
+    const wait = limiter.take(tenant.id, tenant.rate_limit.per_second, tenant.rate_limit.burst);
+    if (wait > 0) throw new ApiError('rate_limited', `tenant ${tenant.id} is over its rate limit (${tenant.rate_limit.per_second}/s); retry after ${wait} s`, undefined, wait);
+  };
+}
