@@ -6,7 +6,7 @@ import { ValidationError } from '../core/validation.js';
 import { configSchema, defaultConfig, type Config, type ConfigInput } from '../config/schema.js';
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { parseIncident, parseWith, type IncidentInput } from '../inputs/incident/schema.js';
-import type { DedupStore } from '../store/contract.js';
+import type { DedupStore, IncidentClaim } from '../store/contract.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
 
@@ -54,13 +54,11 @@ export class Deduplicator {
   /** Validates `input` (throws ValidationError) and decides CREATE / SUPPRESS / UPDATE. */
   async decideIncident(input: IncidentInput | unknown, tenant = DEFAULT_TENANT): Promise<IncidentDecision> {
     const incident = parseIncident(input);
-    const cfg = this.config().incidents;
-    const key = incidentKey(incident);
-    const { outcome, provisional } = await this.store.decideIncident({
+    return this.decide({
       tenant,
-      key,
+      key: incidentKey(incident),
       fingerprint: incidentFingerprint(incident),
-      ttlMs: incidentTtlSeconds(cfg, incident) * 1000,
+      ttlMs: incidentTtlSeconds(this.config().incidents, incident) * 1000,
       // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
       outbox: {
         severity: incident.severity,
@@ -74,13 +72,28 @@ export class Deduplicator {
         },
       },
     });
-    const decided = decideFromOutcome(outcome, cfg.race_window_ms);
+  }
+
+  /**
+   * The decision for an already-identified alert (PagerDuty, Alertmanager):
+   * the same atomic claim, observed and counted like any incident.
+   */
+  async decide(claim: IncidentClaim): Promise<IncidentDecision> {
+    const { outcome, provisional } = await this.store.decideIncident(claim);
+    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms);
     // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
     const reason = provisional ? 'provisional' : decided.reason;
-    const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: key, provisional: provisional === true };
+    const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
-    this.observer.decided(result, tenant);
+    this.observer.decided(result, claim.tenant);
     return result;
+  }
+
+  /** Closes an alert by its store key (no format check); false when it was not live. */
+  async closeKey(tenant: string, key: string): Promise<boolean> {
+    const last = await this.store.closeIncident(tenant, key);
+    if (last) this.observer.ended(last.updates, 'closed');
+    return last !== null;
   }
 
   async getIncident(key: string, tenant = DEFAULT_TENANT): Promise<IncidentView | null> {
@@ -92,9 +105,7 @@ export class Deduplicator {
   /** Closes a live incident; the next arrival of its key is a CREATE. False when not live. */
   async closeIncident(key: string, tenant = DEFAULT_TENANT): Promise<boolean> {
     assertKey(key);
-    const last = await this.store.closeIncident(tenant, key);
-    if (last) this.observer.ended(last.updates, 'closed');
-    return last !== null;
+    return this.closeKey(tenant, key);
   }
 
   close(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
-import { bearer, tokenIndex } from '../access/tenants.js';
+import { bearer, tokenIndex, type TenantConfig } from '../access/tenants.js';
 import type { RateLimiter } from '../access/rate-limit.js';
 import { ApiError } from './errors.js';
 
@@ -17,6 +17,8 @@ export function accessControl(config: () => Config, limiter: RateLimiter) {
     if (!/^\/v[12]\//.test(req.url)) return;
     const index = tokenIndex(config().tenants);
     if (!index.enabled) return;
+    // PagerDuty-style senders may carry the token as routing_key in the body instead: decided by the route.
+    if (req.headers.authorization === undefined && req.method === 'POST' && req.url.split('?')[0] === '/v2/enqueue') return;
     const token = bearer(req.headers.authorization);
     const tenant = token ? index.lookup(token) : null;
     if (!tenant) {
@@ -25,9 +27,14 @@ export function accessControl(config: () => Config, limiter: RateLimiter) {
         req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid',
       );
     }
-    req.tenant = tenant.id;
-    req.scoped = true;
-    const wait = limiter.take(tenant.id, tenant.rate_limit.per_second, tenant.rate_limit.burst);
-    if (wait > 0) throw new ApiError('rate_limited', `tenant ${tenant.id} is over its rate limit (${tenant.rate_limit.per_second}/s); retry after ${wait} s`, undefined, wait);
+    admit(req, tenant, limiter);
   };
+}
+
+/** The caller is this tenant, if its bucket has a token left. */
+export function admit(req: FastifyRequest, tenant: TenantConfig, limiter: RateLimiter): void {
+  req.tenant = tenant.id;
+  req.scoped = true;
+  const wait = limiter.take(tenant.id, tenant.rate_limit.per_second, tenant.rate_limit.burst);
+  if (wait > 0) throw new ApiError('rate_limited', `tenant ${tenant.id} is over its rate limit (${tenant.rate_limit.per_second}/s); retry after ${wait} s`, undefined, wait);
 }

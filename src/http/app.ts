@@ -18,6 +18,8 @@ import { ForbiddenError } from '../access/tenants.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
+import { ENQUEUE, enqueueRoutes, pagerdutyError } from './routes/enqueue.js';
+import { PagerdutyIngest } from '../engine/pagerduty.js';
 import type { DeliveryStore } from '../store/delivery-contract.js';
 
 export const BODY_LIMIT_BYTES = 512 * 1024;
@@ -56,7 +58,8 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
 
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.decorateRequest('scoped', false);
-  app.addHook('onRequest', accessControl(config, new RateLimiter(clock)));
+  const limiter = new RateLimiter(clock);
+  app.addHook('onRequest', accessControl(config, limiter));
   // The API speaks JSON only: fastify's built-in text/plain parser would let a
   // text body reach validation as a string; without it fastify answers 415.
   app.removeContentTypeParser('text/plain');
@@ -78,7 +81,8 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
     if (req.method === 'POST' && req.routeOptions.url === '/v1/events' && apiError.code !== 'unauthorized') accounting.refused(eventRefusal(apiError.code), req.tenant);
     if (apiError.code === 'rate_limited') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
     if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
-    return reply.code(apiError.status).send(errorBody(apiError));
+    // The one exception to the error shape (API.md): /v2/enqueue answers as PagerDuty does.
+    return reply.code(apiError.status).send(req.routeOptions.url === ENQUEUE ? pagerdutyError(apiError) : errorBody(apiError));
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -92,6 +96,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   eventRoutes(app, events, accounting);
   violationRoutes(app, violations);
   deadLetterRoutes(app, deliveries);
+  enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   return app;
 }
 

@@ -42,6 +42,9 @@ export class InstrumentedStore implements DedupStore {
   closeIncident(tenant: string, key: string) {
     return this.timed('close_incident', () => this.inner.closeIncident(tenant, key));
   }
+  acknowledgeIncident(tenant: string, key: string) {
+    return this.timed('acknowledge_incident', () => this.inner.acknowledgeIncident(tenant, key));
+  }
   applyEvent(event: DeviceEvent, retentionMs: number) {
     return this.timed('apply_event', () => this.inner.applyEvent(event, retentionMs));
   }

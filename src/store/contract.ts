@@ -35,6 +35,8 @@ export interface IncidentClaim {
   outbox?: OutboxPayload;
 }
 
+export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
+
 export interface IncidentDecisionResult {
   outcome: ClaimOutcome;
   record: IncidentRecord;
@@ -64,6 +66,12 @@ export interface DedupStore {
   getIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
   /** Close (delete) a live incident, writing a `close` outbox entry in the same step; returns its last record, or null when it was not live. */
   closeIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
+  /**
+   * The first acknowledgement of a live incident's episode writes an `update`
+   * outbox entry; a repeat, or a key that is not live, changes nothing. One
+   * atomic step.
+   */
+  acknowledgeIncident(tenant: string, key: string): Promise<AckOutcome>;
   /** Live (unexpired) incidents across tenants. */
   countLiveIncidents(): Promise<number>;
   /** Delete records expired for longer than the grace, a bounded batch at a time; returns how many went. */
@@ -138,6 +146,12 @@ export const outboxEntries = {
     const action = incidentAction(outcomeKind);
     if (!action || !claim.outbox) return null;
     return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, ...claim.outbox, at };
+  },
+  acknowledged(rec: IncidentRecord, at: number): OutboxEntry {
+    return {
+      tenant: rec.tenant, kind: 'incident', action: 'update', key: rec.key,
+      severity: severityOfFingerprint(rec.fingerprint), summary: 'acknowledged', data: { fingerprint: rec.fingerprint, acknowledged: true }, at,
+    };
   },
   close(rec: IncidentRecord, at: number): OutboxEntry {
     return {

@@ -126,6 +126,24 @@ export function incidentStoreContract(
       assert.deepEqual([(await decide()).reason], ['new'], 'a close also clears the expired record');
     });
 
+    test('acknowledge: once per episode, one update entry, never for a key that is not live', async () => {
+      const acks = async () => (await fx.store.listOutbox()).filter((e) => e.key === key && e.summary === 'acknowledged');
+      assert.equal(await fx.store.acknowledgeIncident('default', key), 'absent');
+      await decide({ fingerprint: 'CRITICAL|0' });
+      const r = await Promise.all(Array.from({ length: 20 }, () => fx.store.acknowledgeIncident('default', key)));
+      assert.equal(r.filter((x) => x === 'acknowledged').length, 1);
+      assert.equal(r.filter((x) => x === 'repeat').length, 19);
+      const [entry] = await acks();
+      assert.deepEqual([entry?.action, entry?.severity, entry?.data], ['update', 'CRITICAL', { fingerprint: 'CRITICAL|0', acknowledged: true }]);
+      assert.equal(await fx.store.acknowledgeIncident('other', key), 'absent', 'tenants are separate');
+      await fx.store.closeIncident('default', key);
+      assert.equal(await fx.store.acknowledgeIncident('default', key), 'absent', 'closed');
+      await fx.advance(T); // a new episode has a later createdAt
+      await decide();
+      assert.equal(await fx.store.acknowledgeIncident('default', key), 'acknowledged', 'a new episode');
+      assert.equal((await acks()).length, 2);
+    });
+
     test('tenants are separate key spaces', async () => {
       assert.equal((await decide({ tenant: 'a' })).decision, 'CREATE');
       assert.equal((await decide({ tenant: 'b' })).decision, 'CREATE');

@@ -1,21 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { join } from 'node:path';
 import { tempDir } from '../helpers/tmp.js';
+import { selfSignedCert } from '../helpers/tls.js';
 import { runCli, spawnServer } from '../helpers/process.js';
 
 test('--tls-cert/--tls-key serve HTTPS with the given certificate', async () => {
   const dir = tempDir();
-  const cert = join(dir.path, 'cert.pem');
-  const key = join(dir.path, 'key.pem');
-  // A self-signed certificate made at test time, valid for 127.0.0.1.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-  ], { stdio: 'ignore' });
+  const { cert, key } = selfSignedCert(dir.path);
   const s = await spawnServer(['--port', '0', '--store', 'memory:', '--tls-cert', cert, '--tls-key', key]);
   try {
     assert.match(s.url, /^https:\/\/127\.0\.0\.1:\d+$/);

@@ -104,6 +104,11 @@ export class FailOpenStore implements DedupStore {
     return this.shared('close the incident', () => this.inner.closeIncident(tenant, key));
   }
 
+  /** Like a close, an acknowledgement must reach the shared store: refused (503) while degraded. */
+  acknowledgeIncident(tenant: string, key: string) {
+    return this.shared('acknowledge the incident', () => this.inner.acknowledgeIncident(tenant, key));
+  }
+
   /**
    * Device events are not decided provisionally: an event is acknowledged only
    * once applied in the shared store, so while it is unreachable they answer

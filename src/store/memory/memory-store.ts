@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeviceEvent } from '../../core/event.js';
-import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, outboxEntries, type DedupStore, type IncidentClaim, type IncidentRecord, type OutboxEntry, type OutboxPayload } from '../contract.js';
+import { type AckOutcome, DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, outboxEntries, type DedupStore, type IncidentClaim, type IncidentRecord, type OutboxEntry, type OutboxPayload } from '../contract.js';
 import { MemoryEvents } from './memory-events.js';
 import { MemoryDeliveries } from './memory-deliveries.js';
 import type { WindowClaim } from '../delivery-contract.js';
@@ -18,6 +18,8 @@ export class MemoryStore implements DedupStore {
   private closed = false;
   private readonly events: MemoryEvents;
   private readonly windows = new Map<string, number>();
+  /** key → the createdAt of the episode that was acknowledged */
+  private readonly acks = new Map<string, number>();
   private readonly outbox: OutboxEntry[] = [];
   readonly deliveries: MemoryDeliveries;
 
@@ -97,8 +99,21 @@ export class MemoryStore implements DedupStore {
     const now = this.clock.now();
     const live = this.live(tenant, key, now);
     this.incidents.delete(MemoryStore.id(tenant, key));
+    this.acks.delete(MemoryStore.id(tenant, key));
     if (live) this.outbox.push(outboxEntries.close(live, now));
     return live ? { ...live } : null;
+  }
+
+  async acknowledgeIncident(tenant: string, key: string): Promise<AckOutcome> {
+    this.assertOpen();
+    const now = this.clock.now();
+    const live = this.live(tenant, key, now);
+    if (!live) return 'absent';
+    const id = MemoryStore.id(tenant, key);
+    if (this.acks.get(id) === live.createdAt) return 'repeat';
+    this.acks.set(id, live.createdAt);
+    this.outbox.push(outboxEntries.acknowledged(live, now));
+    return 'acknowledged';
   }
 
   async countLiveIncidents() {
@@ -121,6 +136,7 @@ export class MemoryStore implements DedupStore {
       if (n >= SWEEP_BATCH) break;
       if (rec.expiresAt + this.expiredGraceMs <= now) {
         this.incidents.delete(id);
+        this.acks.delete(id);
         n++;
       }
     }

@@ -1,4 +1,5 @@
 import {
+  type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
   type DedupStore,
   type IncidentClaim,
@@ -7,7 +8,7 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { allShards, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
+import { ackMarkerKey, allShards, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
 import { RedisDeliveries } from './redis-deliveries.js';
 import type { WindowClaim } from '../delivery-contract.js';
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
@@ -100,6 +101,14 @@ export class RedisStore implements DedupStore {
       | [number, string]
       | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
+  }
+
+  async acknowledgeIncident(tenant: string, key: string) {
+    return (await this.conn.evalScript(
+      scripts.acknowledgeIncident,
+      [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), ackMarkerKey(tenant, key)],
+      [tenant, key, 7 * 86_400_000],
+    )) as AckOutcome;
   }
 
   async applyEvent(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {

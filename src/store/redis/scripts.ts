@@ -20,6 +20,7 @@ export const scripts = {
   decideIncident: load('decide-incident', 'delivery'),
   getIncident: load('get-incident'),
   closeIncident: load('close-incident'),
+  acknowledgeIncident: load('acknowledge-incident', 'delivery'),
   reconcileIncident: load('reconcile-incident'),
   applyEvent: load('apply-event'),
   claimWindow: load('claim-window', 'delivery'),

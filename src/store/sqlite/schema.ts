@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS outbox (
   data     TEXT    NOT NULL,
   at       INTEGER NOT NULL
 );
+-- Acknowledged incident episodes (PagerDuty acknowledge): the episode is its created_at.
+CREATE TABLE IF NOT EXISTS acks (
+  tenant TEXT NOT NULL, key TEXT NOT NULL, created_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, key)
+) WITHOUT ROWID;
 -- Delivery state: one row per (outbox entry, adapter), fanned out from the
 -- outbox by the worker; due_at doubles as the lease's end while leased.
 CREATE TABLE IF NOT EXISTS deliveries (

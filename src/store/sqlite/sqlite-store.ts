@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
-import { DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { type AckOutcome, DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
 import { GroupCommit } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import * as sql from './statements.js';
@@ -70,6 +70,9 @@ export class SqliteStore implements DedupStore {
       sweepSeen: this.db.prepare<[number, number]>(ev.SWEEP_SEEN),
       claimWindow: this.db.prepare<[string, string, number, number]>(sql.CLAIM_WINDOW),
       sweepWindows: this.db.prepare<[number, number]>(sql.SWEEP_WINDOWS),
+      acknowledge: this.db.prepare<[string, string, number]>(sql.ACKNOWLEDGE),
+      deleteAck: this.db.prepare<[string, string]>(sql.DELETE_ACK),
+      sweepAcks: this.db.prepare<[number]>(sql.SWEEP_ACKS),
     };
     this.writes = new GroupCommit(this.db);
     this.deliveries = new SqliteDeliveries(this.db, this.writes, clock);
@@ -145,9 +148,22 @@ export class SqliteStore implements DedupStore {
       const now = this.clock.now();
       const row = this.stmt.select.get(tenant, key);
       this.stmt.delete.run(tenant, key);
+      this.stmt.deleteAck.run(tenant, key);
       const live = row && row.expiresAt > now ? row : null;
       if (live) this.append(outboxEntries.close(live, now));
       return live;
+    });
+  }
+
+  /** One INSERT … ON CONFLICT … WHERE marks the episode; the update entry is in the same transaction. */
+  acknowledgeIncident(tenant: string, key: string) {
+    return this.writes.submit((): AckOutcome => {
+      const now = this.clock.now();
+      const row = this.stmt.select.get(tenant, key);
+      if (!row || row.expiresAt <= now) return 'absent';
+      if (this.stmt.acknowledge.run(tenant, key, row.createdAt).changes === 0) return 'repeat';
+      this.append(outboxEntries.acknowledged(row, now));
+      return 'acknowledged';
     });
   }
 
@@ -160,7 +176,8 @@ export class SqliteStore implements DedupStore {
       () =>
         this.stmt.sweep.run(this.clock.now() - this.expiredGraceMs, SWEEP_BATCH).changes +
         this.stmt.sweepSeen.run(this.clock.now(), SWEEP_BATCH).changes +
-        this.stmt.sweepWindows.run(this.clock.now(), SWEEP_BATCH).changes,
+        this.stmt.sweepWindows.run(this.clock.now(), SWEEP_BATCH).changes +
+        this.stmt.sweepAcks.run(SWEEP_BATCH).changes,
     );
   }
 

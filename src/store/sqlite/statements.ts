@@ -50,3 +50,16 @@ INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
 VALUES (@tenant, @kind, @action, @key, @severity, @summary, @data, @at)`;
 
 export const LIST_OUTBOX = `SELECT tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id`;
+
+/** in: tenant, key, the live episode's created_at. changes() is 1 exactly when this episode was not acknowledged yet. */
+export const ACKNOWLEDGE = `
+INSERT INTO acks (tenant, key, created_at) VALUES (?, ?, ?)
+ON CONFLICT (tenant, key) DO UPDATE SET created_at = excluded.created_at WHERE acks.created_at <> excluded.created_at`;
+
+/** in: tenant, key. */
+export const DELETE_ACK = `DELETE FROM acks WHERE tenant = ? AND key = ?`;
+
+/** in: batch. Markers whose incident is gone (swept). */
+export const SWEEP_ACKS = `
+DELETE FROM acks WHERE (tenant, key) IN (
+  SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i ON i.tenant = a.tenant AND i.key = a.key WHERE i.key IS NULL LIMIT ?)`;

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/schema.js';
+import type { Severity } from '../core/fingerprint.js';
+import type { PdEvent, PdSeverity } from '../inputs/pagerduty/schema.js';
+import type { Deduplicator } from './deduplicator.js';
+
+/** PagerDuty's four severities onto onceonly's. */
+const SEVERITY: Record<PdSeverity, Severity> = { critical: 'CRITICAL', error: 'MAJOR', warning: 'MINOR', info: 'INFO' };
+
+/** PagerDuty's dedup_key lives in a namespace of its own, apart from `dedup:` incident keys. */
+export const pagerdutyKey = (dedupKey: string) => `pd:${dedupKey}`;
+
+export type PdOutcome = 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'acknowledged' | 'closed' | 'ignored';
+
+/**
+ * PagerDuty Events API v2 semantics on the incident store: a trigger is a
+ * decision (severity is the fingerprint: a new severity is an UPDATE); an
+ * acknowledge is an update, once per episode; a resolve closes, so the next
+ * trigger opens a new incident. A trigger without dedup_key gets one.
+ */
+export class PagerdutyIngest {
+  constructor(
+    private readonly dedup: Deduplicator,
+    private readonly config: () => Config,
+  ) {}
+
+  async apply(e: PdEvent, tenant: string): Promise<{ dedup_key: string; outcome: PdOutcome; provisional: boolean }> {
+    const dedupKey = e.dedup_key ?? randomUUID().replace(/-/g, '');
+    const key = pagerdutyKey(dedupKey);
+    if (e.event_action === 'resolve') {
+      return { dedup_key: dedupKey, outcome: (await this.dedup.closeKey(tenant, key)) ? 'closed' : 'ignored', provisional: false };
+    }
+    if (e.event_action === 'acknowledge') {
+      const ack = await this.dedup.store.acknowledgeIncident(tenant, key);
+      return { dedup_key: dedupKey, outcome: ack === 'acknowledged' ? 'acknowledged' : 'ignored', provisional: false };
+    }
+    const p = e.payload!;
+    const severity = SEVERITY[p.severity];
+    const d = await this.dedup.decide({
+      tenant,
+      key,
+      fingerprint: `${severity}|0`,
+      ttlMs: this.config().incidents.ttl_seconds * 1000,
+      outbox: {
+        severity,
+        summary: p.summary,
+        data: {
+          dedup_key: dedupKey,
+          source: p.source,
+          ...(p.component !== undefined ? { component: p.component } : {}),
+          ...(p.group !== undefined ? { group: p.group } : {}),
+          ...(p.class !== undefined ? { class: p.class } : {}),
+          ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
+          ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),
+        },
+      },
+    });
+    return { dedup_key: dedupKey, outcome: d.decision, provisional: d.provisional };
+  }
+}

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config/schema.js';
+import { tokenIndex } from '../../access/tenants.js';
+import type { RateLimiter } from '../../access/rate-limit.js';
+import { parsePagerdutyEvent } from '../../inputs/pagerduty/schema.js';
+import type { PagerdutyIngest } from '../../engine/pagerduty.js';
+import { admit } from '../access.js';
+import { ApiError } from '../errors.js';
+
+export const ENQUEUE = '/v2/enqueue';
+
+/** PagerDuty's error body, which its clients parse: `status`, `message`, `errors`. */
+export function pagerdutyError(e: ApiError) {
+  return {
+    status: e.status === 400 ? 'invalid event' : e.code,
+    message: e.status === 400 ? 'Event object is invalid' : e.message,
+    errors: e.issues?.map((i) => i.message) ?? [e.message],
+  };
+}
+
+/** Drop-in PagerDuty Events API v2: point an integration's events URL at onceonly. */
+export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, config: () => Config, limiter: RateLimiter): void {
+  app.post(ENQUEUE, async (req, reply) => {
+    const parsed = parsePagerdutyEvent(req.body);
+    if (!parsed.ok) throw new ApiError('invalid_input', 'Event object is invalid', parsed.errors.map((m) => ({ path: '', message: m })));
+    if (!req.scoped) {
+      // No Authorization header: with tenants configured the routing_key is the token.
+      const index = tokenIndex(config().tenants);
+      if (index.enabled) {
+        const tenant = index.lookup(parsed.event.routing_key);
+        if (!tenant) throw new ApiError('unauthorized', 'the routing_key is not a valid token');
+        admit(req, tenant, limiter);
+      }
+    }
+    const r = await pagerduty.apply(parsed.event, req.tenant);
+    return reply.code(202).send({ status: 'success', message: 'Event processed', dedup_key: r.dedup_key });
+  });
+}
