@@ -1,0 +1,109 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { inProcessServer } from '../helpers/server.js';
+
+// 10,000 generated malformed requests across every endpoint that takes a
+// body: each must be refused with a 4xx that names the problem, none may be a
+// 5xx, nothing may be stored, and the server must stay healthy.
+const VALID = {
+  '/v1/incidents': { element_id: 'olt-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' },
+  '/v1/events': { tenant_id: 'acme', device_id: 'pos-1', boot_id: 'b1', sequence: 1, state: 'IDLE', observed_at: '2026-11-30T12:00:00Z' },
+  '/v1/violations': { process_id: 'etch', rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 },
+  '/v2/enqueue': { routing_key: 'rk', event_action: 'trigger', dedup_key: 'k', payload: { summary: 's', source: 'x', severity: 'info' } },
+} as const;
+type Route = keyof typeof VALID;
+const ROUTES = Object.keys(VALID) as Route[];
+/** Fields whose removal makes the body invalid (PagerDuty's dedup_key is optional on trigger). */
+const REQUIRED: Record<Route, string[]> = {
+  '/v1/incidents': ['element_id', 'fault_class', 'root_cause_id', 'severity'],
+  '/v1/events': Object.keys(VALID['/v1/events']),
+  '/v1/violations': Object.keys(VALID['/v1/violations']),
+  '/v2/enqueue': ['routing_key', 'event_action', 'payload'],
+};
+/** Strict bodies refuse unknown fields; PagerDuty's does not, as PagerDuty does not. */
+const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations'];
+
+/** A violation's numbers may be any number (negative, fractional); an event's sequence may not. */
+const ANY_NUMBER = new Set(['timestamp', 'value', 'center', 'ucl', 'lcl']);
+
+/** A value of another JSON type than `v`, or one that breaks `field`'s rule. */
+const wrongFor = (field: string, v: unknown): fc.Arbitrary<unknown> => {
+  const others = [fc.constant(null), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 })];
+  if (typeof v === 'string') return fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.constant(''), fc.constant('x'.repeat(2000)), ...others);
+  if (typeof v === 'number' && ANY_NUMBER.has(field)) return fc.oneof(fc.string({ maxLength: 10 }), ...others);
+  if (typeof v === 'number') return fc.oneof(fc.string({ maxLength: 10 }), fc.constant(-1), fc.constant(1.5), fc.constant(2 ** 60), ...others);
+  return fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), ...others.slice(0, 3));
+};
+
+interface Shot {
+  route: Route;
+  body: string;
+  contentType: string;
+  what: string;
+}
+
+const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
+  const valid = VALID[route] as Record<string, unknown>;
+  const json = (b: unknown, what: string) => ({ route, body: JSON.stringify(b), contentType: 'application/json', what });
+  const mutations: Array<fc.Arbitrary<Shot>> = [
+    fc.constantFrom(...REQUIRED[route]).map((f) => json({ ...valid, [f]: undefined }, `without ${f}`)),
+    fc.constantFrom(...REQUIRED[route]).chain((f) => wrongFor(f, valid[f]).map((w) => json({ ...valid, [f]: w }, `${f} = ${JSON.stringify(w)?.slice(0, 40)}`))),
+    // Any JSON at all (almost never a valid body; such a case is filtered out below).
+    fc.jsonValue({ maxDepth: 3 }).map((v) => json(v, 'arbitrary JSON')),
+    fc.string({ maxLength: 60 }).map((t) => ({ route, body: `{${t}`, contentType: 'application/json', what: 'broken JSON' })),
+    fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml').map((ct) => ({ route, body: JSON.stringify(valid), contentType: ct, what: ct })),
+  ];
+  if (STRICT.includes(route)) {
+    mutations.push(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in valid)).map((k) => json({ ...valid, [k]: 1 }, `extra field ${k}`)));
+  }
+  return fc.oneof(...mutations);
+});
+
+/** Bodies that happen to be valid are not what this test is about. */
+function accidentallyValid(s: Shot): boolean {
+  if (s.contentType !== 'application/json') return false;
+  try {
+    const v = JSON.parse(s.body) as Record<string, unknown>;
+    const valid = VALID[s.route] as Record<string, unknown>;
+    return typeof v === 'object' && v !== null && Object.keys(valid).every((k) => JSON.stringify(v[k]) === JSON.stringify(valid[k])) && Object.keys(v).length === Object.keys(valid).length;
+  } catch {
+    return false;
+  }
+}
+
+test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx each, nothing stored, still healthy', async () => {
+  const s = await inProcessServer({ store: 'memory' });
+  try {
+    const statuses = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(shot.filter((x) => !accidentallyValid(x)), async (x) => {
+        const res = await s.app.inject({ method: 'POST', url: x.route, headers: { 'content-type': x.contentType }, payload: x.body });
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+        if (res.statusCode < 400 || res.statusCode >= 500) return false;
+        const body = JSON.parse(res.payload);
+        // Every refusal says what is wrong: API.md's error shape, or PagerDuty's on /v2/enqueue.
+        return x.route === '/v2/enqueue' ? Array.isArray(body.errors) && body.errors.length > 0 : typeof body.error?.message === 'string' && body.error.message !== '';
+      }),
+      { numRuns: 10_000 },
+    );
+    console.log('statuses:', Object.fromEntries(statuses));
+    assert.equal([...statuses.values()].reduce((a, b) => a + b, 0), 10_000);
+    assert.ok([...statuses.keys()].every((c) => c >= 400 && c < 500));
+    const big = await s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ ...VALID['/v1/incidents'], summary: 'x'.repeat(600 * 1024) }) });
+    assert.equal(big.statusCode, 413);
+
+    assert.equal((await s.get('/healthz')).status, 200, 'healthy');
+    assert.equal((await s.get('/readyz')).status, 200);
+    const stats = (await s.get('/v1/stats')).body;
+    assert.equal(stats.applied + stats.duplicate, 0, 'no event applied');
+    assert.equal(stats.received, Object.values(stats.rejected as Record<string, number>).reduce((a, b) => a + b, 0), 'every event request rejected, and counted');
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    assert.match(metrics, /^onceonly_incidents_live 0$/m, 'no incident stored');
+    assert.match(metrics, /^onceonly_deliveries_pending 0$/m);
+    assert.doesNotMatch(metrics, /onceonly_incident_decisions_total\{[^}]*\} [1-9]/, 'no decision was made');
+    assert.doesNotMatch(metrics, /onceonly_violation_decisions_total\{[^}]*\} [1-9]/);
+  } finally {
+    await s.stop();
+  }
+});
