@@ -18,7 +18,7 @@ import { Redis as IORedis } from 'ioredis';
 import { createClient } from '@redis/client';
 import { redisConnection } from '../src/store/redis/connection.js';
 import { RedisStore } from '../src/store/redis/redis-store.js';
-import { deliveryKeys, failingKey, incidentRecordKey, shardOf } from '../src/store/redis/keys.js';
+import { deliveryKeys, failingKey, incidentRecordKey, resolutionKey, shardOf } from '../src/store/redis/keys.js';
 import { scripts } from '../src/store/redis/scripts.js';
 import { startRedis } from '../test/helpers/redis.js';
 
@@ -105,12 +105,12 @@ try {
   // The same Lua decision driven by ioredis, to choose the client by measurement.
   const io = new IORedis(redis.port, '127.0.0.1', { lazyConnect: true, enableAutoPipelining: false });
   await io.connect();
-  io.defineCommand('decideIncident', { numberOfKeys: 4, lua: scripts.decideIncident.source });
+  io.defineCommand('decideIncident', { numberOfKeys: 5, lua: scripts.decideIncident.source });
   const ioLua = (key: string, fp: string) => {
     const k = deliveryKeys(shardOf('default', key));
     return (io as unknown as { decideIncident(...a: Array<string | number>): Promise<unknown> }).decideIncident(
-      incidentRecordKey('default', key), k.outbox, failingKey('incident', 'default', key), k.due,
-      fp, TTL, GRACE, '', 'default', key, '', '', '', k.tag,
+      incidentRecordKey('default', key), k.outbox, failingKey('incident', 'default', key), k.due, resolutionKey('default', key),
+      fp, TTL, GRACE, '', 'default', key, '', '', '', k.tag, '',
     );
   };
 
@@ -121,8 +121,8 @@ try {
   const tSeed = await concurrent(seed, 'cs');
   redis.cli('SCRIPT', 'LOAD', scripts.decideIncident.source);
   const ceilingLua = redisBenchmark(redis.port, [
-    'EVALSHA', scripts.decideIncident.sha, '4', '{oo:1}:i:default:dedup:__rand_int__', '{oo:1}:o', '{oo:1}:kf:x', '{oo:1}:q',
-    'MAJOR|0', String(TTL), String(GRACE), '', 'default', 'k', '', '', '', '{oo:1}',
+    'EVALSHA', scripts.decideIncident.sha, '5', '{oo:1}:i:default:dedup:__rand_int__', '{oo:1}:o', '{oo:1}:kf:x', '{oo:1}:q', '{oo:1}:e:x',
+    'MAJOR|0', String(TTL), String(GRACE), '', 'default', 'k', '', '', '', '{oo:1}', '',
   ]);
   const ceilingSet = redisBenchmark(redis.port, ['SET', 'seed:__rand_int__', '{"fp":"MAJOR|0","ts":1}', 'NX', 'EX', '3600']);
 

@@ -11,6 +11,7 @@ const DEBIAN = [
   ['redis-server', 'redis-server'],
   ['redis-cli', 'redis-tools'],
   ['mosquitto', 'mosquitto'],
+  ['prometheus-alertmanager', 'prometheus-alertmanager'],
 ];
 
 const listening = (port) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null`;

@@ -86,6 +86,14 @@ export const configSchema = z.strictObject({
         .transform((given) => ({ ...DEFAULT_ACTIONS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) }) as Record<(typeof SEVERITIES)[number], { route: boolean; notify: boolean }>),
     })
     .prefault({}),
+  /**
+   * Alerts from Alertmanager's webhook. A firing alert is re-sent only every
+   * repeat_interval (4 h by default), so their TTL is longer than incidents':
+   * keep it above repeat_interval, or a re-send after expiry opens a second ticket.
+   */
+  alertmanager: z
+    .strictObject({ ttl_seconds: positiveInt.default(86_400) })
+    .default({ ttl_seconds: 86_400 }),
   events: z
     .strictObject({
       retention_seconds: positiveInt.default(86400),

@@ -15,8 +15,10 @@ export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
  *  - UPDATE/severity   the severity changed
  *  - UPDATE/cleared    the incident was marked cleared
  *  - UPDATE/reopened   a cleared incident fired again uncleared
+ *  - SUPPRESS/stale    an alert whose episode was already resolved (an Alertmanager HA
+ *                      peer's late `firing`): it must not reopen the closed incident
  */
-export type DecisionReason = 'new' | 'expired' | 'provisional' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened';
+export type DecisionReason = 'new' | 'expired' | 'provisional' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened' | 'stale';
 
 export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]> = [
   ['CREATE', 'new'],
@@ -26,6 +28,7 @@ export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]
   ['UPDATE', 'provisional'],
   ['SUPPRESS', 'unchanged'],
   ['SUPPRESS', 'lost_race'],
+  ['SUPPRESS', 'stale'],
   ['UPDATE', 'severity'],
   ['UPDATE', 'cleared'],
   ['UPDATE', 'reopened'],
@@ -35,7 +38,9 @@ export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]
 export type ClaimOutcome =
   | { kind: 'created'; expired?: { updates: number } }
   | { kind: 'unchanged'; createdAt: number; now: number }
-  | { kind: 'changed'; previousFingerprint: string; fingerprint: string };
+  | { kind: 'changed'; previousFingerprint: string; fingerprint: string }
+  /** the claim's episode started no later than the key's recorded resolution: nothing changed */
+  | { kind: 'stale' };
 
 export interface DecisionWithReason {
   decision: Decision;
@@ -53,6 +58,8 @@ export function decideFromOutcome(outcome: ClaimOutcome, raceWindowMs: number): 
       };
     case 'changed':
       return { decision: 'UPDATE', reason: updateReason(outcome.previousFingerprint, outcome.fingerprint) };
+    case 'stale':
+      return { decision: 'SUPPRESS', reason: 'stale' };
   }
 }
 

@@ -89,9 +89,9 @@ export class Deduplicator {
     return result;
   }
 
-  /** Closes an alert by its store key (no format check); false when it was not live. */
-  async closeKey(tenant: string, key: string): Promise<boolean> {
-    const last = await this.store.closeIncident(tenant, key);
+  /** Closes an alert by its store key (no format check), recording its episode's end when given; false when it was not live. */
+  async closeKey(tenant: string, key: string, resolvedAt?: number): Promise<boolean> {
+    const last = await this.store.closeIncident(tenant, key, resolvedAt);
     if (last) this.observer.ended(last.updates, 'closed');
     return last !== null;
   }

@@ -20,6 +20,8 @@ import type { Clock } from '../core/clock.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { ENQUEUE, enqueueRoutes, pagerdutyError } from './routes/enqueue.js';
 import { PagerdutyIngest } from '../engine/pagerduty.js';
+import { AlertmanagerIngest } from '../engine/alertmanager.js';
+import { alertmanagerRoutes } from './routes/alertmanager.js';
 import type { DeliveryStore } from '../store/delivery-contract.js';
 
 export const BODY_LIMIT_BYTES = 512 * 1024;
@@ -97,6 +99,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   violationRoutes(app, violations);
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
+  alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock));
   return app;
 }
 

@@ -39,8 +39,8 @@ export class InstrumentedStore implements DedupStore {
   getIncident(tenant: string, key: string) {
     return this.timed('get_incident', () => this.inner.getIncident(tenant, key));
   }
-  closeIncident(tenant: string, key: string) {
-    return this.timed('close_incident', () => this.inner.closeIncident(tenant, key));
+  closeIncident(tenant: string, key: string, resolvedAt?: number) {
+    return this.timed('close_incident', () => this.inner.closeIncident(tenant, key, resolvedAt));
   }
   acknowledgeIncident(tenant: string, key: string) {
     return this.timed('acknowledge_incident', () => this.inner.acknowledgeIncident(tenant, key));

@@ -33,7 +33,16 @@ export interface IncidentClaim {
   ttlMs: number;
   /** written to the outbox in the same step when the decision is a CREATE or an UPDATE */
   outbox?: OutboxPayload;
+  /**
+   * Alerts with episodes (Alertmanager): when the episode started (ms). If the
+   * key's recorded resolution ended at or after it, the claim belongs to a
+   * closed episode: outcome `stale`, nothing changes.
+   */
+  episodeStartedAt?: number;
 }
+
+/** How long a resolution is remembered, to recognise a late firing of the episode it closed. */
+export const RESOLUTION_MEMORY_MS = 86_400_000;
 
 export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
 
@@ -64,8 +73,13 @@ export interface DedupStore {
   decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult>;
   /** The live record, or null when absent or expired. */
   getIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
-  /** Close (delete) a live incident, writing a `close` outbox entry in the same step; returns its last record, or null when it was not live. */
-  closeIncident(tenant: string, key: string): Promise<IncidentRecord | null>;
+  /**
+   * Close (delete) a live incident, writing a `close` outbox entry in the same
+   * step; returns its last record, or null when it was not live. With
+   * `resolvedAt` (an alert's episode end, ms) the key's resolution is recorded
+   * too (the later of the two when one is already recorded), live or not.
+   */
+  closeIncident(tenant: string, key: string, resolvedAt?: number): Promise<IncidentRecord | null>;
   /**
    * The first acknowledgement of a live incident's episode writes an `update`
    * outbox entry; a repeat, or a key that is not live, changes nothing. One
@@ -101,13 +115,29 @@ export interface DedupStore {
   close(): Promise<void>;
 }
 
+/**
+ * Whether a claim belongs to an episode already resolved: `endedAt` is the
+ * key's recorded resolution (or null). Checked inside the claim's own step.
+ */
+export function isStale(claim: IncidentClaim, endedAt: number | null): boolean {
+  return claim.episodeStartedAt !== undefined && endedAt !== null && endedAt >= claim.episodeStartedAt;
+}
+
+/** A stale claim's result: nothing changed; the record is the live one, or an unstored one that is not live. */
+export function staleResult(live: IncidentRecord | null, claim: IncidentClaim, now: number): IncidentDecisionResult {
+  return {
+    outcome: { kind: 'stale' },
+    record: live ?? { tenant: claim.tenant, key: claim.key, fingerprint: claim.fingerprint, createdAt: now, lastSeenAt: now, refires: 0, updates: 0, expiresAt: now },
+  };
+}
+
 /** The pure rule every backend applies inside its atomic step. */
 export function nextIncidentRecord(
   /** the stored record, live or expired within the grace */
   existing: IncidentRecord | null,
   claim: IncidentClaim,
   now: number,
-): IncidentDecisionResult {
+): IncidentDecisionResult & { outcome: Exclude<ClaimOutcome, { kind: 'stale' }> } {
   const expiresAt = now + claim.ttlMs;
   if (existing === null || existing.expiresAt <= now) {
     return {

@@ -144,6 +144,24 @@ export function incidentStoreContract(
       assert.equal((await acks()).length, 2);
     });
 
+    test('episodes: a firing of an already resolved episode is stale and reopens nothing; a later episode is a CREATE', async () => {
+      const t0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+      const created = (await fx.store.decideIncident(claim({ episodeStartedAt: t0 }))).outcome.kind;
+      assert.equal(created, 'created');
+      assert.ok(await fx.store.closeIncident('default', key, t0 + 60_000));
+      const entries = async () => (await fx.store.listOutbox()).filter((e) => e.key === key).length;
+      const before = await entries();
+      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', "the HA peer's late firing");
+      assert.equal(await fx.store.getIncident('default', key), null, 'not reopened');
+      assert.equal(await fx.store.closeIncident('default', key, t0 + 30_000), null, 'a resolved for a closed episode does nothing');
+      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 + 60_000 }))).outcome.kind, 'stale', 'the earlier end did not replace the later one');
+      assert.equal(await entries(), before, 'no outbox entry for any of it');
+      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 + 60_001 }))).outcome.kind, 'created', 'a new episode');
+      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', 'the old episode stays closed even while a new one is live');
+      assert.equal((await fx.store.decideIncident(claim())).outcome.kind, 'unchanged', 'claims without episodes ignore resolutions');
+      assert.equal((await fx.store.decideIncident(claim({ tenant: 'other', episodeStartedAt: t0 }))).outcome.kind, 'created', 'per tenant');
+    });
+
     test('tenants are separate key spaces', async () => {
       assert.equal((await decide({ tenant: 'a' })).decision, 'CREATE');
       assert.equal((await decide({ tenant: 'b' })).decision, 'CREATE');

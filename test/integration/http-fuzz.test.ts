@@ -11,6 +11,10 @@ const VALID = {
   '/v1/events': { tenant_id: 'acme', device_id: 'pos-1', boot_id: 'b1', sequence: 1, state: 'IDLE', observed_at: '2026-11-30T12:00:00Z' },
   '/v1/violations': { process_id: 'etch', rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 },
   '/v2/enqueue': { routing_key: 'rk', event_action: 'trigger', dedup_key: 'k', payload: { summary: 's', source: 'x', severity: 'info' } },
+  '/v1/alertmanager': {
+    version: '4', status: 'firing',
+    alerts: [{ status: 'firing', labels: { alertname: 'A' }, annotations: {}, startsAt: '2026-11-30T12:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f1' }],
+  },
 } as const;
 type Route = keyof typeof VALID;
 const ROUTES = Object.keys(VALID) as Route[];
@@ -20,8 +24,9 @@ const REQUIRED: Record<Route, string[]> = {
   '/v1/events': Object.keys(VALID['/v1/events']),
   '/v1/violations': Object.keys(VALID['/v1/violations']),
   '/v2/enqueue': ['routing_key', 'event_action', 'payload'],
+  '/v1/alertmanager': ['version', 'status', 'alerts'],
 };
-/** Strict bodies refuse unknown fields; PagerDuty's does not, as PagerDuty does not. */
+/** Strict bodies refuse unknown fields; PagerDuty's and Alertmanager's do not, as their senders add fields. */
 const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations'];
 
 /** A violation's numbers may be any number (negative, fractional); an event's sequence may not. */
@@ -33,6 +38,7 @@ const wrongFor = (field: string, v: unknown): fc.Arbitrary<unknown> => {
   if (typeof v === 'string') return fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.constant(''), fc.constant('x'.repeat(2000)), ...others);
   if (typeof v === 'number' && ANY_NUMBER.has(field)) return fc.oneof(fc.string({ maxLength: 10 }), ...others);
   if (typeof v === 'number') return fc.oneof(fc.string({ maxLength: 10 }), fc.constant(-1), fc.constant(1.5), fc.constant(2 ** 60), ...others);
+  if (Array.isArray(v)) return fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }), others[3]!);
   return fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), ...others.slice(0, 3));
 };
 

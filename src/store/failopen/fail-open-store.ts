@@ -100,8 +100,8 @@ export class FailOpenStore implements DedupStore {
    * suppressed against a record that should be gone: while degraded it is
    * refused (503) and the caller retries.
    */
-  closeIncident(tenant: string, key: string) {
-    return this.shared('close the incident', () => this.inner.closeIncident(tenant, key));
+  closeIncident(tenant: string, key: string, resolvedAt?: number) {
+    return this.shared('close the incident', () => this.inner.closeIncident(tenant, key, resolvedAt));
   }
 
   /** Like a close, an acknowledgement must reach the shared store: refused (503) while degraded. */

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeviceEvent } from '../../core/event.js';
-import { type AckOutcome, DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, outboxEntries, type DedupStore, type IncidentClaim, type IncidentRecord, type OutboxEntry, type OutboxPayload } from '../contract.js';
+import { type AckOutcome, DEFAULT_EXPIRED_GRACE_MS, isStale, RESOLUTION_MEMORY_MS, staleResult, nextIncidentRecord, outboxEntries, type DedupStore, type IncidentClaim, type IncidentRecord, type OutboxEntry, type OutboxPayload } from '../contract.js';
 import { MemoryEvents } from './memory-events.js';
 import { MemoryDeliveries } from './memory-deliveries.js';
 import type { WindowClaim } from '../delivery-contract.js';
@@ -20,6 +20,8 @@ export class MemoryStore implements DedupStore {
   private readonly windows = new Map<string, number>();
   /** key → the createdAt of the episode that was acknowledged */
   private readonly acks = new Map<string, number>();
+  /** key → the last recorded resolution of an alert episode, and until when it is remembered */
+  private readonly resolutions = new Map<string, { endedAt: number; until: number }>();
   private readonly outbox: OutboxEntry[] = [];
   readonly deliveries: MemoryDeliveries;
 
@@ -80,6 +82,11 @@ export class MemoryStore implements DedupStore {
   async decideIncident(claim: IncidentClaim) {
     this.assertOpen();
     const now = this.clock.now();
+    const resolution = this.resolutions.get(MemoryStore.id(claim.tenant, claim.key));
+    if (isStale(claim, resolution && resolution.until > now ? resolution.endedAt : null)) {
+      const live = this.live(claim.tenant, claim.key, now);
+      return staleResult(live ? { ...live } : null, claim, now);
+    }
     const result = nextIncidentRecord(this.kept(claim.tenant, claim.key, now), claim, now);
     this.incidents.set(MemoryStore.id(claim.tenant, claim.key), result.record);
     if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
@@ -94,9 +101,14 @@ export class MemoryStore implements DedupStore {
     return rec ? { ...rec } : null;
   }
 
-  async closeIncident(tenant: string, key: string) {
+  async closeIncident(tenant: string, key: string, resolvedAt?: number) {
     this.assertOpen();
     const now = this.clock.now();
+    if (resolvedAt !== undefined) {
+      const id = MemoryStore.id(tenant, key);
+      const old = this.resolutions.get(id);
+      this.resolutions.set(id, { endedAt: Math.max(resolvedAt, old && old.until > now ? old.endedAt : resolvedAt), until: now + RESOLUTION_MEMORY_MS });
+    }
     const live = this.live(tenant, key, now);
     this.incidents.delete(MemoryStore.id(tenant, key));
     this.acks.delete(MemoryStore.id(tenant, key));
@@ -126,6 +138,7 @@ export class MemoryStore implements DedupStore {
   async sweepExpired() {
     const now = this.clock.now();
     let n = this.events.sweep();
+    for (const [id, r] of this.resolutions) if (r.until <= now) this.resolutions.delete(id);
     for (const [id, until] of this.windows) {
       if (until <= now) {
         this.windows.delete(id);

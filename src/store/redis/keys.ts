@@ -8,6 +8,7 @@
  *   {oo:S}:i:TENANT:KEY         an incident record
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *   {oo:S}:k:TENANT:KEY         an incident's acknowledgement marker (the episode's createdAt)
+ *   {oo:S}:e:TENANT:KEY         an alert's last resolution (the episode's end, ms)
  *
  *   {oo:S}:w:TENANT:KEY         a windowed claim (SPC violation)
  *   {oo:S}:d:DEV                a device's state (DEV = length-prefixed tenant and device)
@@ -44,6 +45,10 @@ export function shardOf(tenant: string, key: string): number {
 
 export function incidentRecordKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:i:${tenant}:${key}`;
+}
+
+export function resolutionKey(tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:e:${tenant}:${key}`;
 }
 
 export function ackMarkerKey(tenant: string, key: string): string {

@@ -1,6 +1,8 @@
 import {
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
+  RESOLUTION_MEMORY_MS,
+  staleResult,
   type DedupStore,
   type IncidentClaim,
   type IncidentDecisionResult,
@@ -8,7 +10,7 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { ackMarkerKey, allShards, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
+import { ackMarkerKey, allShards, resolutionKey, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
 import { RedisDeliveries } from './redis-deliveries.js';
 import type { WindowClaim } from '../delivery-contract.js';
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
@@ -62,10 +64,14 @@ export class RedisStore implements DedupStore {
     const k = deliveryKeys(shardOf(claim.tenant, claim.key));
     const reply = (await this.conn.evalScript(
       scripts.decideIncident,
-      [incidentRecordKey(claim.tenant, claim.key), k.outbox, failingKey('incident', claim.tenant, claim.key), k.due],
-      [claim.fingerprint, claim.ttlMs, this.graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag],
+      [incidentRecordKey(claim.tenant, claim.key), k.outbox, failingKey('incident', claim.tenant, claim.key), k.due, resolutionKey(claim.tenant, claim.key)],
+      [claim.fingerprint, claim.ttlMs, this.graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? ''],
     )) as [string, number, number, number, number, string, number];
     const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates] = reply;
+    if (kind === 'stale') {
+      const live = await this.getIncident(claim.tenant, claim.key);
+      return staleResult(live, claim, Number(now));
+    }
     const outcome: ClaimOutcome =
       kind === 'created'
         ? { kind: 'created' }
@@ -96,8 +102,12 @@ export class RedisStore implements DedupStore {
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
-  async closeIncident(tenant: string, key: string) {
-    const reply = (await this.conn.evalScript(scripts.closeIncident, [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key)], [tenant, key])) as
+  async closeIncident(tenant: string, key: string, resolvedAt?: number) {
+    const reply = (await this.conn.evalScript(
+      scripts.closeIncident,
+      [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), resolutionKey(tenant, key)],
+      [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS],
+    )) as
       | [number, string]
       | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;

@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS outbox (
   data     TEXT    NOT NULL,
   at       INTEGER NOT NULL
 );
+-- The last resolution of an alert episode (Alertmanager), to recognise a late firing of it.
+CREATE TABLE IF NOT EXISTS resolutions (
+  tenant TEXT NOT NULL, key TEXT NOT NULL, ended_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, key)
+) WITHOUT ROWID;
 -- Acknowledged incident episodes (PagerDuty acknowledge): the episode is its created_at.
 CREATE TABLE IF NOT EXISTS acks (
   tenant TEXT NOT NULL, key TEXT NOT NULL, created_at INTEGER NOT NULL,

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
-import { type AckOutcome, DEFAULT_EXPIRED_GRACE_MS, nextIncidentRecord, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
+import { type AckOutcome, DEFAULT_EXPIRED_GRACE_MS, isStale, nextIncidentRecord, RESOLUTION_MEMORY_MS, staleResult, type DedupStore, type IncidentClaim, type IncidentRecord } from '../contract.js';
 import { GroupCommit } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import * as sql from './statements.js';
@@ -73,6 +73,9 @@ export class SqliteStore implements DedupStore {
       acknowledge: this.db.prepare<[string, string, number]>(sql.ACKNOWLEDGE),
       deleteAck: this.db.prepare<[string, string]>(sql.DELETE_ACK),
       sweepAcks: this.db.prepare<[number]>(sql.SWEEP_ACKS),
+      resolution: this.db.prepare<[string, string, number], { endedAt: number }>(sql.SELECT_RESOLUTION),
+      recordResolution: this.db.prepare<[{ tenant: string; key: string; endedAt: number; expiresAt: number; now: number }]>(sql.RECORD_RESOLUTION),
+      sweepResolutions: this.db.prepare<[number, number]>(sql.SWEEP_RESOLUTIONS),
     };
     this.writes = new GroupCommit(this.db);
     this.deliveries = new SqliteDeliveries(this.db, this.writes, clock);
@@ -83,6 +86,9 @@ export class SqliteStore implements DedupStore {
     return this.writes.submit(() => {
       const now = this.clock.now();
       const row = this.stmt.select.get(claim.tenant, claim.key);
+      if (claim.episodeStartedAt !== undefined && isStale(claim, this.stmt.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) {
+        return staleResult(row && row.expiresAt > now ? row : null, claim, now);
+      }
       const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
       this.stmt.upsert.run(result.record);
@@ -143,9 +149,10 @@ export class SqliteStore implements DedupStore {
     return rec && rec.expiresAt > this.clock.now() ? rec : null;
   }
 
-  closeIncident(tenant: string, key: string) {
+  closeIncident(tenant: string, key: string, resolvedAt?: number) {
     return this.writes.submit(() => {
       const now = this.clock.now();
+      if (resolvedAt !== undefined) this.stmt.recordResolution.run({ tenant, key, endedAt: resolvedAt, expiresAt: now + RESOLUTION_MEMORY_MS, now });
       const row = this.stmt.select.get(tenant, key);
       this.stmt.delete.run(tenant, key);
       this.stmt.deleteAck.run(tenant, key);
@@ -177,7 +184,8 @@ export class SqliteStore implements DedupStore {
         this.stmt.sweep.run(this.clock.now() - this.expiredGraceMs, SWEEP_BATCH).changes +
         this.stmt.sweepSeen.run(this.clock.now(), SWEEP_BATCH).changes +
         this.stmt.sweepWindows.run(this.clock.now(), SWEEP_BATCH).changes +
-        this.stmt.sweepAcks.run(SWEEP_BATCH).changes,
+        this.stmt.sweepAcks.run(SWEEP_BATCH).changes +
+        this.stmt.sweepResolutions.run(this.clock.now(), SWEEP_BATCH).changes,
     );
   }
 

@@ -63,3 +63,17 @@ export const DELETE_ACK = `DELETE FROM acks WHERE tenant = ? AND key = ?`;
 export const SWEEP_ACKS = `
 DELETE FROM acks WHERE (tenant, key) IN (
   SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i ON i.tenant = a.tenant AND i.key = a.key WHERE i.key IS NULL LIMIT ?)`;
+
+/** in: tenant, key, now. The recorded resolution still remembered, if any. */
+export const SELECT_RESOLUTION = `SELECT ended_at AS endedAt FROM resolutions WHERE tenant = ? AND key = ? AND expires_at > ?`;
+
+/** in: tenant, key, endedAt, expiresAt, now. Keeps the later end (of a still remembered one). */
+export const RECORD_RESOLUTION = `
+INSERT INTO resolutions (tenant, key, ended_at, expires_at) VALUES (@tenant, @key, @endedAt, @expiresAt)
+ON CONFLICT (tenant, key) DO UPDATE SET
+  ended_at = CASE WHEN resolutions.expires_at > @now AND resolutions.ended_at > excluded.ended_at THEN resolutions.ended_at ELSE excluded.ended_at END,
+  expires_at = excluded.expires_at`;
+
+/** in: now, batch. */
+export const SWEEP_RESOLUTIONS = `
+DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= ? LIMIT ?)`;

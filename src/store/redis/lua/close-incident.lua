@@ -2,12 +2,21 @@
 --
 -- KEYS[1]  the incident record
 -- KEYS[2]  the shard's outbox (a stream, same slot)
+-- KEYS[3]  the key's resolution marker
 -- ARGV[1]  tenant   ARGV[2] key
+-- ARGV[3]  an alert episode's end (ms) to record (the later one wins), or ""
+-- ARGV[4]  how long the resolution is remembered (ms)
 --
 -- Returns {now, record} when it was live, or nil. An expired record kept for the
 -- grace is deleted too, so the next arrival is a plain CREATE/new.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[3] ~= '' then
+  local old = redis.call('GET', KEYS[3])
+  local ended = ARGV[3]
+  if old and tonumber(old) > tonumber(ended) then ended = old end
+  redis.call('SET', KEYS[3], ended, 'PX', ARGV[4])
+end
 local v = redis.call('GET', KEYS[1])
 if not v then return nil end
 redis.call('DEL', KEYS[1])

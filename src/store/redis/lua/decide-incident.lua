@@ -4,6 +4,7 @@
 -- KEYS[2]  the shard's outbox (a stream, same slot)
 -- KEYS[3]  the key's failing deliveries (a set, same slot)
 -- KEYS[4]  the shard's due queue
+-- KEYS[5]  the key's resolution marker (an alert episode's recorded end, ms)
 -- ARGV[1]  fingerprint
 -- ARGV[2]  TTL in ms: the incident is live until last arrival + TTL (sliding)
 -- ARGV[3]  grace in ms: an expired, unclosed record is kept this much longer,
@@ -11,10 +12,12 @@
 -- ARGV[4]  "1" to write an outbox entry on CREATE and UPDATE, "" for none
 -- ARGV[5]  tenant   ARGV[6] key   ARGV[7] severity   ARGV[8] summary   ARGV[9] data (JSON)
 -- ARGV[10] the shard's hash tag
+-- ARGV[11] the claim's episode start (ms), or "" when the claim has no episodes
 --
 -- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)
 --            | "unchanged" | "changed"
+--            | "stale" (the episode was already resolved: nothing changed)
 -- A re-fire of a live key also re-queues the key's failing deliveries (seed
 -- 003: a partial failure stays eligible), in this same step.
 --
@@ -23,6 +26,11 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local fp, ttl, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+
+if ARGV[11] ~= '' then
+  local ended = redis.call('GET', KEYS[5])
+  if ended and tonumber(ended) >= tonumber(ARGV[11]) then return {'stale', now, 0, 0, 0, '', 0} end
+end
 
 local function outbox(action)
   if ARGV[4] ~= '1' then return end

@@ -1,0 +1,76 @@
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../core/clock.js';
+import type { Severity } from '../core/fingerprint.js';
+import type { Alert, AlertmanagerPayload } from '../inputs/alertmanager/schema.js';
+import type { Deduplicator } from './deduplicator.js';
+
+/** An alert's identity is its fingerprint, in a namespace of its own. */
+export const alertKey = (fingerprint: string) => `am:${fingerprint}`;
+
+/** The `severity` label onto onceonly's severities; absent or unknown is MAJOR. */
+export function alertSeverity(label: string | undefined): Severity {
+  switch ((label ?? '').toLowerCase()) {
+    case 'critical':
+    case 'page':
+      return 'CRITICAL';
+    case 'warning':
+    case 'minor':
+      return 'MINOR';
+    case 'info':
+    case 'none':
+      return 'INFO';
+    default:
+      return 'MAJOR';
+  }
+}
+
+export interface AlertOutcome {
+  fingerprint: string;
+  status: Alert['status'];
+  outcome: 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'closed' | 'ignored' | 'stale';
+}
+
+/**
+ * Prometheus Alertmanager's webhook. Each alert is deduplicated by its
+ * fingerprint (never startsAt, externalURL or the group key, which differ
+ * between HA peers). `firing` opens or updates; `resolved` closes and records
+ * the episode's end, so a peer's late `firing` of that episode (its startsAt
+ * no later than that end) is stale and reopens nothing.
+ */
+export class AlertmanagerIngest {
+  constructor(
+    private readonly dedup: Deduplicator,
+    private readonly config: () => Config,
+    private readonly clock: Clock,
+  ) {}
+
+  async apply(p: AlertmanagerPayload, tenant: string): Promise<AlertOutcome[]> {
+    const out: AlertOutcome[] = [];
+    for (const a of p.alerts) out.push({ fingerprint: a.fingerprint, status: a.status, outcome: await this.one(a, tenant) });
+    return out;
+  }
+
+  private async one(a: Alert, tenant: string): Promise<AlertOutcome['outcome']> {
+    const key = alertKey(a.fingerprint);
+    if (a.status === 'resolved') {
+      const ended = a.endsAt ? Date.parse(a.endsAt) : NaN;
+      // A resolved alert carries its end; one without a usable end ends now.
+      const resolvedAt = Number.isFinite(ended) && ended > 0 ? ended : this.clock.now();
+      return (await this.dedup.closeKey(tenant, key, resolvedAt)) ? 'closed' : 'ignored';
+    }
+    const severity = alertSeverity(a.labels.severity);
+    const d = await this.dedup.decide({
+      tenant,
+      key,
+      fingerprint: `${severity}|0`,
+      ttlMs: this.config().alertmanager.ttl_seconds * 1000,
+      episodeStartedAt: Date.parse(a.startsAt),
+      outbox: {
+        severity,
+        summary: a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint,
+        data: { fingerprint: a.fingerprint, labels: a.labels, annotations: a.annotations, startsAt: a.startsAt, ...(a.generatorURL ? { generatorURL: a.generatorURL } : {}) },
+      },
+    });
+    return d.reason === 'stale' ? 'stale' : d.decision;
+  }
+}

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from './redis.js';
+import { until } from './wait.js';
+
+export interface AlertmanagerPeer {
+  url: string;
+  proc: ChildProcess;
+  log: () => string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Debian's `prometheus-alertmanager` (0.25), clustered: `n` peers gossiping
+ * on free loopback ports, each with a webhook receiver pointed at `webhook`,
+ * group_wait and group_interval of 1 s. Stopped by PID.
+ */
+export async function startAlertmanagerCluster(dir: string, webhook: string, n = 2): Promise<AlertmanagerPeer[]> {
+  const config = join(dir, 'alertmanager.yml');
+  writeFileSync(
+    config,
+    `route:
+  receiver: onceonly
+  group_by: ['alertname']
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: onceonly
+    webhook_configs:
+      - url: ${JSON.stringify(webhook)}
+        send_resolved: true
+`,
+  );
+  const web = await Promise.all(Array.from({ length: n }, () => freePort()));
+  const gossip = await Promise.all(Array.from({ length: n }, () => freePort()));
+  const peers = web.map((port, i) => {
+    const args = [
+      `--config.file=${config}`,
+      `--storage.path=${join(dir, `am-${i}`)}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      `--cluster.listen-address=127.0.0.1:${gossip[i]}`,
+      `--cluster.advertise-address=127.0.0.1:${gossip[i]}`,
+      ...gossip.filter((_, j) => j !== i).map((g) => `--cluster.peer=127.0.0.1:${g}`),
+      '--log.level=warn',
+    ];
+    const proc = spawn('prometheus-alertmanager', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    proc.stderr!.on('data', (d) => (log += d));
+    return {
+      url: `http://127.0.0.1:${port}`,
+      proc,
+      log: () => log,
+      async stop() {
+        if (proc.exitCode !== null || proc.signalCode !== null) return;
+        const exited = once(proc, 'exit');
+        proc.kill('SIGTERM');
+        await exited;
+      },
+    };
+  });
+  for (const p of peers) {
+    await until(async () => (await fetch(`${p.url}/-/ready`).catch(() => null))?.ok, 20_000, () => `alertmanager ${p.url} not ready: ${p.log()}`);
+  }
+  // Both peers see each other before the test starts, so they run as one HA cluster.
+  await until(
+    async () => {
+      const st = (await (await fetch(`${peers[0]!.url}/api/v2/status`)).json()) as { cluster?: { peers?: unknown[] } };
+      return (st.cluster?.peers?.length ?? 0) >= n;
+    },
+    20_000,
+    () => 'peers did not join',
+  );
+  return peers;
+}
+
+/** Posts alerts to a peer, as Prometheus does to every Alertmanager it knows. */
+export async function postAlerts(peer: AlertmanagerPeer, alerts: unknown[]): Promise<void> {
+  const r = await fetch(`${peer.url}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(alerts) });
+  if (!r.ok) throw new Error(`alertmanager ${peer.url} refused alerts: ${r.status} ${await r.text()}`);
+}
+
+/** A peer's count of webhook notifications sent (its own metric). */
+export async function notificationsSent(peer: AlertmanagerPeer): Promise<number> {
+  const text = await (await fetch(`${peer.url}/metrics`)).text();
+  const m = /^alertmanager_notifications_total\{integration="webhook"\} (\d+)/m.exec(text);
+  return m ? Number(m[1]) : 0;
+}
