@@ -178,6 +178,9 @@ test('with tenants configured it binds a public address, and a reload that drops
     while (!s.lines.some((l) => /config reload refused/.test(l)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.ok(s.lines.some((l) => /refusing to bind 0\.0\.0\.0.*config reload refused/.test(l)), s.lines.join('\n'));
     assert.equal((await fetch(`${url}/v1/stats`)).status, 401, 'still authenticated');
+    await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer a-wrong-token-someone-tried' } });
+    const logs = s.lines.join('\n') + s.stderr();
+    assert.ok(!logs.includes('a-long-random-token-1') && !logs.includes('a-wrong-token-someone-tried'), 'tokens are never logged');
   } finally {
     await s.stop();
     dir.remove();
