@@ -12,6 +12,7 @@ const DEBIAN = [
   ['redis-cli', 'redis-tools'],
   ['mosquitto', 'mosquitto'],
   ['prometheus-alertmanager', 'prometheus-alertmanager'],
+  ['promtool', 'prometheus'],
 ];
 
 const listening = (port) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null`;
