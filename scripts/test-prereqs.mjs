@@ -13,6 +13,7 @@ const DEBIAN = [
   ['mosquitto', 'mosquitto'],
   ['prometheus-alertmanager', 'prometheus-alertmanager'],
   ['promtool', 'prometheus'],
+  ['chromium', 'chromium'],
 ];
 
 const listening = (port) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null`;

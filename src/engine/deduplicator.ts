@@ -102,6 +102,11 @@ export class Deduplicator {
     return rec ? incidentView(rec) : null;
   }
 
+  /** Live incidents of a tenant, most recently seen first (all kinds of key: incidents, pd:, am:). */
+  async listIncidents(tenant: string, limit: number): Promise<IncidentView[]> {
+    return (await this.store.listIncidents(tenant, limit)).map(incidentView);
+  }
+
   /** Closes a live incident; the next arrival of its key is a CREATE. False when not live. */
   async closeIncident(key: string, tenant = DEFAULT_TENANT): Promise<boolean> {
     assertKey(key);

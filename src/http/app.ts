@@ -22,6 +22,8 @@ import { ENQUEUE, enqueueRoutes, pagerdutyError } from './routes/enqueue.js';
 import { PagerdutyIngest } from '../engine/pagerduty.js';
 import { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { alertmanagerRoutes } from './routes/alertmanager.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryStore } from '../store/delivery-contract.js';
 
 export const BODY_LIMIT_BYTES = 512 * 1024;
@@ -46,9 +48,11 @@ export interface AppOptions {
   https?: { cert: Buffer; key: Buffer } | null;
   config: () => Config;
   clock: Clock;
+  /** the decision mix per tenant, for the dashboard */
+  tally: DecisionTally;
 }
 
-export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https, config, clock }: AppOptions): FastifyInstance {
+export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https, config, clock, tally }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
@@ -100,6 +104,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock));
+  dashboardRoutes(app, { dedup, tally, accounting, deliveries, metrics, clock });
   return app;
 }
 

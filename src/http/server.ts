@@ -15,6 +15,7 @@ import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
 import { EventAccounting } from '../observe/event-accounting.js';
 import { startDelivery } from '../delivery/service.js';
+import { DecisionTally, observers } from '../observe/decision-tally.js';
 import type { DeliveryObserver } from '../delivery/worker.js';
 
 export interface ServerOptions {
@@ -86,7 +87,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     onConnectionError: rateLimitedLog(logger, 'store connection error'),
   });
   store = new InstrumentedStore(raw, metrics.storeLatency);
-  const dedup = new Deduplicator({ store, config: () => config.current, observer: metrics });
+  const tally = new DecisionTally();
+  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
   let sampled = 0;
   const events = new EventIngest(store, () => config.current, clock, (e, o) => {
     // Device identifiers go to sampled logs, never to metric labels.
@@ -100,7 +102,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
     if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
   });
-  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock });
+  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock, tally });
   try {
     await app.listen({
       port: options.port,

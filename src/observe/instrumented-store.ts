@@ -63,6 +63,9 @@ export class InstrumentedStore implements DedupStore {
   countLiveIncidents() {
     return this.inner.countLiveIncidents();
   }
+  listIncidents(tenant: string, limit: number) {
+    return this.inner.listIncidents(tenant, limit);
+  }
   sweepExpired() {
     return this.inner.sweepExpired();
   }

@@ -86,6 +86,12 @@ export interface DedupStore {
    * atomic step.
    */
   acknowledgeIncident(tenant: string, key: string): Promise<AckOutcome>;
+  /**
+   * Up to `limit` live incidents of a tenant, most recently seen first (for
+   * the dashboard and `onceonly incidents list`). On Redis they are found by
+   * SCAN: the first `limit` found, ordered among themselves.
+   */
+  listIncidents(tenant: string, limit: number): Promise<IncidentRecord[]>;
   /** Live (unexpired) incidents across tenants. */
   countLiveIncidents(): Promise<number>;
   /** Delete records expired for longer than the grace, a bounded batch at a time; returns how many went. */

@@ -162,6 +162,19 @@ export function incidentStoreContract(
       assert.equal((await fx.store.decideIncident(claim({ tenant: 'other', episodeStartedAt: t0 }))).outcome.kind, 'created', 'per tenant');
     });
 
+    test('list: live incidents of one tenant, most recently seen first', async () => {
+      const tenant = `list-${key.slice(-12)}`;
+      for (const [i, k] of ['a', 'b', 'c'].entries()) {
+        await fx.store.decideIncident({ tenant, key: `${key}-${k}`, fingerprint: 'MAJOR|0', ttlMs: (i === 0 ? 2 : 60) * T });
+        await fx.advance(T / 10);
+      }
+      await fx.store.decideIncident({ tenant: `${tenant}x`, key: `${key}-z`, fingerprint: 'MAJOR|0', ttlMs: 60 * T });
+      assert.deepEqual((await fx.store.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`, `${key}-a`]);
+      assert.equal((await fx.store.listIncidents(tenant, 2)).length, 2);
+      await fx.advance(3 * T);
+      assert.deepEqual((await fx.store.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`], 'expired ones are gone');
+    });
+
     test('tenants are separate key spaces', async () => {
       assert.equal((await decide({ tenant: 'a' })).decision, 'CREATE');
       assert.equal((await decide({ tenant: 'b' })).decision, 'CREATE');

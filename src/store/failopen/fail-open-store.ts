@@ -173,6 +173,10 @@ export class FailOpenStore implements DedupStore {
     return this.inner.countLiveIncidents();
   }
 
+  listIncidents(tenant: string, limit: number) {
+    return this.shared('list incidents', () => this.inner.listIncidents(tenant, limit));
+  }
+
   sweepExpired() {
     return this.inner.sweepExpired();
   }

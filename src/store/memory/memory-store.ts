@@ -128,6 +128,15 @@ export class MemoryStore implements DedupStore {
     return 'acknowledged';
   }
 
+  async listIncidents(tenant: string, limit: number) {
+    const now = this.clock.now();
+    return [...this.incidents.values()]
+      .filter((r) => r.tenant === tenant && r.expiresAt > now)
+      .sort((a, b) => b.lastSeenAt - a.lastSeenAt)
+      .slice(0, limit)
+      .map((r) => ({ ...r }));
+  }
+
   async countLiveIncidents() {
     const now = this.clock.now();
     let n = 0;

@@ -13,6 +13,8 @@ export interface RedisConnection {
   ping(): Promise<void>;
   /** Keys in the database, summed over a cluster's masters. */
   keyCount(): Promise<number>;
+  /** Keys matching `match`, SCANned on every master, up to about `max` of them. */
+  scan(match: string, max: number): Promise<string[]>;
   close(): Promise<void>;
   /** Raw command on the node that holds `key` (tests and benchmarks). */
   send(key: string, args: string[]): Promise<unknown>;
@@ -41,6 +43,18 @@ async function evalWith(
     if (!isNoScript(err)) throw err;
     return send(keys[0]!, ['EVAL', script.source, ...rest]);
   }
+}
+
+/** SCAN one node until the cursor is back at 0 or `max` keys were found. */
+async function scanNode(send: (args: string[]) => Promise<unknown>, match: string, max: number): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = (await send(['SCAN', cursor, 'MATCH', match, 'COUNT', '1000'])) as [string, string[]];
+    keys.push(...found);
+    cursor = String(next);
+  } while (cursor !== '0' && keys.length < max);
+  return keys.slice(0, max);
 }
 
 export function redisConnection(url: string, opts: RedisConnectionOptions = {}): RedisConnection {
@@ -75,6 +89,7 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
     async keyCount() {
       return Number(await send('', ['DBSIZE']));
     },
+    scan: (match, max) => scanNode((args) => send('', args), match, max),
     async close() {
       // Let a first connection in progress settle, or it would open after the close.
       if (first) await Promise.race([first, new Promise((r) => setTimeout(r, 200))]);
@@ -125,6 +140,16 @@ function clusterConnection(url: string, opts: RedisConnectionOptions, onError: (
         cluster.masters.map(async (m) => Number(await (await cluster.nodeClient(m)).sendCommand(['DBSIZE']))),
       );
       return counts.reduce((a, b) => a + b, 0);
+    },
+    async scan(match, max) {
+      await ensure();
+      const per = await Promise.all(
+        cluster.masters.map(async (m) => {
+          const node = await cluster.nodeClient(m);
+          return scanNode((args) => node.sendCommand(args), match, max);
+        }),
+      );
+      return per.flat().slice(0, max);
     },
     async close() {
       if (!connecting) return;

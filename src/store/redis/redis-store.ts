@@ -193,6 +193,17 @@ export class RedisStore implements DedupStore {
     )) as ReconcileOutcome;
   }
 
+  async listIncidents(tenant: string, limit: number) {
+    const glob = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+    const keys = await this.conn.scan(`{oo:*}:i:${glob(tenant)}:*`, limit * 2);
+    const prefix = (k: string) => k.indexOf(`:i:${tenant}:`) + `:i:${tenant}:`.length;
+    const records = await Promise.all(keys.map((k) => this.getIncident(tenant, k.slice(prefix(k)))));
+    return records
+      .filter((r): r is IncidentRecord => r !== null)
+      .sort((a, b) => b.lastSeenAt - a.lastSeenAt)
+      .slice(0, limit);
+  }
+
   /**
    * Records kept in the database: live incidents plus those expired within the
    * grace and the few reconcile markers. Exact counting would need a scan of

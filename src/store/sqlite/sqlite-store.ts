@@ -71,6 +71,7 @@ export class SqliteStore implements DedupStore {
       claimWindow: this.db.prepare<[string, string, number, number]>(sql.CLAIM_WINDOW),
       sweepWindows: this.db.prepare<[number, number]>(sql.SWEEP_WINDOWS),
       acknowledge: this.db.prepare<[string, string, number]>(sql.ACKNOWLEDGE),
+      list: this.db.prepare<[string, number, number], IncidentRecord>(sql.LIST_INCIDENTS),
       deleteAck: this.db.prepare<[string, string]>(sql.DELETE_ACK),
       sweepAcks: this.db.prepare<[number]>(sql.SWEEP_ACKS),
       resolution: this.db.prepare<[string, string, number], { endedAt: number }>(sql.SELECT_RESOLUTION),
@@ -172,6 +173,10 @@ export class SqliteStore implements DedupStore {
       this.append(outboxEntries.acknowledged(row, now));
       return 'acknowledged';
     });
+  }
+
+  async listIncidents(tenant: string, limit: number) {
+    return this.stmt.list.all(tenant, this.clock.now(), limit);
   }
 
   async countLiveIncidents() {

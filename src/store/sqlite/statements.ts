@@ -77,3 +77,9 @@ ON CONFLICT (tenant, key) DO UPDATE SET
 /** in: now, batch. */
 export const SWEEP_RESOLUTIONS = `
 DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= ? LIMIT ?)`;
+
+/** in: tenant, now, limit. */
+export const LIST_INCIDENTS = `
+SELECT tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
+       refires, updates, expires_at AS expiresAt
+  FROM incidents WHERE tenant = ? AND expires_at > ? ORDER BY last_seen_at DESC LIMIT ?`;

@@ -1,0 +1,200 @@
+// onceonly dashboard: reads /v1/dashboard/stream (Server-Sent Events, read
+// with fetch so a tenant token goes in the Authorization header) and renders
+// each snapshot. No framework, no build step.
+const $ = (sel) => document.querySelector(sel);
+const KINDS = ['CREATE', 'SUPPRESS', 'UPDATE', 'provisional'];
+const COLORS = { CREATE: 'var(--create)', SUPPRESS: 'var(--suppress)', UPDATE: 'var(--update)', provisional: 'var(--provisional)' };
+const history = []; // [{t, rates}] last 120 s
+let previous = null;
+let token = sessionStorage.getItem('onceonly-token') || '';
+let sort = { key: 'last_seen_at', desc: true };
+let last = null;
+
+const headers = () => (token ? { authorization: `Bearer ${token}` } : {});
+const text = (v) => document.createTextNode(v == null ? '' : String(v));
+function cell(row, value, cls) {
+  const td = document.createElement('td');
+  if (cls) td.className = cls;
+  td.appendChild(value instanceof Node ? value : text(value));
+  row.appendChild(td);
+}
+function status(label, ok) {
+  const s = $('#status');
+  s.textContent = label;
+  s.className = `badge ${ok === undefined ? '' : ok ? 'ok' : 'bad'}`;
+}
+const age = (s) => (s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`);
+
+function chart(snap) {
+  const t = Date.parse(snap.at);
+  if (previous) {
+    const dt = Math.max(0.001, (t - previous.t) / 1000);
+    const rates = Object.fromEntries(KINDS.map((k) => [k, Math.max(0, (snap.decisions[k] - previous.d[k]) / dt)]));
+    history.push({ t, rates });
+    while (history.length > 120) history.shift();
+  }
+  previous = { t, d: snap.decisions };
+  const svg = $('#chart');
+  const max = Math.max(1, ...history.flatMap((h) => KINDS.map((k) => h.rates[k])));
+  svg.replaceChildren();
+  for (const k of KINDS) {
+    // The newest point is at the right edge; the window is the last 120 snapshots.
+    const pts = history.map((h, i) => `${((i + 120 - history.length) / 119) * 600},${160 - (h.rates[k] / max) * 150}`).join(' ');
+    const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+    line.setAttribute('points', pts);
+    line.setAttribute('fill', 'none');
+    line.setAttribute('stroke', COLORS[k]);
+    line.setAttribute('stroke-width', '2');
+    svg.appendChild(line);
+  }
+  const total = KINDS.slice(0, 3).map((k) => `${k} ${snap.decisions[k]}`).join(' · ');
+  $('#totals').textContent = ` — since start: ${total} (peak ${max.toFixed(1)}/s)`;
+}
+
+function incidents(snap) {
+  const rows = [...snap.incidents].sort((a, b) => {
+    const x = a[sort.key];
+    const y = b[sort.key];
+    const c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+    return sort.desc ? -c : c;
+  });
+  const body = $('#incidents tbody');
+  body.replaceChildren(
+    ...rows.map((i) => {
+      const tr = document.createElement('tr');
+      tr.dataset.key = i.dedup_key;
+      cell(tr, i.dedup_key, 'key');
+      cell(tr, i.severity + (i.cleared ? ' (cleared)' : ''));
+      cell(tr, i.refires);
+      cell(tr, i.updates);
+      cell(tr, age(i.age_seconds));
+      cell(tr, new Date(i.last_seen_at).toLocaleTimeString());
+      return tr;
+    }),
+  );
+  $('#incident-count').textContent = `(${snap.incidents.length})`;
+}
+
+function events(snap) {
+  const e = snap.events;
+  const rejected = Object.values(e.rejected).reduce((a, b) => a + b, 0);
+  const inv = $('#invariant');
+  inv.textContent = `received ${e.received} = applied ${e.applied} + duplicate ${e.duplicate} + rejected ${rejected}: ${e.invariant_holds ? 'holds' : 'BROKEN'}`;
+  inv.className = `badge ${e.invariant_holds ? 'ok' : 'bad'}`;
+  const dl = $('#events');
+  dl.replaceChildren();
+  for (const [k, v] of [['sequence gaps', e.sequence_gaps], ...Object.entries(e.rejected).map(([r, n]) => [`rejected: ${r}`, n])]) {
+    const dt = document.createElement('dt');
+    dt.textContent = k;
+    const dd = document.createElement('dd');
+    dd.textContent = v;
+    dl.append(dt, dd);
+  }
+}
+
+function delivery(snap) {
+  const d = snap.delivery;
+  const dl = $('#backlog');
+  dl.replaceChildren();
+  for (const [k, v] of [['pending', d.pending], ['dead letters', d.dead], ['outbox lag', d.lag_seconds === null ? '?' : age(d.lag_seconds)]]) {
+    const dt = document.createElement('dt');
+    dt.textContent = k;
+    const dd = document.createElement('dd');
+    dd.textContent = v ?? '?';
+    dl.append(dt, dd);
+  }
+  $('#adapters tbody').replaceChildren(
+    ...Object.entries(d.adapters).map(([name, o]) => {
+      const tr = document.createElement('tr');
+      cell(tr, name);
+      for (const k of ['delivered', 'retried', 'dead', 'skipped']) cell(tr, o[k] ?? 0);
+      return tr;
+    }),
+  );
+}
+
+function deadLetters(snap) {
+  $('#dead-count').textContent = `(${snap.dead_letters.length})`;
+  $('#dead tbody').replaceChildren(
+    ...snap.dead_letters.map((d) => {
+      const tr = document.createElement('tr');
+      tr.dataset.id = d.id;
+      cell(tr, d.adapter);
+      cell(tr, `${d.kind} ${d.action}`);
+      cell(tr, d.key, 'key');
+      cell(tr, d.attempts.at(-1)?.error ?? '', 'err');
+      tr.lastChild.title = d.attempts.map((a) => `${a.at} ${a.error}`).join('\n');
+      cell(tr, d.dead_at ? new Date(d.dead_at).toLocaleTimeString() : '');
+      const button = document.createElement('button');
+      button.textContent = 'Retry';
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        const r = await fetch(`/v1/dead-letters/${encodeURIComponent(d.id)}/retry`, { method: 'POST', headers: headers() });
+        button.textContent = r.status === 202 ? 'queued' : `failed (${r.status})`;
+      });
+      cell(tr, button);
+      return tr;
+    }),
+  );
+}
+
+function render(snap) {
+  last = snap;
+  chart(snap);
+  incidents(snap);
+  events(snap);
+  delivery(snap);
+  deadLetters(snap);
+  status(`live · ${snap.tenant} · ${new Date(snap.at).toLocaleTimeString()}`, true);
+}
+
+async function stream() {
+  for (;;) {
+    try {
+      const res = await fetch('/v1/dashboard/stream', { headers: headers() });
+      if (res.status === 401) return askToken();
+      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      $('#login').hidden = true;
+      $('#board').hidden = false;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let end;
+        while ((end = buf.indexOf('\n\n')) >= 0) {
+          const raw = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(raw)?.[1];
+          const data = /^data: (.*)$/m.exec(raw)?.[1];
+          if (event === 'snapshot' && data) render(JSON.parse(data));
+          else if (event === 'error' && data) status(`store: ${JSON.parse(data).message}`, false);
+        }
+      }
+    } catch (err) {
+      status(`disconnected: ${err.message}`, false);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+function askToken() {
+  $('#board').hidden = true;
+  $('#login').hidden = false;
+  status(token ? 'that token was refused' : 'a tenant token is needed', false);
+}
+
+$('#login').addEventListener('submit', (e) => {
+  e.preventDefault();
+  token = $('#token').value.trim();
+  sessionStorage.setItem('onceonly-token', token);
+  void stream();
+});
+for (const th of document.querySelectorAll('th[data-sort]')) {
+  th.addEventListener('click', () => {
+    sort = { key: th.dataset.sort, desc: sort.key === th.dataset.sort ? !sort.desc : true };
+    if (last) incidents(last);
+  });
+}
+void stream();

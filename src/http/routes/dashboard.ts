@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { snapshot, type DashboardDeps } from '../dashboard/snapshot.js';
+
+const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name}`, import.meta.url), 'utf8');
+
+/**
+ * The dashboard: a page and its script (no build step), a JSON snapshot, and
+ * a Server-Sent Events stream of snapshots once a second. The stream is read
+ * with fetch (not EventSource) so the tenant's token travels in the
+ * Authorization header, never in a URL.
+ */
+export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, intervalMs = 1000): void {
+  const page = { html: asset('index.html'), js: asset('app.js'), css: asset('style.css') };
+  app.get('/', (_req, reply) => reply.type('text/html; charset=utf-8').send(page.html));
+  app.get('/dashboard/app.js', (_req, reply) => reply.type('text/javascript; charset=utf-8').send(page.js));
+  app.get('/dashboard/style.css', (_req, reply) => reply.type('text/css; charset=utf-8').send(page.css));
+
+  app.get('/v1/dashboard', (req) => snapshot(deps, req.tenant));
+
+  const streams = new Set<ServerResponse>();
+  app.get('/v1/dashboard/stream', (req, reply) => {
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    streams.add(res);
+    let busy = false;
+    const push = async () => {
+      if (busy) return; // a slow store: skip a tick rather than pile snapshots up
+      busy = true;
+      try {
+        res.write(`event: snapshot\ndata: ${JSON.stringify(await snapshot(deps, req.tenant))}\n\n`);
+      } catch (err) {
+        res.write(`event: error\ndata: ${JSON.stringify({ message: (err as Error).message })}\n\n`);
+      } finally {
+        busy = false;
+      }
+    };
+    void push();
+    const timer = setInterval(() => void push(), intervalMs);
+    res.on('close', () => {
+      clearInterval(timer);
+      streams.delete(res);
+    });
+  });
+  // Open streams would hold a graceful close forever: end them first.
+  app.addHook('preClose', async () => {
+    for (const res of streams) res.end();
+  });
+}

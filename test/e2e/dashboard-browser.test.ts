@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { startSink } from '../fakes/http-fake.js';
+import { REPO_ROOT, spawnServer } from '../helpers/process.js';
+import { tempDir } from '../helpers/tmp.js';
+import { until } from '../helpers/wait.js';
+
+const TOKEN = 'dashboard-token-of-acme-01';
+export const OUTPUT = join(REPO_ROOT, 'test-output');
+
+// Debian's Chromium driven by playwright-core (no browser is downloaded).
+// The flags keep it off this machine's closed network.
+const launch = () =>
+  chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+
+test('dashboard in a real browser: behind the token, an incident appears live, a dead letter is retried from its button', async () => {
+  const hook = await startSink(200, {});
+  hook.faults = () => ({ status: 503 });
+  const dir = tempDir();
+  const config = join(dir.path, 'c.yaml');
+  writeFileSync(config, `tenants: [ { id: acme, tokens: [${TOKEN}] } ]\ndelivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
+  const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config]);
+  let browser: Browser | undefined;
+  try {
+    browser = await launch();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      // The first stream request is refused until the token is given: that 401 is the page working.
+      if (m.type() === 'error' && !/401/.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+
+    await page.goto(s.url);
+    await page.locator('#login').waitFor({ state: 'visible', timeout: 10_000 });
+    await page.fill('#token', TOKEN);
+    await page.click('#login button');
+    await page.locator('#status', { hasText: 'live · acme' }).waitFor({ timeout: 10_000 });
+
+    const post = await fetch(`${s.url}/v1/incidents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'fiber-cut-12', severity: 'CRITICAL' }),
+    });
+    const { dedup_key: key } = (await post.json()) as { dedup_key: string };
+    const posted = Date.now();
+    await page.locator(`#incidents tr[data-key="${key}"]`).waitFor({ timeout: 2000 });
+    console.log(`incident shown ${Date.now() - posted} ms after the POST, without a reload`);
+    assert.match(await page.locator(`#incidents tr[data-key="${key}"]`).innerText(), /CRITICAL/);
+
+    // Its delivery fails (503, no retries configured): a dead letter with a Retry button.
+    const row = page.locator('#dead tbody tr', { hasText: key });
+    await row.waitFor({ timeout: 10_000 });
+    assert.match(await row.innerText(), /HTTP 503/);
+    await page.locator('#invariant.ok').waitFor({ timeout: 5000 });
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: join(OUTPUT, 'dashboard.png'), fullPage: true });
+
+    hook.faults = () => 'ok';
+    const before = hook.requests.length;
+    await row.locator('button', { hasText: 'Retry' }).click();
+    await row.locator('button', { hasText: 'queued' }).waitFor({ timeout: 5000 });
+    await until(() => hook.requests.length > before, 10_000, () => 'the retried delivery did not arrive');
+    assert.equal(hook.requests.at(-1)!.body.key, key);
+    await page.locator('#dead tbody tr', { hasText: key }).waitFor({ state: 'detached', timeout: 10_000 });
+
+    // Readable on a phone: nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+    assert.ok(overflow <= 1, `page is ${overflow} px wider than a phone screen`);
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-phone.png'), fullPage: true });
+    assert.deepEqual(problems, [], 'no console errors');
+  } finally {
+    await browser?.close();
+    await s.stop();
+    await hook.close();
+    dir.remove();
+  }
+});
