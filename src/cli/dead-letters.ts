@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { jsonClient, type HttpAnswer } from './http-client.js';
+import { jsonClient } from './http-client.js';
+import { Progress } from './progress.js';
+import { failed, remoteOptions } from './remote.js';
 
 interface DeadLetter {
   id: string;
@@ -9,14 +11,6 @@ interface DeadLetter {
   key: string;
   dead_at: string | null;
   attempts: Array<{ at: string; error: string }>;
-}
-
-const DEFAULT_URL = 'http://127.0.0.1:8080';
-
-function failed(what: string, a: HttpAnswer): string {
-  if (a.error) return `${what}: no answer from the server (${a.error})`;
-  const e = (a.body as { error?: { message?: string } } | null)?.error;
-  return `${what}: HTTP ${a.status}${e?.message ? `: ${e.message}` : ''}`;
 }
 
 export function formatDeadLetters(list: DeadLetter[]): string {
@@ -32,10 +26,7 @@ export function formatDeadLetters(list: DeadLetter[]): string {
 /** `onceonly dead-letters list|retry`: the operator's side of GET /v1/dead-letters and POST …/retry. */
 export function deadLettersCommand(program: Command): void {
   const cmd = program.command('dead-letters').description('list dead letters, or put them back in the delivery queue');
-  const common = (c: Command) =>
-    c
-      .option('--url <url>', `the server (env ONCEONLY_URL)`, process.env.ONCEONLY_URL ?? DEFAULT_URL)
-      .option('--token <token>', 'bearer token (env ONCEONLY_TOKEN)', process.env.ONCEONLY_TOKEN);
+  const common = remoteOptions;
 
   common(cmd.command('list').description('show the dead letters: adapter, key, every attempt'))
     .option('--limit <n>', 'at most this many (1..1000)', '100')
@@ -89,7 +80,12 @@ export function deadLettersCommand(program: Command): void {
           }
           const fresh = (a.body as { dead_letters: DeadLetter[] }).dead_letters.map((d) => d.id).filter((x) => !tried.has(x));
           if (fresh.length === 0) break;
-          for (const one of fresh) await retry(one);
+          const progress = new Progress('retry', fresh.length);
+          for (const one of fresh) {
+            await retry(one);
+            progress.tick();
+          }
+          progress.finish();
         }
         const ids = [...tried];
         process.stdout.write(`re-queued ${queued} of ${ids.length} dead letter(s)\n`);

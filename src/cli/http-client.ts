@@ -43,6 +43,7 @@ export function jsonClient(base: string, token?: string) {
   return {
     post: (path: string, rawJson?: string) => call('POST', path, rawJson),
     get: (path: string) => call('GET', path),
+    del: (path: string) => call('DELETE', path),
     close: () => agent.destroy(),
   };
 }

@@ -5,6 +5,8 @@ import { keyCommand } from './key.js';
 import { serveCommand } from './serve.js';
 import { replayCommand } from './replay.js';
 import { deadLettersCommand } from './dead-letters.js';
+import { statsCommand } from './stats.js';
+import { incidentsCommand } from './incidents.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -15,5 +17,7 @@ serveCommand(program);
 keyCommand(program);
 replayCommand(program);
 deadLettersCommand(program);
+statsCommand(program);
+incidentsCommand(program);
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import type { IncidentView } from '../engine/views.js';
+import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
+
+export function formatIncidents(list: IncidentView[]): string {
+  if (list.length === 0) return 'no live incidents';
+  const rows = list.map((i) => [i.dedup_key, i.severity + (i.cleared ? ' cleared' : ''), String(i.refires), String(i.updates), i.created_at, i.last_seen_at]);
+  const head = ['key', 'severity', 'refires', 'updates', 'created', 'last seen'];
+  const width = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  return [head, ...rows].map((r) => r.map((v, c) => v.padEnd(width[c]!)).join('  ').trimEnd()).join('\n');
+}
+
+/** `onceonly incidents list|show|close`: the live incidents of a running server. */
+export function incidentsCommand(program: Command): void {
+  const cmd = program.command('incidents').description('list, show or close the live incidents of a running server');
+
+  remoteOptions(cmd.command('list').description('live incidents, most recently seen first'))
+    .option('--limit <n>', 'at most this many (1..1000)', '100')
+    .option('--json', 'print the API answer as JSON')
+    .action(async (o: RemoteOptions & { limit: string; json?: boolean }) => {
+      await withServer(o, async (client) => {
+        const a = await client.get(`/v1/incidents?limit=${encodeURIComponent(o.limit)}`);
+        if (a.status !== 200) return fail('incidents list', failed('listing failed', a));
+        const list = (a.body as { incidents: IncidentView[] }).incidents;
+        process.stdout.write((o.json ? JSON.stringify(a.body) : formatIncidents(list)) + '\n');
+      });
+    });
+
+  remoteOptions(cmd.command('show').description('one live incident').argument('<key>', 'its dedup_key')).action(async (key: string, o: RemoteOptions) => {
+    await withServer(o, async (client) => {
+      const a = await client.get(`/v1/incidents/${encodeURIComponent(key)}`);
+      if (a.status !== 200) return fail('incidents show', failed(key, a));
+      process.stdout.write(JSON.stringify(a.body, null, 2) + '\n');
+    });
+  });
+
+  remoteOptions(cmd.command('close').description('close a live incident: its next arrival opens a new one').argument('<key>', 'its dedup_key')).action(
+    async (key: string, o: RemoteOptions) => {
+      await withServer(o, async (client) => {
+        const a = await client.del(`/v1/incidents/${encodeURIComponent(key)}`);
+        if (a.status !== 204) return fail('incidents close', failed(key, a));
+        process.stdout.write(`closed ${key}\n`);
+      });
+    },
+  );
+}

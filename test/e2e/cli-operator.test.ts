@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { postJson, runCli, spawnServer } from '../helpers/process.js';
+
+test('operator CLI against a running server: stats, incidents list / show / close, and clear errors', async () => {
+  const s = await spawnServer(['--port', '0', '--store', 'memory:']);
+  try {
+    const { body } = await postJson(`${s.url}/v1/incidents`, { element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' });
+    const key = body.dedup_key as string;
+    await postJson(`${s.url}/v1/incidents`, { element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' });
+    const ev = (sequence: number) => ({ tenant_id: 'acme', device_id: 'pos-1', boot_id: 'b', sequence, state: 'IDLE', observed_at: '2026-11-30T12:00:00Z' });
+    await postJson(`${s.url}/v1/events`, ev(1));
+    await postJson(`${s.url}/v1/events`, ev(1));
+    await postJson(`${s.url}/v1/events`, { nope: true });
+
+    const stats = runCli(['stats', '--url', s.url]);
+    assert.equal(stats.status, 0, stats.stderr);
+    assert.match(stats.stdout, /received\s+3/);
+    assert.match(stats.stdout, /applied\s+1/);
+    assert.match(stats.stdout, /duplicate\s+1/);
+    assert.match(stats.stdout, /rejected\s+1 \(invalid 1\)/);
+    assert.match(stats.stdout, /invariant .*: holds/);
+    assert.deepEqual(JSON.parse(runCli(['stats', '--url', s.url, '--json']).stdout), { received: 3, applied: 1, duplicate: 1, rejected: { invalid: 1 }, sequence_gaps: 0, invariant_holds: true });
+
+    const list = runCli(['incidents', 'list', '--url', s.url]);
+    assert.equal(list.status, 0, list.stderr);
+    assert.match(list.stdout, /^key\s+severity\s+refires\s+updates/m);
+    assert.match(list.stdout, new RegExp(`^${key}\\s+MAJOR\\s+1\\s+0`, 'm'));
+    const show = runCli(['incidents', 'show', key, '--url', s.url]);
+    assert.equal(JSON.parse(show.stdout).refires, 1);
+    assert.equal(runCli(['incidents', 'close', key, '--url', s.url]).stdout.trim(), `closed ${key}`);
+    assert.equal(runCli(['incidents', 'list', '--url', s.url]).stdout.trim(), 'no live incidents');
+
+    const again = runCli(['incidents', 'close', key, '--url', s.url]);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /onceonly incidents close: dedup:[0-9a-f]{32}: HTTP 404: incident .* is not live/);
+    const bad = runCli(['incidents', 'show', 'not-a-key', '--url', s.url]);
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /HTTP 400: invalid dedup_key/);
+    const limit = runCli(['incidents', 'list', '--limit', '0', '--url', s.url]);
+    assert.equal(limit.status, 1);
+    assert.match(limit.stderr, /limit must be a whole number from 1 to 1000/);
+    const down = runCli(['stats', '--url', 'http://127.0.0.1:9']);
+    assert.equal(down.status, 1);
+    assert.match(down.stderr, /no answer from the server/);
+  } finally {
+    await s.stop();
+  }
+});
