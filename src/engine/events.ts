@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { DeviceEvent, EventOutcome } from '../core/event.js';
+import type { DeviceEvent, DeviceState, EventOutcome } from '../core/event.js';
 import type { Config } from '../config/schema.js';
 import { parseEvent } from '../inputs/event/schema.js';
 import type { DedupStore } from '../store/contract.js';
@@ -43,7 +43,15 @@ export class EventIngest {
 
   async device(tenant: string, device: string): Promise<DeviceView | null> {
     const d = await this.store.getDevice(tenant, device);
-    if (!d) return null;
+    return d ? this.view(d) : null;
+  }
+
+  /** A tenant's devices (null: all tenants'), least recently observed (so stale) first. */
+  async devices(tenant: string | null, limit: number): Promise<DeviceView[]> {
+    return (await this.store.listDevices(tenant, limit)).map((d) => this.view(d));
+  }
+
+  private view(d: DeviceState): DeviceView {
     const age = Math.max(0, (this.clock.now() - d.observedAt) / 1000);
     return {
       tenant_id: d.tenant,

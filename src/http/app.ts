@@ -104,7 +104,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock));
-  dashboardRoutes(app, { dedup, tally, accounting, deliveries, metrics, clock });
+  dashboardRoutes(app, { dedup, tally, events, accounting, deliveries, metrics, clock });
   return app;
 }
 

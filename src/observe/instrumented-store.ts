@@ -54,6 +54,9 @@ export class InstrumentedStore implements DedupStore {
   getDevice(tenant: string, device: string) {
     return this.timed('get_device', () => this.inner.getDevice(tenant, device));
   }
+  listDevices(tenant: string | null, limit: number) {
+    return this.inner.listDevices(tenant, limit);
+  }
   countStaleDevices(observedBefore: number) {
     return this.inner.countStaleDevices(observedBefore);
   }

@@ -102,6 +102,12 @@ export interface DedupStore {
    */
   applyEvent(event: DeviceEvent, retentionMs: number): Promise<EventOutcome>;
   getDevice(tenant: string, device: string): Promise<DeviceState | null>;
+  /**
+   * Up to `limit` devices of a tenant (null: of every tenant, for a server
+   * without tenants, whose events may name any tenant_id), least recently
+   * observed first (stale ones lead). On Redis: the first found by SCAN.
+   */
+  listDevices(tenant: string | null, limit: number): Promise<DeviceState[]>;
   /** Devices whose last applied observation is older than `observedBefore` (ms). */
   countStaleDevices(observedBefore: number): Promise<number>;
   /** Outbox entries written and not yet fanned out to deliveries, oldest first (per shard on Redis, then by time). */

@@ -88,6 +88,18 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
       assert.equal((await fx.store.getDevice('acme', device))?.sequence, 4);
     });
 
+    test("list: a tenant's devices, least recently observed first", async () => {
+      const tenant = `list-${device}`;
+      await apply(ev(1, 'IDLE', { tenant, device: `${device}-b`, observedAt: 2000 }));
+      await apply(ev(1, 'BUSY', { tenant, device: `${device}-a`, observedAt: 1000 }));
+      await apply(ev(1, 'IDLE', { tenant: `${tenant}x`, device: `${device}-c`, observedAt: 500 }));
+      const got = await fx.store.listDevices(tenant, 10);
+      assert.deepEqual(got.map((d) => [d.device, d.state, d.observedAt]), [[`${device}-a`, 'BUSY', 1000], [`${device}-b`, 'IDLE', 2000]]);
+      assert.equal((await fx.store.listDevices(tenant, 1)).length, 1);
+      const all = (await fx.store.listDevices(null, 10_000)).filter((d) => d.device.startsWith(device));
+      assert.deepEqual(all.map((d) => [d.tenant, d.device]).sort(), [[tenant, `${device}-a`], [tenant, `${device}-b`], [`${tenant}x`, `${device}-c`]], 'null: every tenant');
+    });
+
     test('the same device id under two tenants is two devices', async () => {
       await apply(ev(10, 'ONLINE'));
       assert.equal((await apply(ev(1, 'OFFLINE', { tenant: 'globex' }))).outcome, 'applied');

@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { Deduplicator } from '../../engine/deduplicator.js';
 import type { IncidentView } from '../../engine/views.js';
+import type { DeviceView, EventIngest } from '../../engine/events.js';
 import type { EventAccounting, EventStats } from '../../observe/event-accounting.js';
 import type { DecisionTally, Tally } from '../../observe/decision-tally.js';
 import type { Metrics } from '../../observe/metrics.js';
@@ -10,6 +11,7 @@ import { deadLetterView } from '../routes/dead-letters.js';
 export interface DashboardDeps {
   dedup: Deduplicator;
   tally: DecisionTally;
+  events: EventIngest;
   accounting: EventAccounting;
   deliveries: DeliveryStore;
   metrics: Metrics;
@@ -21,6 +23,7 @@ export interface Snapshot {
   tenant: string;
   decisions: Tally;
   incidents: Array<IncidentView & { age_seconds: number }>;
+  devices: DeviceView[];
   events: EventStats & { invariant_holds: boolean };
   delivery: {
     adapters: Record<string, Record<string, number>>;
@@ -38,10 +41,12 @@ const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a +
  * incidents, its events accounting and dead letters, and the delivery state
  * (per adapter, from this process's counters; backlog across the store).
  */
-export async function snapshot(d: DashboardDeps, tenant: string): Promise<Snapshot> {
+export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean): Promise<Snapshot> {
   const now = d.clock.now();
-  const [incidents, dead, backlog, counted] = await Promise.all([
+  const [incidents, devices, dead, backlog, counted] = await Promise.all([
     d.dedup.listIncidents(tenant, 100).catch(() => []),
+    // Without tenants, events may name any tenant_id: show every device.
+    d.events.devices(scoped ? tenant : null, 100).catch(() => []),
     d.deliveries.deadLetters(tenant, 50).catch(() => []),
     d.deliveries.backlog().catch(() => null),
     d.metrics.deliveries.get(),
@@ -58,6 +63,7 @@ export async function snapshot(d: DashboardDeps, tenant: string): Promise<Snapsh
     tenant,
     decisions: d.tally.of(tenant),
     incidents: incidents.map((i) => ({ ...i, age_seconds: Math.max(0, Math.round((now - Date.parse(i.created_at)) / 1000)) })),
+    devices,
     events: { ...events, invariant_holds: events.received === events.applied + events.duplicate + sum(events.rejected) },
     delivery: {
       adapters,

@@ -17,7 +17,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
   app.get('/dashboard/app.js', (_req, reply) => reply.type('text/javascript; charset=utf-8').send(page.js));
   app.get('/dashboard/style.css', (_req, reply) => reply.type('text/css; charset=utf-8').send(page.css));
 
-  app.get('/v1/dashboard', (req) => snapshot(deps, req.tenant));
+  app.get('/v1/dashboard', (req) => snapshot(deps, req.tenant, req.scoped));
 
   const streams = new Set<ServerResponse>();
   app.get('/v1/dashboard/stream', (req, reply) => {
@@ -30,7 +30,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
       if (busy) return; // a slow store: skip a tick rather than pile snapshots up
       busy = true;
       try {
-        res.write(`event: snapshot\ndata: ${JSON.stringify(await snapshot(deps, req.tenant))}\n\n`);
+        res.write(`event: snapshot\ndata: ${JSON.stringify(await snapshot(deps, req.tenant, req.scoped))}\n\n`);
       } catch (err) {
         res.write(`event: error\ndata: ${JSON.stringify({ message: (err as Error).message })}\n\n`);
       } finally {

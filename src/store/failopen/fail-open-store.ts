@@ -134,6 +134,10 @@ export class FailOpenStore implements DedupStore {
     return this.shared('read the device', () => this.inner.getDevice(tenant, device));
   }
 
+  listDevices(tenant: string | null, limit: number) {
+    return this.shared('list devices', () => this.inner.listDevices(tenant, limit));
+  }
+
   countStaleDevices(observedBefore: number) {
     return this.inner.countStaleDevices(observedBefore);
   }

@@ -35,6 +35,14 @@ export class MemoryEvents {
     return d ? { ...d } : null;
   }
 
+  list(tenant: string | null, limit: number): DeviceState[] {
+    return [...this.devices.values()]
+      .filter((d) => tenant === null || d.tenant === tenant)
+      .sort((a, b) => a.observedAt - b.observedAt)
+      .slice(0, limit)
+      .map((d) => ({ ...d }));
+  }
+
   countStale(observedBefore: number): number {
     let n = 0;
     for (const d of this.devices.values()) if (d.observedAt < observedBefore) n++;

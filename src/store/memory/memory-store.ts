@@ -44,6 +44,10 @@ export class MemoryStore implements DedupStore {
     return this.events.get(tenant, device);
   }
 
+  async listDevices(tenant: string | null, limit: number) {
+    return this.events.list(tenant, limit);
+  }
+
   async countStaleDevices(observedBefore: number) {
     return this.events.countStale(observedBefore);
   }

@@ -64,6 +64,19 @@ export function lp(...parts: string[]): string {
   return parts.map((p) => `${p.length}.${p}`).join('');
 }
 
+/** The parts of an `lp` string, or null when it is not one. */
+export function unLp(text: string): string[] | null {
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    const dot = text.indexOf('.', i);
+    const n = Number(text.slice(i, dot));
+    if (dot < 0 || !/^\d+$/.test(text.slice(i, dot)) || dot + 1 + n > text.length) return null;
+    parts.push(text.slice(dot + 1, dot + 1 + n));
+    i = dot + 1 + n;
+  }
+  return parts;
+}
+
 export function deviceKeys(tenant: string, device: string, boot: string, sequence: number) {
   const dev = lp(tenant, device);
   const tag = `{oo:${shardOf(tenant, '\u0001' + device)}}`;

@@ -10,7 +10,7 @@ import {
 } from '../contract.js';
 import type { ClaimOutcome } from '../../core/decision.js';
 import type { RedisConnection } from './connection.js';
-import { ackMarkerKey, allShards, resolutionKey, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
+import { ackMarkerKey, allShards, lp, resolutionKey, unLp, deliveryKeys, deviceKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, shardOf, windowKey } from './keys.js';
 import { RedisDeliveries } from './redis-deliveries.js';
 import type { WindowClaim } from '../delivery-contract.js';
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
@@ -158,6 +158,22 @@ export class RedisStore implements DedupStore {
     >;
     if (boot == null) return null;
     return { tenant, device, boot, sequence: Number(seq), state: state!, observedAt: Number(obs) };
+  }
+
+  /** Device keys are `{tag}:d:` + length-prefixed tenant and device: SCAN for them, read each. */
+  async listDevices(tenant: string | null, limit: number): Promise<DeviceState[]> {
+    const glob = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+    const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : glob(lp(tenant))}*`, limit * 2);
+    const devices = await Promise.all(
+      keys.map((k) => {
+        const ids = unLp(k.slice(k.indexOf(':d:') + 3));
+        return ids && ids.length === 2 ? this.getDevice(ids[0]!, ids[1]!) : Promise.resolve(null);
+      }),
+    );
+    return devices
+      .filter((d): d is DeviceState => d !== null)
+      .sort((a, b) => a.observedAt - b.observedAt)
+      .slice(0, limit);
   }
 
   async countStaleDevices(observedBefore: number): Promise<number> {

@@ -10,6 +10,9 @@ export const SEEN = `SELECT 1 FROM events_seen WHERE tenant = ? AND device = ? A
 /** in: tenant, device. */
 export const DEVICE = `SELECT tenant, device, boot, sequence, state, observed_at AS observedAt FROM devices WHERE tenant = ? AND device = ?`;
 
+/** in: tenant or null (all), limit. Least recently observed first. */
+export const LIST_DEVICES = `SELECT tenant, device, boot, sequence, state, observed_at AS observedAt FROM devices WHERE (@tenant IS NULL OR tenant = @tenant) ORDER BY observed_at LIMIT @limit`;
+
 /** in: tenant, device, boot. */
 export const BOOT_SEEN = `SELECT 1 FROM device_boots WHERE tenant = ? AND device = ? AND boot = ?`;
 

@@ -60,6 +60,7 @@ export class SqliteStore implements DedupStore {
       sweep: this.db.prepare<[number, number]>(sql.SWEEP_EXPIRED_INCIDENTS),
       seen: this.db.prepare<[string, string, string, number, number]>(ev.SEEN),
       device: this.db.prepare<[string, string], DeviceState>(ev.DEVICE),
+      listDevices: this.db.prepare<[{ tenant: string | null; limit: number }], DeviceState>(ev.LIST_DEVICES),
       bootSeen: this.db.prepare<[string, string, string]>(ev.BOOT_SEEN),
       upsertDevice: this.db.prepare<[DeviceState]>(ev.UPSERT_DEVICE),
       addBoot: this.db.prepare<[string, string, string]>(ev.ADD_BOOT),
@@ -130,6 +131,10 @@ export class SqliteStore implements DedupStore {
 
   async getDevice(tenant: string, device: string) {
     return this.stmt.device.get(tenant, device) ?? null;
+  }
+
+  async listDevices(tenant: string | null, limit: number) {
+    return this.stmt.listDevices.all({ tenant, limit });
   }
 
   async countStaleDevices(observedBefore: number) {

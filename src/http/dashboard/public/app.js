@@ -92,6 +92,26 @@ function events(snap) {
   }
 }
 
+function devices(snap) {
+  const stale = snap.devices.filter((d) => d.stale).length;
+  $('#device-count').textContent = `(${snap.devices.length}${stale ? `, ${stale} stale` : ''})`;
+  $('#devices tbody').replaceChildren(
+    ...snap.devices.map((d) => {
+      const tr = document.createElement('tr');
+      tr.dataset.device = d.device_id;
+      cell(tr, d.device_id, 'key');
+      cell(tr, d.state);
+      cell(tr, `${d.boot_id} · ${d.sequence}`);
+      cell(tr, age(Math.round(d.age_seconds)));
+      const flag = document.createElement('span');
+      flag.className = `badge ${d.stale ? 'bad' : 'ok'}`;
+      flag.textContent = d.stale ? 'stale' : 'fresh';
+      cell(tr, flag);
+      return tr;
+    }),
+  );
+}
+
 function delivery(snap) {
   const d = snap.delivery;
   const dl = $('#backlog');
@@ -143,6 +163,7 @@ function render(snap) {
   chart(snap);
   incidents(snap);
   events(snap);
+  devices(snap);
   delivery(snap);
   deadLetters(snap);
   status(`live · ${snap.tenant} · ${new Date(snap.at).toLocaleTimeString()}`, true);
