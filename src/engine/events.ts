@@ -47,8 +47,8 @@ export class EventIngest {
   }
 
   /** A tenant's devices (null: all tenants'), least recently observed (so stale) first. */
-  async devices(tenant: string | null, limit: number): Promise<DeviceView[]> {
-    return (await this.store.listDevices(tenant, limit)).map((d) => this.view(d));
+  async devices(tenant: string | null, limit: number): Promise<Array<DeviceView & { gaps: number }>> {
+    return (await this.store.listDevices(tenant, limit)).map((d) => ({ ...this.view(d), gaps: d.gaps }));
   }
 
   private view(d: DeviceState): DeviceView {

@@ -44,6 +44,9 @@ export interface IncidentClaim {
 /** How long a resolution is remembered, to recognise a late firing of the episode it closed. */
 export const RESOLUTION_MEMORY_MS = 86_400_000;
 
+/** A device as the dashboard lists it: its state and how many sequence numbers it has been missing in all. */
+export type DeviceSummary = DeviceState & { gaps: number };
+
 export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
 
 export interface IncidentDecisionResult {
@@ -107,7 +110,7 @@ export interface DedupStore {
    * without tenants, whose events may name any tenant_id), least recently
    * observed first (stale ones lead). On Redis: the first found by SCAN.
    */
-  listDevices(tenant: string | null, limit: number): Promise<DeviceState[]>;
+  listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]>;
   /** Devices whose last applied observation is older than `observedBefore` (ms). */
   countStaleDevices(observedBefore: number): Promise<number>;
   /** Outbox entries written and not yet fanned out to deliveries, oldest first (per shard on Redis, then by time). */

@@ -94,7 +94,11 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
       await apply(ev(1, 'BUSY', { tenant, device: `${device}-a`, observedAt: 1000 }));
       await apply(ev(1, 'IDLE', { tenant: `${tenant}x`, device: `${device}-c`, observedAt: 500 }));
       const got = await fx.store.listDevices(tenant, 10);
-      assert.deepEqual(got.map((d) => [d.device, d.state, d.observedAt]), [[`${device}-a`, 'BUSY', 1000], [`${device}-b`, 'IDLE', 2000]]);
+      assert.deepEqual(got.map((d) => [d.device, d.state, d.observedAt, d.gaps]), [[`${device}-a`, 'BUSY', 1000, 0], [`${device}-b`, 'IDLE', 2000, 0]]);
+      await apply(ev(4, 'BUSY', { tenant, device: `${device}-a`, observedAt: 1500 })); // 2..3 missing
+      await apply(ev(10, 'IDLE', { tenant, device: `${device}-a`, observedAt: 1600 })); // 5..9 missing
+      await apply(ev(11, 'IDLE', { tenant, device: `${device}-a`, observedAt: 1700 }));
+      assert.equal((await fx.store.listDevices(tenant, 10)).find((d) => d.device === `${device}-a`)?.gaps, 7, 'missing sequence numbers in all');
       assert.equal((await fx.store.listDevices(tenant, 1)).length, 1);
       const all = (await fx.store.listDevices(null, 10_000)).filter((d) => d.device.startsWith(device));
       assert.deepEqual(all.map((d) => [d.tenant, d.device]).sort(), [[tenant, `${device}-a`], [tenant, `${device}-b`], [`${tenant}x`, `${device}-c`]], 'null: every tenant');

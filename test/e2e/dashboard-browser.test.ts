@@ -56,14 +56,17 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     assert.match(await page.locator(`#incidents tr[data-key="${key}"]`).innerText(), /CRITICAL/);
 
     // A device last heard from hours ago is listed, flagged stale.
-    await fetch(`${s.url}/v1/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ tenant_id: 'acme', device_id: 'pos-17', boot_id: 'b1', sequence: 4, state: 'OFFLINE', observed_at: new Date(Date.now() - 3 * 3600_000).toISOString() }),
-    });
-    const device = page.locator('#devices tr[data-device="pos-17"]');
+    for (const sequence of [4, 9]) {
+      await fetch(`${s.url}/v1/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ tenant_id: 'acme', device_id: 'pos-17', boot_id: 'b1', sequence, state: 'OFFLINE', observed_at: new Date(Date.now() - 3 * 3600_000).toISOString() }),
+      });
+    }
+    const device = page.locator('#devices tr[data-device="pos-17"]', { hasText: 'b1 · 9' });
     await device.waitFor({ timeout: 5000 });
-    assert.match(await device.innerText(), /OFFLINE[\s\S]*b1 · 4[\s\S]*stale/);
+    assert.match(await device.innerText(), /OFFLINE[\s\S]*b1 · 9[\s\S]*stale/);
+    assert.equal(await device.locator('td.gaps').innerText(), '4', 'sequences 5..8 missing');
 
     // Its delivery fails (503, no retries configured): a dead letter with a Retry button.
     const row = page.locator('#dead tbody tr', { hasText: key });

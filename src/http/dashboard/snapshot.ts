@@ -23,7 +23,7 @@ export interface Snapshot {
   tenant: string;
   decisions: Tally;
   incidents: Array<IncidentView & { age_seconds: number }>;
-  devices: DeviceView[];
+  devices: Array<DeviceView & { gaps: number }>;
   events: EventStats & { invariant_holds: boolean };
   delivery: {
     adapters: Record<string, Record<string, number>>;

@@ -1,12 +1,13 @@
 import type { Clock } from '../../core/clock.js';
-import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState, type EventOutcome } from '../../core/event.js';
-import { outboxEntries, type OutboxEntry } from '../contract.js';
+import { decideEvent, DUPLICATE, gapSize, type DeviceEvent, type DeviceState, type EventOutcome } from '../../core/event.js';
+import { outboxEntries, type DeviceSummary, type OutboxEntry } from '../contract.js';
 
 /** Device-event state for the memory store; every method runs to completion synchronously. */
 export class MemoryEvents {
   private readonly devices = new Map<string, DeviceState>();
   private readonly boots = new Map<string, Set<string>>();
   private readonly seen = new Map<string, number>();
+  private readonly gaps = new Map<string, number>();
   constructor(
     private readonly clock: Clock,
     private readonly outbox: OutboxEntry[],
@@ -25,6 +26,7 @@ export class MemoryEvents {
       boots.add(e.boot);
       this.boots.set(dev, boots);
       this.seen.set(identity, now + retentionMs);
+      if (result.gap) this.gaps.set(dev, (this.gaps.get(dev) ?? 0) + gapSize(result.gap));
       if (result.transition) this.outbox.push(outboxEntries.transition(e, result.transition, now));
     }
     return result;
@@ -35,12 +37,12 @@ export class MemoryEvents {
     return d ? { ...d } : null;
   }
 
-  list(tenant: string | null, limit: number): DeviceState[] {
-    return [...this.devices.values()]
-      .filter((d) => tenant === null || d.tenant === tenant)
-      .sort((a, b) => a.observedAt - b.observedAt)
+  list(tenant: string | null, limit: number): DeviceSummary[] {
+    return [...this.devices.entries()]
+      .filter(([, d]) => tenant === null || d.tenant === tenant)
+      .sort(([, a], [, b]) => a.observedAt - b.observedAt)
       .slice(0, limit)
-      .map((d) => ({ ...d }));
+      .map(([dev, d]) => ({ ...d, gaps: this.gaps.get(dev) ?? 0 }));
   }
 
   countStale(observedBefore: number): number {

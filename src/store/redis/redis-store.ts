@@ -1,5 +1,6 @@
 import {
   type AckOutcome,
+  type DeviceSummary,
   DEFAULT_EXPIRED_GRACE_MS,
   RESOLUTION_MEMORY_MS,
   staleResult,
@@ -161,17 +162,20 @@ export class RedisStore implements DedupStore {
   }
 
   /** Device keys are `{tag}:d:` + length-prefixed tenant and device: SCAN for them, read each. */
-  async listDevices(tenant: string | null, limit: number): Promise<DeviceState[]> {
+  async listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]> {
     const glob = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
     const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : glob(lp(tenant))}*`, limit * 2);
     const devices = await Promise.all(
-      keys.map((k) => {
+      keys.map(async (k): Promise<DeviceSummary | null> => {
         const ids = unLp(k.slice(k.indexOf(':d:') + 3));
-        return ids && ids.length === 2 ? this.getDevice(ids[0]!, ids[1]!) : Promise.resolve(null);
+        if (!ids || ids.length !== 2) return null;
+        const [boot, seq, state, obs, gaps] = (await this.conn.send(k, ['HMGET', k, 'boot', 'seq', 'state', 'obs', 'gaps'])) as Array<string | null>;
+        if (boot == null) return null;
+        return { tenant: ids[0]!, device: ids[1]!, boot, sequence: Number(seq), state: state!, observedAt: Number(obs), gaps: Number(gaps ?? 0) };
       }),
     );
     return devices
-      .filter((d): d is DeviceState => d !== null)
+      .filter((d): d is DeviceSummary => d !== null)
       .sort((a, b) => a.observedAt - b.observedAt)
       .slice(0, limit);
   }

@@ -10,8 +10,16 @@ export const SEEN = `SELECT 1 FROM events_seen WHERE tenant = ? AND device = ? A
 /** in: tenant, device. */
 export const DEVICE = `SELECT tenant, device, boot, sequence, state, observed_at AS observedAt FROM devices WHERE tenant = ? AND device = ?`;
 
-/** in: tenant or null (all), limit. Least recently observed first. */
-export const LIST_DEVICES = `SELECT tenant, device, boot, sequence, state, observed_at AS observedAt FROM devices WHERE (@tenant IS NULL OR tenant = @tenant) ORDER BY observed_at LIMIT @limit`;
+/** in: tenant or null (all), limit. Least recently observed first, with the device's gaps. */
+export const LIST_DEVICES = `
+SELECT d.tenant, d.device, d.boot, d.sequence, d.state, d.observed_at AS observedAt, coalesce(g.gaps, 0) AS gaps
+  FROM devices d LEFT JOIN device_gaps g ON g.tenant = d.tenant AND g.device = d.device
+ WHERE (@tenant IS NULL OR d.tenant = @tenant) ORDER BY d.observed_at LIMIT @limit`;
+
+/** in: tenant, device, missing sequence numbers. */
+export const ADD_GAPS = `
+INSERT INTO device_gaps (tenant, device, gaps) VALUES (?, ?, ?)
+ON CONFLICT (tenant, device) DO UPDATE SET gaps = gaps + excluded.gaps`;
 
 /** in: tenant, device, boot. */
 export const BOOT_SEEN = `SELECT 1 FROM device_boots WHERE tenant = ? AND device = ? AND boot = ?`;

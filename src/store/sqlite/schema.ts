@@ -39,6 +39,11 @@ CREATE TABLE IF NOT EXISTS events_seen (
   PRIMARY KEY (tenant, device, boot, sequence)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_seen_expires_at ON events_seen (expires_at);
+-- Missing sequence numbers per device, in all (the dashboard's gaps column).
+CREATE TABLE IF NOT EXISTS device_gaps (
+  tenant TEXT NOT NULL, device TEXT NOT NULL, gaps INTEGER NOT NULL,
+  PRIMARY KEY (tenant, device)
+) WITHOUT ROWID;
 -- Windowed claims (SPC violations).
 CREATE TABLE IF NOT EXISTS windows (
   tenant TEXT NOT NULL, key TEXT NOT NULL, expires_at INTEGER NOT NULL,

@@ -7,8 +7,8 @@ import { GroupCommit } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import * as sql from './statements.js';
 import * as ev from './event-statements.js';
-import { decideEvent, DUPLICATE, type DeviceEvent, type DeviceState } from '../../core/event.js';
-import { outboxEntries, type OutboxEntry, type OutboxPayload } from '../contract.js';
+import { decideEvent, DUPLICATE, gapSize, type DeviceEvent, type DeviceState } from '../../core/event.js';
+import { outboxEntries, type DeviceSummary, type OutboxEntry, type OutboxPayload } from '../contract.js';
 import type { WindowClaim } from '../delivery-contract.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
 
@@ -60,7 +60,8 @@ export class SqliteStore implements DedupStore {
       sweep: this.db.prepare<[number, number]>(sql.SWEEP_EXPIRED_INCIDENTS),
       seen: this.db.prepare<[string, string, string, number, number]>(ev.SEEN),
       device: this.db.prepare<[string, string], DeviceState>(ev.DEVICE),
-      listDevices: this.db.prepare<[{ tenant: string | null; limit: number }], DeviceState>(ev.LIST_DEVICES),
+      listDevices: this.db.prepare<[{ tenant: string | null; limit: number }], DeviceSummary>(ev.LIST_DEVICES),
+      addGaps: this.db.prepare<[string, string, number]>(ev.ADD_GAPS),
       bootSeen: this.db.prepare<[string, string, string]>(ev.BOOT_SEEN),
       upsertDevice: this.db.prepare<[DeviceState]>(ev.UPSERT_DEVICE),
       addBoot: this.db.prepare<[string, string, string]>(ev.ADD_BOOT),
@@ -113,6 +114,7 @@ export class SqliteStore implements DedupStore {
         s.addBoot.run(e.tenant, e.device, e.boot);
         s.markSeen.run(e.tenant, e.device, e.boot, e.sequence, now + retentionMs);
         if (result.transition) this.append(outboxEntries.transition(e, result.transition, now));
+        if (result.gap) s.addGaps.run(e.tenant, e.device, gapSize(result.gap));
       }
       return result;
     });

@@ -102,6 +102,7 @@ function devices(snap) {
       cell(tr, d.device_id, 'key');
       cell(tr, d.state);
       cell(tr, `${d.boot_id} · ${d.sequence}`);
+      cell(tr, d.gaps, d.gaps > 0 ? 'gaps' : undefined);
       cell(tr, age(Math.round(d.age_seconds)));
       const flag = document.createElement('span');
       flag.className = `badge ${d.stale ? 'bad' : 'ok'}`;

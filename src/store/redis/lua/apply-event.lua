@@ -1,6 +1,6 @@
 -- apply-event: a device status event applied once, in order, in ONE atomic step.
 --
--- KEYS[1]  the device hash (boot, seq, state, obs)
+-- KEYS[1]  the device hash (boot, seq, state, obs; gaps: missing sequence numbers in all)
 -- KEYS[2]  the seen-marker of this identity (tenant, device, boot, sequence)
 -- KEYS[3]  the set of boots seen for the device
 -- KEYS[4]  the shard's outbox (a stream)
@@ -30,6 +30,7 @@ if cur[1] then
   if cur[3] ~= state then from = cur[3] end
 end
 redis.call('HSET', KEYS[1], 'boot', boot, 'seq', ARGV[4], 'state', state, 'obs', ARGV[6])
+if gapFrom >= 0 then redis.call('HINCRBY', KEYS[1], 'gaps', gapTo - gapFrom + 1) end
 redis.call('SADD', KEYS[3], boot)
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[7])
 redis.call('ZADD', KEYS[5], ARGV[6], ARGV[8])
