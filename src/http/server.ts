@@ -169,6 +169,8 @@ function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents {
 
 /** Delivery outcomes as metrics; dead letters and retries as log lines (keys are fine in logs, never in labels). */
 function deliveryObserver(metrics: Metrics, logger: Logger): DeliveryObserver {
+  // A store that stays down fails every pass (five a second): one line per 5 s is enough.
+  const passFailed = rateLimitedLog(logger, 'delivery pass failed; it is retried');
   return {
     attempted: (adapter) => metrics.attempted(adapter),
     settled(d, outcome, reason, detail) {
@@ -177,7 +179,10 @@ function deliveryObserver(metrics: Metrics, logger: Logger): DeliveryObserver {
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
       else if (outcome === 'retried') logger.debug({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
     },
-    error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; the lease will run out and it is retried`),
+    error: (err, what) => {
+      if (what === 'delivery pass') passFailed(err as Error);
+      else logger.warn({ err: (err as Error).message }, `${what} failed; the lease will run out and it is retried`);
+    },
   };
 }
 

@@ -22,15 +22,20 @@ export class FailOpenDeliveries implements DeliveryStore {
     private readonly degraded: () => boolean,
   ) {}
 
+  /**
+   * The journal's side always runs; the shared side is skipped while degraded
+   * and, when it fails, left for the next pass: a shared store that stopped
+   * answering must not hold back the journal's own deliveries.
+   */
   async fanOut(adapters: readonly string[], limit: number) {
     const n = await this.journal.fanOut(adapters, limit);
-    return n + (this.degraded() ? 0 : await withTimeout(this.shared.fanOut(adapters, limit), TIMEOUT_MS));
+    return n + (this.degraded() ? 0 : await withTimeout(this.shared.fanOut(adapters, limit), TIMEOUT_MS).catch(() => 0));
   }
 
   async leaseDue(owner: string, leaseMs: number, limit: number) {
     const mine = (await this.journal.leaseDue(owner, leaseMs, limit)).map(local);
     if (this.degraded()) return mine;
-    return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit), TIMEOUT_MS))];
+    return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit), TIMEOUT_MS).catch(() => []))];
   }
 
   settle(d: Delivery, s: Settlement) {
