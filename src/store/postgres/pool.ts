@@ -1,0 +1,35 @@
+import pg from 'pg';
+
+/** int8 (bigint) columns as JavaScript numbers: every one here is a millisecond time, a sequence or a count below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export type Queryable = pg.PoolClient | pg.Pool;
+
+/** A pool whose connections use `schema`. */
+export function openPool(url: string, schema: string, max = 10): pg.Pool {
+  return new pg.Pool({ connectionString: url, max, types, options: `-c search_path=${schema}`, connectionTimeoutMillis: 5000 });
+}
+
+/**
+ * One transaction; with `lock`, first an advisory transaction lock on it, so
+ * every operation on one key (or device) runs one at a time across all
+ * replicas: the read and the write inside are then one atomic step.
+ */
+export async function transaction<T>(pool: pg.Pool, lock: string | null, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    if (lock !== null) await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lock]);
+    const result = await body(c);
+    await c.query('COMMIT');
+    return result;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    c.release();
+  }
+}

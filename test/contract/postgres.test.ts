@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ManualClock } from '../../src/core/clock.js';
+import { manualClock } from '../../src/core/clock.js';
+import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
+import { eventStoreContract } from './event-store.contract.js';
+import { windowStoreContract } from './window-store.contract.js';
+import { deliveryStoreContract } from './delivery-store.contract.js';
+import { freshSchema, PG_URL } from '../helpers/postgres.js';
+import { openPool } from '../../src/store/postgres/pool.js';
+import { migrate } from '../../src/store/postgres/migrate.js';
+
+// The real Postgres on 5432; every test in a schema of its own, dropped after.
+const unit = 1000;
+const fixture = async (clock: ManualClock): Promise<StoreFixture> => {
+  const s = await freshSchema();
+  return {
+    store: s.open(clock, GRACE_UNITS * unit),
+    openPeer: () => s.open(clock, GRACE_UNITS * unit),
+    clock,
+    unit,
+    advance: async (ms) => clock.advance(ms),
+    cleanup: s.drop,
+  };
+};
+
+incidentStoreContract('postgres', { exactCount: true, peers: true }, fixture);
+eventStoreContract('postgres', fixture);
+windowStoreContract('postgres', fixture);
+deliveryStoreContract('postgres', fixture);
+
+test('postgres: migrations are numbered, applied once, and replicas starting together apply them once', async () => {
+  const s = await freshSchema();
+  try {
+    const pools = [openPool(PG_URL, s.schema, 1), openPool(PG_URL, s.schema, 1)];
+    const again = await Promise.all(pools.map((p) => migrate(p, s.schema)));
+    assert.deepEqual(again, [[], []], 'already applied by freshSchema: nothing to do, and no error when two run at once');
+    const names = (await pools[0]!.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name);
+    assert.deepEqual(names, ['001_initial.sql']);
+    await Promise.all(pools.map((p) => p.end()));
+    const store = s.open(manualClock());
+    await store.decideIncident({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
+    assert.equal(await store.countLiveIncidents(), 1);
+    await store.close();
+  } finally {
+    await s.drop();
+  }
+});
