@@ -14,12 +14,16 @@ const DEBIAN = [
   ['prometheus-alertmanager', 'prometheus-alertmanager'],
   ['promtool', 'prometheus'],
   ['chromium', 'chromium'],
+  ['pg_dump', 'postgresql-client'],
 ];
 
 const listening = (port) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null`;
 
 /** [name, probe command, start command] for services the tests need (the machine's own start commands). */
-const SERVICES = [['mosquitto (MQTT adapter tests)', listening(1883), 'mosquitto -d -c /etc/mosquitto/mosquitto.conf']];
+const SERVICES = [
+  ['mosquitto (MQTT adapter tests)', listening(1883), 'mosquitto -d -c /etc/mosquitto/mosquitto.conf'],
+  ['PostgreSQL (Postgres store tests)', listening(5432), 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start'],
+];
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 

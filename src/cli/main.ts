@@ -7,6 +7,7 @@ import { replayCommand } from './replay.js';
 import { deadLettersCommand } from './dead-letters.js';
 import { statsCommand } from './stats.js';
 import { incidentsCommand } from './incidents.js';
+import { migrateCommand } from './migrate.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -19,5 +20,6 @@ replayCommand(program);
 deadLettersCommand(program);
 statsCommand(program);
 incidentsCommand(program);
+migrateCommand(program);
 
 await program.parseAsync(process.argv);

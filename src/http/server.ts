@@ -86,6 +86,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     onConnectionError: rateLimitedLog(logger, 'store connection error'),
   });
+  try {
+    await raw.init?.();
+  } catch (error) {
+    await raw.close().catch(() => {});
+    throw new StartupError(`cannot prepare the store: ${(error as Error).message}`);
+  }
   store = new InstrumentedStore(raw, metrics.storeLatency);
   const tally = new DecisionTally();
   const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });

@@ -125,6 +125,8 @@ export interface DedupStore {
    */
   claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim>;
 
+  /** Prepares the store before first use (Postgres: applies migrations); optional. */
+  init?(): Promise<void>;
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
   close(): Promise<void>;

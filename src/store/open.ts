@@ -6,6 +6,8 @@ import { MemoryStore } from './memory/memory-store.js';
 import { redisConnection } from './redis/connection.js';
 import { RedisStore } from './redis/redis-store.js';
 import { SqliteStore, type SqliteSynchronous } from './sqlite/sqlite-store.js';
+import { PgStore } from './postgres/pg-store.js';
+import { openPool } from './postgres/pool.js';
 
 export class StoreUrlError extends Error {
   override name = 'StoreUrlError';
@@ -33,8 +35,23 @@ export interface StoreOptions {
  *   memory:
  *   sqlite:PATH[?synchronous=normal|full]
  *   redis://[user:pass@]host:port[/db]   rediss://…   redis+cluster://h1:p1,h2:p2
+ *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
  * Remote stores are wrapped in fail-open with a local journal.
  */
+/** `postgres://…[?schema=NAME]`: the schema (default `onceonly`) is ours to create and migrate; the rest goes to pg. */
+export function postgresUrl(url: string): { connection: string; schema: string } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL`);
+  }
+  const schema = u.searchParams.get('schema') ?? 'onceonly';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreUrlError(`store URL option schema=${JSON.stringify(schema)} must be lower-case letters, digits and _`);
+  u.searchParams.delete('schema');
+  return { connection: u.toString(), schema };
+}
+
 export function openStore(url: string, clock: Clock, options: StoreOptions = {}): DedupStore {
   const grace = options.expiredGraceMs;
   if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock, grace);
@@ -65,8 +82,9 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
     const fo = options.failOpen ?? {};
     return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock), clock, fo);
   }
-  if (/^(postgres|postgresql):/.test(url)) {
-    throw new StoreUrlError(`store "postgres" is not available in this version yet; use memory:, sqlite:PATH or redis://`);
+  if (/^(postgres|postgresql):\/\//.test(url)) {
+    const { connection, schema } = postgresUrl(url);
+    return new PgStore(openPool(connection, schema), clock, { expiredGraceMs: grace, schema });
   }
-  throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port or redis+cluster://h1:p1,h2:p2`);
+  throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`);
 }

@@ -20,6 +20,7 @@ import {
 import type { WindowClaim } from '../delivery-contract.js';
 import { PgDeliveries } from './pg-deliveries.js';
 import { transaction, type Queryable } from './pool.js';
+import { migrate } from './migrate.js';
 
 const INCIDENT = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"`;
 const DEVICE = `tenant, device, boot, sequence, state, observed_at AS "observedAt"`;
@@ -42,10 +43,18 @@ export class PgStore implements DedupStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
-    options: { expiredGraceMs?: number } = {},
+    options: { expiredGraceMs?: number; schema?: string } = {},
   ) {
     this.graceMs = options.expiredGraceMs ?? DEFAULT_EXPIRED_GRACE_MS;
+    this.schema = options.schema ?? null;
     this.deliveries = new PgDeliveries(pool, clock);
+  }
+
+  private readonly schema: string | null;
+
+  /** Applies the migrations not yet applied (when the store was opened with its schema name). */
+  async init(): Promise<void> {
+    if (this.schema) await migrate(this.pool, this.schema);
   }
 
   private async append(c: Queryable, e: OutboxEntry | null): Promise<void> {

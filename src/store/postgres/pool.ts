@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { StoreUnavailableError } from '../failopen/timeout.js';
 
 /** int8 (bigint) columns as JavaScript numbers: every one here is a millisecond time, a sequence or a count below 2^53. */
 const types = {
@@ -19,7 +20,9 @@ export function openPool(url: string, schema: string, max = 10): pg.Pool {
  * replicas: the read and the write inside are then one atomic step.
  */
 export async function transaction<T>(pool: pg.Pool, lock: string | null, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
+  const c = await pool.connect().catch((err: Error) => {
+    throw new StoreUnavailableError(`Postgres is unreachable: ${err.message}`);
+  });
   try {
     await c.query('BEGIN');
     if (lock !== null) await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lock]);
