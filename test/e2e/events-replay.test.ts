@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { runCli, spawnServer } from '../helpers/process.js';
 import { freePort, startRedis, type RedisServer } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
+import pg from 'pg';
+import { PG_URL } from '../helpers/postgres.js';
 
 let redis: RedisServer;
 before(async () => {
@@ -41,7 +43,8 @@ function recordedStream() {
   return { lines, expected, transitions, identities: 2000 };
 }
 
-test('two servers on one Redis replay overlapping windows: one final state, applied = identities, notifications = transitions', async () => {
+/** Two servers on one shared store replay overlapping windows of the recorded stream. */
+async function replayDrill(storeUrl: string) {
   const dir = tempDir();
   const cfg = (n: number) => {
     const p = join(dir.path, `c${n}.yaml`);
@@ -49,8 +52,8 @@ test('two servers on one Redis replay overlapping windows: one final state, appl
     return p;
   };
   const [a, b] = await Promise.all([
-    spawnServer(['--port', '0', '--store', redis.url, '--config', cfg(1)]),
-    spawnServer(['--port', '0', '--store', redis.url, '--config', cfg(2)]),
+    spawnServer(['--port', '0', '--store', storeUrl, '--config', cfg(1)]),
+    spawnServer(['--port', '0', '--store', storeUrl, '--config', cfg(2)]),
   ]);
   try {
     const s = recordedStream();
@@ -87,6 +90,19 @@ test('two servers on one Redis replay overlapping windows: one final state, appl
   } finally {
     await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]);
     dir.remove();
+  }
+}
+
+test('two servers on one Redis replay overlapping windows: one final state, applied = identities, notifications = transitions', () => replayDrill(redis.url));
+
+test('the same drill on one Postgres', async () => {
+  const schema = `oo_drill_${process.pid}`;
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  try {
+    await replayDrill(`${PG_URL}?schema=${schema}`);
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
   }
 });
 
