@@ -46,6 +46,9 @@ export function postgresUrl(url: string): { connection: string; schema: string }
   } catch {
     throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL`);
   }
+  if (u.hostname === '' || u.pathname.length < 2) {
+    throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL: give a host and a database, e.g. postgres://user@127.0.0.1:5432/onceonly`);
+  }
   const schema = u.searchParams.get('schema') ?? 'onceonly';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreUrlError(`store URL option schema=${JSON.stringify(schema)} must be lower-case letters, digits and _`);
   u.searchParams.delete('schema');

@@ -79,6 +79,7 @@ test('store URLs: clear errors for what is not a usable store', () => {
   assert.throws(() => openStore('sqlite:./x.db?journal=off', clock), /unknown/);
   assert.throws(() => openStore('postgres://127.0.0.1/test?schema=Bad-Name', clock), /schema="Bad-Name" must be lower-case/);
   assert.throws(() => openStore('postgres://', clock), /not a valid postgres:\/\/ URL/);
+  assert.throws(() => openStore('postgres://127.0.0.1', clock), /give a host and a database/);
   assert.throws(() => openStore('redis+cluster://', clock), /not recognised/);
   assert.throws(() => openStore('mongodb://x', clock), /not recognised/);
 });
