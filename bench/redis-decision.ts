@@ -12,7 +12,6 @@
  *   npm run bench:redis            (N=… to change the operation count)
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from '@redis/client';
@@ -21,56 +20,16 @@ import { RedisStore } from '../src/store/redis/redis-store.js';
 import { deliveryKeys, failingKey, incidentRecordKey, resolutionKey, shardOf } from '../src/store/redis/keys.js';
 import { scripts } from '../src/store/redis/scripts.js';
 import { startRedis } from '../test/helpers/redis.js';
+import { concurrent as concurrentRuns, sequential as sequentialRuns, writeSection, type Decide } from './workload.js';
+
+const sequential = (run: Decide, prefix: string) => sequentialRuns(run, SEQ, prefix);
+const concurrent = (run: Decide, prefix: string) => concurrentRuns(run, N, INFLIGHT, prefix);
 
 const N = Number(process.env.N ?? 100_000);
 const SEQ = Math.min(N, 20_000);
 const INFLIGHT = 256;
 const TTL = 3_600_000;
 const GRACE = 600_000;
-
-const pct = (xs: number[], p: number) => {
-  const s = Float64Array.from(xs).sort();
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
-
-/** The workload: op i is new (50%), an unchanged re-fire (40%) or a change (10%) of an earlier key. */
-function mix(n: number, prefix: string) {
-  const ops: Array<{ key: string; fp: string }> = [];
-  let made = 0;
-  for (let i = 0; i < n; i++) {
-    const r = (i * 2654435761) % 100; // deterministic spread
-    if (made === 0 || r < 50) ops.push({ key: `dedup:${prefix}${made++}`, fp: 'MAJOR|0' });
-    else ops.push({ key: `dedup:${prefix}${(i * 7919) % made}`, fp: r < 90 ? 'MAJOR|0' : 'CRITICAL|0' });
-  }
-  return ops;
-}
-
-async function sequential(run: (key: string, fp: string) => Promise<unknown>, prefix: string) {
-  const ops = mix(SEQ, prefix);
-  for (const o of ops.slice(0, 2000)) await run(o.key + 'w', o.fp); // warm up
-  const lat: number[] = [];
-  for (const o of ops) {
-    const t = performance.now();
-    await run(o.key, o.fp);
-    lat.push((performance.now() - t) * 1000);
-  }
-  return { p50: pct(lat, 50), p99: pct(lat, 99), p999: pct(lat, 99.9) };
-}
-
-async function concurrent(run: (key: string, fp: string) => Promise<unknown>, prefix: string) {
-  const ops = mix(N, prefix);
-  let next = 0;
-  const t = performance.now();
-  await Promise.all(
-    Array.from({ length: INFLIGHT }, async () => {
-      while (next < ops.length) {
-        const o = ops[next++]!;
-        await run(o.key, o.fp);
-      }
-    }),
-  );
-  return Math.round(ops.length / ((performance.now() - t) / 1000));
-}
 
 function redisBenchmark(port: number, args: string[]): number {
   const out = execFileSync('redis-benchmark', ['-p', String(port), '-n', String(N * 2), '-c', '50', '-P', '16', '-r', '1000000', '-q', ...args], {
@@ -149,16 +108,7 @@ try {
   ].join('\n');
   console.log(table);
 
-  const docPath = new URL('../docs/benchmarks.md', import.meta.url);
-  const doc = readFileSync(docPath, 'utf8');
-  const begin = '<!-- bench:redis begin -->';
-  const end = '<!-- bench:redis end -->';
-  const i = doc.indexOf(begin);
-  const j = doc.indexOf(end);
-  if (i >= 0 && j > i) {
-    writeFileSync(docPath, doc.slice(0, i + begin.length) + '\n' + table + '\n' + doc.slice(j));
-    console.log('\nwritten to docs/benchmarks.md');
-  }
+  if (await writeSection('redis', table)) console.log('\nwritten to docs/benchmarks.md');
 } finally {
   await redis.stop();
 }
