@@ -6,17 +6,22 @@ import Database from 'better-sqlite3';
 import { fire } from '../helpers/load.js';
 import { spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
+import pg from 'pg';
+import { PG_URL } from '../helpers/postgres.js';
 
 // The outbox is written in the decision's own transaction, and an answer is
 // sent only after it committed: so whatever was answered survives a SIGKILL,
 // either still in the outbox or already fanned out to a delivery (here to an
 // adapter nobody listens on, so nothing is delivered and nothing leaves).
-test('every answered CREATE, UPDATE, routed violation and transition is in the outbox or a delivery after SIGKILL', async () => {
+type Row = { kind: string; action: string; key: string; summary: string; data: string };
+const BOTH = `SELECT kind, action, key, summary, data FROM outbox UNION ALL SELECT kind, action, key, summary, data FROM deliveries`;
+
+/** Decides a known mix on `store`, SIGKILLs the server, then reads what `read` finds left behind. */
+async function killAndCount(store: string, read: () => Promise<Row[]>) {
   const dir = tempDir();
-  const db = join(dir.path, 'o.db');
   const config = join(dir.path, 'c.yaml');
   writeFileSync(config, 'delivery: { base_delay_ms: 600000, max_delay_ms: 600000 }\nadapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody" } ]\n');
-  const s = await spawnServer(['--port', '0', '--store', `sqlite:${db}`, '--config', config]);
+  const s = await spawnServer(['--port', '0', '--store', store, '--config', config]);
   try {
     const incidents = Array.from({ length: 100 }, (_, i) => ({
       url: `${s.url}/v1/incidents`,
@@ -31,12 +36,7 @@ test('every answered CREATE, UPDATE, routed violation and transition is in the o
     assert.ok([...a1, ...a2, ...a3, ...a4].every((a) => a.status === 200));
     assert.equal(await s.stop('SIGKILL'), null);
 
-    const file = new Database(db, { readonly: true });
-    const rows = file
-      .prepare(`SELECT kind, action, key, summary, data FROM outbox UNION ALL SELECT kind, action, key, summary, data FROM deliveries`)
-      .all() as Array<{ kind: string; action: string; key: string; summary: string; data: string }>;
-    file.close();
-    const out = rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
+    const out = (await read()).map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
     const count = (kind: string, action: string) => out.filter((e) => e.kind === kind && e.action === action).length;
     assert.equal(count('incident', 'create'), 100);
     assert.equal(count('incident', 'update'), 10);
@@ -49,5 +49,31 @@ test('every answered CREATE, UPDATE, routed violation and transition is in the o
   } finally {
     await s.stop('SIGKILL');
     dir.remove();
+  }
+}
+
+test('every answered CREATE, UPDATE, routed violation and transition is in the outbox or a delivery after SIGKILL (SQLite)', async () => {
+  const dir = tempDir();
+  const db = join(dir.path, 'o.db');
+  try {
+    await killAndCount(`sqlite:${db}`, async () => {
+      const file = new Database(db, { readonly: true });
+      const rows = file.prepare(BOTH).all() as Row[];
+      file.close();
+      return rows;
+    });
+  } finally {
+    dir.remove();
+  }
+});
+
+test('the same on Postgres', async () => {
+  const schema = `oo_kill_${process.pid}`;
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  try {
+    await killAndCount(`${PG_URL}?schema=${schema}`, async () => (await admin.query<Row>(BOTH.replaceAll(' FROM ', ` FROM "${schema}".`))).rows);
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
   }
 });
