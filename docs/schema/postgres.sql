@@ -9,6 +9,27 @@ CREATE TABLE onceonly.acks (
     created_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.audit (
+    id bigint NOT NULL,
+    at bigint NOT NULL,
+    tenant text NOT NULL,
+    kind text NOT NULL,
+    key text NOT NULL,
+    decision text NOT NULL,
+    reason text NOT NULL,
+    replica text NOT NULL,
+    request_id text NOT NULL
+);
+
+CREATE SEQUENCE onceonly.audit_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE onceonly.audit_id_seq OWNED BY onceonly.audit.id;
+
 CREATE TABLE onceonly.deliveries (
     id text NOT NULL,
     adapter text NOT NULL,
@@ -111,10 +132,15 @@ CREATE TABLE onceonly.windows (
     expires_at bigint NOT NULL
 );
 
+ALTER TABLE ONLY onceonly.audit ALTER COLUMN id SET DEFAULT nextval('onceonly.audit_id_seq'::regclass);
+
 ALTER TABLE ONLY onceonly.outbox ALTER COLUMN id SET DEFAULT nextval('onceonly.outbox_id_seq'::regclass);
 
 ALTER TABLE ONLY onceonly.acks
     ADD CONSTRAINT acks_pkey PRIMARY KEY (tenant, key);
+
+ALTER TABLE ONLY onceonly.audit
+    ADD CONSTRAINT audit_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY onceonly.deliveries
     ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id);
@@ -145,6 +171,8 @@ ALTER TABLE ONLY onceonly.schema_migrations
 
 ALTER TABLE ONLY onceonly.windows
     ADD CONSTRAINT windows_pkey PRIMARY KEY (tenant, key);
+
+CREATE INDEX audit_key ON onceonly.audit USING btree (tenant, key, id);
 
 CREATE INDEX deliveries_due ON onceonly.deliveries USING btree (status, due_at);
 

@@ -8,6 +8,7 @@ import { deadLettersCommand } from './dead-letters.js';
 import { statsCommand } from './stats.js';
 import { incidentsCommand } from './incidents.js';
 import { migrateCommand } from './migrate.js';
+import { auditCommand } from './audit.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -21,5 +22,6 @@ deadLettersCommand(program);
 statsCommand(program);
 incidentsCommand(program);
 migrateCommand(program);
+auditCommand(program);
 
 await program.parseAsync(process.argv);

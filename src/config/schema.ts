@@ -18,6 +18,17 @@ const classification = z.strictObject({
 
 const action = z.strictObject({ route: z.boolean(), notify: z.boolean() });
 
+/**
+ * `forever` is ledger mode (seed 002: a permanent, auditable uniqueness
+ * decision): identities of that input never expire, and on Postgres every
+ * decision of it is appended to the audit trail. `ttl` (default): they live
+ * their TTL, window or retention.
+ */
+const retention = z.enum(['ttl', 'forever']).default('ttl');
+
+/** How long "forever" is for a store that needs a number: a hundred years. */
+export const FOREVER_MS = 100 * 365 * 86_400_000;
+
 /** API.md's rule table. */
 const DEFAULT_RULES = {
   nelson_1: { alarm_code: 'SPC-BEYOND-3S', severity: 'CRITICAL' as const },
@@ -61,8 +72,9 @@ export const configSchema = z.strictObject({
        * arrival is reported as CREATE/expired (a premature expiry). Read at start.
        */
       expired_grace_seconds: z.number().int().nonnegative().default(600),
+      retention,
     })
-    .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600 }),
+    .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600, retention: 'ttl' }),
   /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
   failopen: z
     .strictObject({
@@ -74,6 +86,7 @@ export const configSchema = z.strictObject({
   violations: z
     .strictObject({
       window_seconds: positiveInt.default(300),
+      retention,
       /** rule_id → alarm code and severity; replaces the default table when given. */
       rules: z.record(z.string().min(1), classification).default(DEFAULT_RULES),
       /** any rule not in `rules` */
@@ -98,8 +111,9 @@ export const configSchema = z.strictObject({
     .strictObject({
       retention_seconds: positiveInt.default(86400),
       stale_after_seconds: positiveInt.default(300),
+      retention,
     })
-    .default({ retention_seconds: 86400, stale_after_seconds: 300 }),
+    .default({ retention_seconds: 86400, stale_after_seconds: 300, retention: 'ttl' }),
   /** Seed 003's backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)). */
   delivery: z
     .strictObject({

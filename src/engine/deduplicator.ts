@@ -3,7 +3,7 @@ import { decideFromOutcome, type Decision, type DecisionReason } from '../core/d
 import { incidentFingerprint } from '../core/fingerprint.js';
 import { INCIDENT_KEY_PATTERN, incidentKey } from '../core/identity.js';
 import { ValidationError } from '../core/validation.js';
-import { configSchema, defaultConfig, type Config, type ConfigInput } from '../config/schema.js';
+import { FOREVER_MS, configSchema, defaultConfig, type Config, type ConfigInput } from '../config/schema.js';
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { parseIncident, parseWith, type IncidentInput } from '../inputs/incident/schema.js';
 import type { DedupStore, IncidentClaim } from '../store/contract.js';
@@ -58,7 +58,7 @@ export class Deduplicator {
       tenant,
       key: incidentKey(incident),
       fingerprint: incidentFingerprint(incident),
-      ttlMs: incidentTtlSeconds(this.config().incidents, incident) * 1000,
+      ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000,
       // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
       outbox: {
         severity: incident.severity,

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { DeviceEvent, DeviceState, EventOutcome } from '../core/event.js';
-import type { Config } from '../config/schema.js';
+import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseEvent } from '../inputs/event/schema.js';
 import type { DedupStore } from '../store/contract.js';
 import { ForbiddenError } from '../access/tenants.js';
@@ -36,7 +36,8 @@ export class EventIngest {
     if (tenant !== undefined && e.tenant !== tenant) {
       throw new ForbiddenError(`this token belongs to tenant ${JSON.stringify(tenant)}; it cannot send events of tenant ${JSON.stringify(e.tenant)}`);
     }
-    const o = await this.store.applyEvent(e, this.config().events.retention_seconds * 1000);
+    const cfg = this.config().events;
+    const o = await this.store.applyEvent(e, cfg.retention === 'forever' ? FOREVER_MS : cfg.retention_seconds * 1000);
     this.observe(e, o);
     return o;
   }

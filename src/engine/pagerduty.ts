@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config/schema.js';
+import { FOREVER_MS, type Config } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
 import type { PdEvent, PdSeverity } from '../inputs/pagerduty/schema.js';
 import type { Deduplicator } from './deduplicator.js';
@@ -40,7 +40,7 @@ export class PagerdutyIngest {
       tenant,
       key,
       fingerprint: `${severity}|0`,
-      ttlMs: this.config().incidents.ttl_seconds * 1000,
+      ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
       outbox: {
         severity,
         summary: p.summary,

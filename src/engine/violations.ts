@@ -1,5 +1,5 @@
 import { actionOf, violationKey, type Classification, type ViolationAction } from '../core/violation.js';
-import type { Config } from '../config/schema.js';
+import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseViolation, type Violation } from '../inputs/violation/schema.js';
 import type { DedupStore } from '../store/contract.js';
 import { DEFAULT_TENANT } from './deduplicator.js';
@@ -44,7 +44,7 @@ export class ViolationIngest {
           data: { ...v, alarm_code: cls.alarm_code, notify: act.notify },
         }
       : undefined;
-    const claim = await this.store.claimWindow(tenant, key, 2 * cfg.window_seconds * 1000, outbox);
+    const claim = await this.store.claimWindow(tenant, key, cfg.retention === 'forever' ? FOREVER_MS : 2 * cfg.window_seconds * 1000, outbox);
     // A repeat that re-queued a failing delivery is not suppressed (API.md): the create goes out again.
     const d: ViolationDecision = {
       decision: claim === 'repeat' ? 'SUPPRESS' : 'CREATE',

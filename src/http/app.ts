@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { requestContext } from '../observe/request-context.js';
 import type { Logger } from 'pino';
 import { ValidationError } from '../core/validation.js';
 import { StoreUnavailableError } from '../store/failopen/fail-open-store.js';
@@ -23,6 +25,7 @@ import { PagerdutyIngest } from '../engine/pagerduty.js';
 import { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { auditRoutes } from './routes/audit.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryStore } from '../store/delivery-contract.js';
 
@@ -59,11 +62,15 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    // Every request has an id (a caller's X-Request-Id, or a fresh UUID): the audit trail records it.
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.decorateRequest('scoped', false);
+  app.addHook('onRequest', (req, _reply, done) => requestContext.run({ requestId: req.id }, done));
   const limiter = new RateLimiter(clock);
   app.addHook('onRequest', accessControl(config, limiter));
   // The API speaks JSON only: fastify's built-in text/plain parser would let a
@@ -105,6 +112,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock));
   dashboardRoutes(app, { dedup, tally, events, accounting, deliveries, metrics, clock });
+  auditRoutes(app, dedup.store);
   return app;
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ConfigHolder } from '../config/holder.js';
@@ -85,6 +86,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       events: failOpenEvents(metrics, logger),
     },
     onConnectionError: rateLimitedLog(logger, 'store connection error'),
+    ledger: {
+      inputs: () => {
+        const c = config.current;
+        return { incidents: c.incidents.retention === 'forever', events: c.events.retention === 'forever', violations: c.violations.retention === 'forever' };
+      },
+      raceWindowMs: () => config.current.incidents.race_window_ms,
+      replica: `${hostname()}:${process.pid}`,
+    },
   });
   try {
     await raw.init?.();

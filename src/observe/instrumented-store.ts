@@ -16,6 +16,11 @@ export class InstrumentedStore implements DedupStore {
     this.kind = inner.kind;
   }
 
+  /** Present only when the inner store keeps an audit trail. */
+  get auditTrail() {
+    return this.inner.auditTrail?.bind(this.inner);
+  }
+
   /** Delivery calls are timed by the worker, per adapter. */
   get deliveries() {
     return this.inner.deliveries;

@@ -47,6 +47,32 @@ export const RESOLUTION_MEMORY_MS = 86_400_000;
 /** A device as the dashboard lists it: its state and how many sequence numbers it has been missing in all. */
 export type DeviceSummary = DeviceState & { gaps: number };
 
+/** Which inputs are in ledger mode (retention: forever): their decisions go to the audit trail. */
+export interface LedgerInputs {
+  incidents: boolean;
+  events: boolean;
+  violations: boolean;
+}
+
+/** What a store that keeps an audit trail (Postgres) needs to write it. */
+export interface Ledger {
+  inputs: () => LedgerInputs;
+  /** for the SUPPRESS reason (lost_race or unchanged), as the engine decides it */
+  raceWindowMs: () => number;
+  /** which replica decided */
+  replica: string;
+}
+
+export interface AuditRow {
+  at: number;
+  kind: keyof LedgerInputs;
+  key: string;
+  decision: string;
+  reason: string;
+  replica: string;
+  requestId: string;
+}
+
 export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
 
 export interface IncidentDecisionResult {
@@ -125,6 +151,8 @@ export interface DedupStore {
    */
   claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim>;
 
+  /** A key's audit trail, oldest first; only stores that keep one (Postgres in ledger mode) have it. */
+  auditTrail?(tenant: string, key: string, limit: number): Promise<AuditRow[]>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
   init?(): Promise<void>;
   /** Throws when the store cannot serve. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { DedupStore } from './contract.js';
+import type { DedupStore, Ledger } from './contract.js';
 import { FailOpenStore, type FailOpenEvents } from './failopen/fail-open-store.js';
 import { Journal } from './failopen/journal.js';
 import { MemoryStore } from './memory/memory-store.js';
@@ -28,6 +28,8 @@ export interface StoreOptions {
   };
   /** Connection errors of remote stores (they reconnect on their own). */
   onConnectionError?: (err: Error) => void;
+  /** Ledger mode's audit trail (kept by Postgres). */
+  ledger?: Ledger;
 }
 
 /**
@@ -87,7 +89,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
   }
   if (/^(postgres|postgresql):\/\//.test(url)) {
     const { connection, schema } = postgresUrl(url);
-    return new PgStore(openPool(connection, schema), clock, { expiredGraceMs: grace, schema });
+    return new PgStore(openPool(connection, schema), clock, { expiredGraceMs: grace, schema, ...(options.ledger ? { ledger: options.ledger } : {}) });
   }
   throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`);
 }

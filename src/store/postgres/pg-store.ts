@@ -21,6 +21,9 @@ import type { WindowClaim } from '../delivery-contract.js';
 import { PgDeliveries } from './pg-deliveries.js';
 import { transaction, type Queryable } from './pool.js';
 import { migrate } from './migrate.js';
+import { currentRequestId } from '../../observe/request-context.js';
+import { decideFromOutcome } from '../../core/decision.js';
+import type { AuditRow, Ledger, LedgerInputs } from '../contract.js';
 
 const INCIDENT = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"`;
 const DEVICE = `tenant, device, boot, sequence, state, observed_at AS "observedAt"`;
@@ -43,11 +46,32 @@ export class PgStore implements DedupStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: Clock,
-    options: { expiredGraceMs?: number; schema?: string } = {},
+    options: { expiredGraceMs?: number; schema?: string; ledger?: Ledger } = {},
   ) {
     this.graceMs = options.expiredGraceMs ?? DEFAULT_EXPIRED_GRACE_MS;
     this.schema = options.schema ?? null;
+    this.ledger = options.ledger ?? null;
     this.deliveries = new PgDeliveries(pool, clock);
+  }
+
+  private readonly ledger: Ledger | null;
+
+  /** In ledger mode, one audit row, in the caller's transaction. */
+  private async audit(c: Queryable, input: keyof LedgerInputs, row: { tenant: string; key: string; decision: string; reason: string }, now: number) {
+    if (!this.ledger?.inputs()[input]) return;
+    await c.query(`INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+      now, row.tenant, input, row.key, row.decision, row.reason, this.ledger.replica, currentRequestId(),
+    ]);
+  }
+
+  /** The audit trail of one key, oldest first. */
+  async auditTrail(tenant: string, key: string, limit: number): Promise<AuditRow[]> {
+    return (
+      await this.pool.query<AuditRow>(
+        `SELECT at, kind, key, decision, reason, replica, request_id AS "requestId" FROM audit WHERE tenant = $1 AND key = $2 ORDER BY id LIMIT $3`,
+        [tenant, key, limit],
+      )
+    ).rows;
   }
 
   private readonly schema: string | null;
@@ -74,7 +98,10 @@ export class PgStore implements DedupStore {
       const row = await this.incident(c, claim.tenant, claim.key);
       if (claim.episodeStartedAt !== undefined) {
         const r = (await c.query<{ endedAt: number }>(`SELECT ended_at AS "endedAt" FROM resolutions WHERE tenant = $1 AND key = $2 AND expires_at > $3`, [claim.tenant, claim.key, now])).rows[0];
-        if (isStale(claim, r?.endedAt ?? null)) return staleResult(row && row.expiresAt > now ? row : null, claim, now);
+        if (isStale(claim, r?.endedAt ?? null)) {
+          await this.audit(c, 'incidents', { tenant: claim.tenant, key: claim.key, decision: 'SUPPRESS', reason: 'stale' }, now);
+          return staleResult(row && row.expiresAt > now ? row : null, claim, now);
+        }
       }
       const existing = row && row.expiresAt + this.graceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
@@ -87,6 +114,10 @@ export class PgStore implements DedupStore {
       );
       if (result.outcome.kind !== 'created') await this.deliveries.requeueFailing(c, { kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
       await this.append(c, outboxEntries.incident(claim, result.outcome.kind, now));
+      if (this.ledger) {
+        const d = decideFromOutcome(result.outcome, this.ledger.raceWindowMs());
+        await this.audit(c, 'incidents', { tenant: claim.tenant, key: claim.key, decision: d.decision, reason: d.reason }, now);
+      }
       return result;
     });
   }
@@ -113,6 +144,7 @@ export class PgStore implements DedupStore {
       await c.query('DELETE FROM acks WHERE tenant = $1 AND key = $2', [tenant, key]);
       const live = row && row.expiresAt > now ? row : null;
       if (live) await this.append(c, outboxEntries.close(live, now));
+      await this.audit(c, 'incidents', { tenant, key, decision: live ? 'CLOSE' : 'NONE', reason: live ? 'closed' : 'not_live' }, now);
       return live;
     });
   }
@@ -129,6 +161,7 @@ export class PgStore implements DedupStore {
       );
       if (r.rowCount === 0) return 'repeat';
       await this.append(c, outboxEntries.acknowledged(row, now));
+      await this.audit(c, 'incidents', { tenant, key, decision: 'UPDATE', reason: 'acknowledged' }, now);
       return 'acknowledged';
     });
   }
@@ -157,8 +190,12 @@ export class PgStore implements DedupStore {
   applyEvent(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
     return transaction(this.pool, keyLock(e.tenant, `device:${e.device}`), async (c) => {
       const now = this.clock.now();
+      const identity = `${e.device}/${e.boot}/${e.sequence}`;
       const seen = await c.query(`SELECT 1 FROM events_seen WHERE tenant = $1 AND device = $2 AND boot = $3 AND sequence = $4 AND expires_at > $5`, [e.tenant, e.device, e.boot, e.sequence, now]);
-      if (seen.rowCount) return DUPLICATE;
+      if (seen.rowCount) {
+        await this.audit(c, 'events', { tenant: e.tenant, key: identity, decision: 'duplicate', reason: '' }, now);
+        return DUPLICATE;
+      }
       const current = (await c.query<DeviceState>(`SELECT ${DEVICE} FROM devices WHERE tenant = $1 AND device = $2`, [e.tenant, e.device])).rows[0] ?? null;
       const bootSeen = Boolean((await c.query(`SELECT 1 FROM device_boots WHERE tenant = $1 AND device = $2 AND boot = $3`, [e.tenant, e.device, e.boot])).rowCount);
       const { result, next } = decideEvent(current, bootSeen, e);
@@ -177,6 +214,7 @@ export class PgStore implements DedupStore {
         );
         if (result.transition) await this.append(c, outboxEntries.transition(e, result.transition, now));
       }
+      await this.audit(c, 'events', { tenant: e.tenant, key: identity, decision: result.outcome, reason: result.reason ?? '' }, now);
       return result;
     });
   }
@@ -202,9 +240,11 @@ export class PgStore implements DedupStore {
          ON CONFLICT (tenant, key) DO UPDATE SET expires_at = excluded.expires_at WHERE windows.expires_at <= $4`,
         [tenant, key, now + ttlMs, now],
       );
-      if (r.rowCount !== 1) return (await this.deliveries.requeueFailing(c, { kind: 'violation', tenant, key }, now)) > 0 ? 'requeued' : 'repeat';
-      if (outbox) await this.append(c, outboxEntries.violation(tenant, key, outbox, now));
-      return 'claimed';
+      const claim: WindowClaim =
+        r.rowCount === 1 ? 'claimed' : (await this.deliveries.requeueFailing(c, { kind: 'violation', tenant, key }, now)) > 0 ? 'requeued' : 'repeat';
+      if (claim === 'claimed' && outbox) await this.append(c, outboxEntries.violation(tenant, key, outbox, now));
+      await this.audit(c, 'violations', { tenant, key, decision: claim === 'repeat' ? 'SUPPRESS' : 'CREATE', reason: claim }, now);
+      return claim;
     });
   }
 
