@@ -114,6 +114,14 @@ CREATE SEQUENCE onceonly.outbox_id_seq
 
 ALTER SEQUENCE onceonly.outbox_id_seq OWNED BY onceonly.outbox.id;
 
+CREATE TABLE onceonly.reconciled (
+    tenant text NOT NULL,
+    key text NOT NULL,
+    journal_id text NOT NULL,
+    outcome text NOT NULL,
+    expires_at bigint NOT NULL
+);
+
 CREATE TABLE onceonly.resolutions (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -163,6 +171,9 @@ ALTER TABLE ONLY onceonly.incidents
 ALTER TABLE ONLY onceonly.outbox
     ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY onceonly.reconciled
+    ADD CONSTRAINT reconciled_pkey PRIMARY KEY (tenant, key, journal_id);
+
 ALTER TABLE ONLY onceonly.resolutions
     ADD CONSTRAINT resolutions_pkey PRIMARY KEY (tenant, key);
 
@@ -185,5 +196,7 @@ CREATE INDEX events_seen_expires_at ON onceonly.events_seen USING btree (expires
 CREATE INDEX incidents_expires_at ON onceonly.incidents USING btree (expires_at);
 
 CREATE INDEX incidents_last_seen ON onceonly.incidents USING btree (tenant, last_seen_at DESC);
+
+CREATE INDEX reconciled_expires_at ON onceonly.reconciled USING btree (expires_at);
 
 CREATE INDEX windows_expires_at ON onceonly.windows USING btree (expires_at);

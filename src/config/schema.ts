@@ -78,11 +78,12 @@ export const configSchema = z.strictObject({
   /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
   failopen: z
     .strictObject({
-      timeout_ms: positiveInt.default(50),
+      /** unset: 50 ms on Redis (one round trip), 1000 ms on Postgres (a transaction of several) */
+      timeout_ms: positiveInt.optional(),
       probe_interval_ms: positiveInt.default(250),
       journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
     })
-    .default({ timeout_ms: 50, probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
+    .default({ probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
   violations: z
     .strictObject({
       window_seconds: positiveInt.default(300),

@@ -73,6 +73,17 @@ export interface AuditRow {
   requestId: string;
 }
 
+/** A journal entry's replay: it stood (`claimed`), was a provisional duplicate (`merged`), or was replayed before (`done`). */
+export type ReconcileOutcome = 'claimed' | 'merged' | 'done';
+
+/**
+ * A store several replicas share (Redis, Postgres): what fail-open needs
+ * beyond the contract. Replaying one journal entry is idempotent per journalId.
+ */
+export interface SharedStore extends DedupStore {
+  reconcileIncident(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome>;
+}
+
 export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
 
 export interface IncidentDecisionResult {

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { DedupStore, Ledger } from './contract.js';
+import type { DedupStore, Ledger, SharedStore } from './contract.js';
 import { FailOpenStore, type FailOpenEvents } from './failopen/fail-open-store.js';
 import { Journal } from './failopen/journal.js';
 import { MemoryStore } from './memory/memory-store.js';
@@ -40,6 +40,14 @@ export interface StoreOptions {
  *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
  * Remote stores are wrapped in fail-open with a local journal.
  */
+/** Shared stores are wrapped in fail-open, with a local journal (ADR 8). */
+function failOpen(inner: SharedStore, clock: Clock, options: StoreOptions): DedupStore {
+  const fo = options.failOpen ?? {};
+  // A Redis decision is one round trip; a Postgres one a transaction of several, and a new connection costs tens of ms.
+  const timeoutMs = fo.timeoutMs ?? (inner.kind === 'postgres' ? 1000 : 50);
+  return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock), clock, { ...fo, timeoutMs });
+}
+
 /** `postgres://…[?schema=NAME]`: the schema (default `onceonly`) is ours to create and migrate; the rest goes to pg. */
 export function postgresUrl(url: string): { connection: string; schema: string } {
   let u: URL;
@@ -83,13 +91,11 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       }
     }
     const conn = redisConnection(url, { onError: options.onConnectionError });
-    const inner = new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', { expiredGraceMs: grace });
-    const fo = options.failOpen ?? {};
-    return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock), clock, fo);
+    return failOpen(new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', { expiredGraceMs: grace }), clock, options);
   }
   if (/^(postgres|postgresql):\/\//.test(url)) {
     const { connection, schema } = postgresUrl(url);
-    return new PgStore(openPool(connection, schema), clock, { expiredGraceMs: grace, schema, ...(options.ledger ? { ledger: options.ledger } : {}) });
+    return failOpen(new PgStore(openPool(connection, schema, 10, options.onConnectionError), clock, { expiredGraceMs: grace, schema, ...(options.ledger ? { ledger: options.ledger } : {}) }), clock, options);
   }
   throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`);
 }

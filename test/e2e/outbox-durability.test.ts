@@ -20,7 +20,8 @@ const BOTH = `SELECT kind, action, key, summary, data FROM outbox UNION ALL SELE
 async function killAndCount(store: string, read: () => Promise<Row[]>) {
   const dir = tempDir();
   const config = join(dir.path, 'c.yaml');
-  writeFileSync(config, 'delivery: { base_delay_ms: 600000, max_delay_ms: 600000 }\nadapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody" } ]\n');
+  // This is about durability, not fail-open: a timeout no loaded machine reaches.
+  writeFileSync(config, `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, 'journal.db')} }\ndelivery: { base_delay_ms: 600000, max_delay_ms: 600000 }\nadapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody" } ]\n`);
   const s = await spawnServer(['--port', '0', '--store', store, '--config', config]);
   try {
     const incidents = Array.from({ length: 100 }, (_, i) => ({

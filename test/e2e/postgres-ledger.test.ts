@@ -13,7 +13,8 @@ test('ledger mode on Postgres: identities never expire, and the audit rows match
   const schema = `oo_ledger_${process.pid}`;
   const dir = tempDir();
   const config = join(dir.path, 'c.yaml');
-  writeFileSync(config, 'incidents: { retention: forever }\nevents: { retention: forever }\nviolations: { retention: forever }\n');
+  // Fail-open would make decisions outside Postgres (and its audit): a timeout no loaded machine reaches.
+  writeFileSync(config, `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, 'journal.db')} }\nincidents: { retention: forever }\nevents: { retention: forever }\nviolations: { retention: forever }\n`);
   const s = await spawnServer(['--port', '0', '--store', `${PG_URL}?schema=${schema}`, '--config', config]);
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
   try {

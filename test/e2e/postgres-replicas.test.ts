@@ -18,9 +18,13 @@ test('two replicas sharing one Postgres: 1,000 keys × 50 concurrent copies → 
   const url = `${PG_URL}?schema=${schema}`;
   const hook = await startSink(200, {});
   const dir = tempDir();
-  const config = join(dir.path, 'c.yaml');
-  writeFileSync(config, `adapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
-  const [a, b] = await Promise.all([spawnServer(['--port', '0', '--store', url, '--config', config]), spawnServer(['--port', '0', '--store', url, '--config', config])]);
+  // The race is about atomicity: a fail-open timeout that this saturated machine never trips, and a journal per replica.
+  const cfg = (n: number) => {
+    const p = join(dir.path, `c${n}.yaml`);
+    writeFileSync(p, `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, `j${n}.db`)} }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
+    return p;
+  };
+  const [a, b] = await Promise.all([spawnServer(['--port', '0', '--store', url, '--config', cfg(1)]), spawnServer(['--port', '0', '--store', url, '--config', cfg(2)])]);
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
   try {
     const keys = 1000;

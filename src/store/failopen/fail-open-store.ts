@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { DedupStore, IncidentClaim, IncidentDecisionResult, OutboxPayload } from '../contract.js';
 import type { DeviceEvent } from '../../core/event.js';
-import type { RedisStore, ReconcileOutcome } from '../redis/redis-store.js';
+import type { ReconcileOutcome, SharedStore } from '../contract.js';
 import { Journal } from './journal.js';
 import { StoreTimeoutError, StoreUnavailableError, withTimeout } from './timeout.js';
 
@@ -51,7 +51,7 @@ export class FailOpenStore implements DedupStore {
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
-    readonly inner: RedisStore,
+    readonly inner: SharedStore,
     readonly journal: Journal,
     private readonly clock: Clock,
     options: FailOpenOptions = {},
@@ -64,6 +64,16 @@ export class FailOpenStore implements DedupStore {
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
+  }
+
+  /** The shared store's audit trail, when it keeps one (Postgres in ledger mode). */
+  get auditTrail() {
+    return this.inner.auditTrail?.bind(this.inner);
+  }
+
+  /** Prepares the shared store (Postgres: migrations); it must answer for that. */
+  async init(): Promise<void> {
+    await this.inner.init?.();
   }
 
   get isDegraded(): boolean {

@@ -16,6 +16,8 @@ import {
   type IncidentRecord,
   type OutboxEntry,
   type OutboxPayload,
+  type ReconcileOutcome,
+  type SharedStore,
 } from '../contract.js';
 import type { WindowClaim } from '../delivery-contract.js';
 import { PgDeliveries } from './pg-deliveries.js';
@@ -38,7 +40,7 @@ const keyLock = (tenant: string, key: string) => `${tenant.length}:${tenant}${ke
  * read and the write are one atomic step across every replica sharing the
  * database. Times come from the injected clock, as in the SQLite store.
  */
-export class PgStore implements DedupStore {
+export class PgStore implements SharedStore {
   readonly kind = 'postgres';
   readonly deliveries: PgDeliveries;
   private readonly graceMs: number;
@@ -122,6 +124,35 @@ export class PgStore implements DedupStore {
     });
   }
 
+  /**
+   * Replays one incident decided in the fail-open journal (the rules of
+   * reconcile-incident.lua): a key nobody created meanwhile is claimed; a key
+   * another replica created is merged, the provisional CREATE counted as one
+   * more arrival. Idempotent per journalId; audited in ledger mode.
+   */
+  reconcileIncident(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
+    return transaction(this.pool, keyLock(rec.tenant, rec.key), async (c) => {
+      const now = this.clock.now();
+      const done = await c.query(`SELECT 1 FROM reconciled WHERE tenant = $1 AND key = $2 AND journal_id = $3`, [rec.tenant, rec.key, journalId]);
+      if (done.rowCount) return 'done';
+      const row = await this.incident(c, rec.tenant, rec.key);
+      const live = row && row.expiresAt > now ? row : null;
+      const next = live
+        ? { createdAt: live.createdAt, refires: live.refires + rec.refires + 1, updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0) }
+        : { createdAt: now, refires: rec.refires, updates: rec.updates };
+      await c.query(
+        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
+           refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at`,
+        [rec.tenant, rec.key, rec.fingerprint, next.createdAt, now, next.refires, next.updates, now + ttlMs],
+      );
+      const outcome: ReconcileOutcome = live ? 'merged' : 'claimed';
+      await c.query(`INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES ($1, $2, $3, $4, $5)`, [rec.tenant, rec.key, journalId, outcome, now + 86_400_000]);
+      await this.audit(c, 'incidents', { tenant: rec.tenant, key: rec.key, decision: live ? 'SUPPRESS' : 'CREATE', reason: `replayed_${outcome}` }, now);
+      return outcome;
+    });
+  }
+
   async getIncident(tenant: string, key: string) {
     const row = await this.incident(this.pool, tenant, key);
     return row && row.expiresAt > this.clock.now() ? row : null;
@@ -183,6 +214,7 @@ export class PgStore implements DedupStore {
       (await batch(`DELETE FROM events_seen WHERE (tenant, device, boot, sequence) IN (SELECT tenant, device, boot, sequence FROM events_seen WHERE expires_at <= $1 LIMIT $2)`, now)) +
       (await batch(`DELETE FROM windows WHERE (tenant, key) IN (SELECT tenant, key FROM windows WHERE expires_at <= $1 LIMIT $2)`, now)) +
       (await batch(`DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= $1 LIMIT $2)`, now)) +
+      (await batch(`DELETE FROM reconciled WHERE (tenant, key, journal_id) IN (SELECT tenant, key, journal_id FROM reconciled WHERE expires_at <= $1 LIMIT $2)`, now)) +
       (await batch(`DELETE FROM acks WHERE (tenant, key) IN (SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i USING (tenant, key) WHERE i.key IS NULL LIMIT $1)`))
     );
   }

@@ -10,8 +10,13 @@ const types = {
 export type Queryable = pg.PoolClient | pg.Pool;
 
 /** A pool whose connections use `schema`. */
-export function openPool(url: string, schema: string, max = 10): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, types, options: `-c search_path=${schema}`, connectionTimeoutMillis: 5000 });
+export function openPool(url: string, schema: string, max = 10, onError: (err: Error) => void = () => {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types, options: `-c search_path=${schema}`, connectionTimeoutMillis: 5000 });
+  // An idle connection that dies (a Postgres restart, a cut network) is
+  // reported here; unhandled, it would take the process down. The pool
+  // replaces it on the next query, and fail-open covers the gap.
+  pool.on('error', onError);
+  return pool;
 }
 
 /**
@@ -23,6 +28,11 @@ export async function transaction<T>(pool: pg.Pool, lock: string | null, body: (
   const c = await pool.connect().catch((err: Error) => {
     throw new StoreUnavailableError(`Postgres is unreachable: ${err.message}`);
   });
+  // A checked-out connection that dies emits 'error' on itself (the pool only
+  // listens on idle ones); the failed query rejects too, which is what we act on.
+  const ignore = () => {};
+  c.on('error', ignore);
+  let broken = false;
   try {
     await c.query('BEGIN');
     if (lock !== null) await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lock]);
@@ -30,9 +40,13 @@ export async function transaction<T>(pool: pg.Pool, lock: string | null, body: (
     await c.query('COMMIT');
     return result;
   } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
+    await c.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
     throw err;
   } finally {
-    c.release();
+    c.off('error', ignore);
+    // A connection whose ROLLBACK failed is not given back to the pool.
+    c.release(broken);
   }
 }

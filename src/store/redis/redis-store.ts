@@ -1,5 +1,7 @@
 import {
   type AckOutcome,
+  type ReconcileOutcome,
+  type SharedStore,
   type DeviceSummary,
   DEFAULT_EXPIRED_GRACE_MS,
   RESOLUTION_MEMORY_MS,
@@ -28,7 +30,7 @@ export interface RedisStoreOptions {
   reconcileMarkerMs?: number;
 }
 
-export type ReconcileOutcome = 'claimed' | 'merged' | 'done';
+export type { ReconcileOutcome } from '../contract.js';
 
 /** "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint", as the Lua scripts write it. */
 function parseRecord(tenant: string, key: string, value: string): IncidentRecord {
@@ -43,7 +45,7 @@ function parseRecord(tenant: string, key: string, value: string): IncidentRecord
  * Shared store for active-active replicas. Every operation is ONE Lua script,
  * one round trip, on the server's clock; TTLs are Redis's own PX expiries.
  */
-export class RedisStore implements DedupStore {
+export class RedisStore implements SharedStore {
   readonly kind: string;
   private readonly graceMs: number;
   private readonly markerMs: number;
