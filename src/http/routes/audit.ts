@@ -1,16 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { DedupStore } from '../../store/contract.js';
 import { ApiError } from '../errors.js';
+import { parseLimit } from '../query.js';
 
 /** Ledger mode's audit trail of one key (the caller's tenant), oldest first. */
 export function auditRoutes(app: FastifyInstance, store: DedupStore): void {
   app.get<{ Querystring: { key?: string; limit?: string } }>('/v1/audit', async (req) => {
     const { key, limit: raw } = req.query;
     if (!key) throw new ApiError('invalid_input', 'give the key: /v1/audit?key=…', [{ path: 'key', message: 'required' }]);
-    const limit = raw === undefined ? 1000 : Number(raw);
-    if (!/^\d+$/.test(raw ?? '1') || limit < 1 || limit > 10_000) {
-      throw new ApiError('invalid_input', 'limit must be a whole number from 1 to 10000', [{ path: 'limit', message: 'expected 1..10000' }]);
-    }
+    const limit = parseLimit(raw, { default: 1000, max: 10_000 });
     if (!store.auditTrail) {
       throw new ApiError('not_found', 'this store keeps no audit trail: ledger mode (retention: forever) records one on a postgres:// store');
     }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Delivery, DeliveryStore } from '../../store/delivery-contract.js';
 import { ApiError } from '../errors.js';
+import { parseLimit } from '../query.js';
 
 export const DEAD_LETTER_PAGE = { default: 100, max: 1000 };
 
@@ -22,17 +23,6 @@ export function deadLetterView(d: Delivery) {
   };
 }
 
-function parseLimit(raw: unknown): number {
-  if (raw === undefined) return DEAD_LETTER_PAGE.default;
-  const n = Number(raw);
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || n < 1 || n > DEAD_LETTER_PAGE.max) {
-    throw new ApiError('invalid_input', `limit must be a whole number from 1 to ${DEAD_LETTER_PAGE.max}`, [
-      { path: 'limit', message: `expected 1..${DEAD_LETTER_PAGE.max}, got ${JSON.stringify(raw)}` },
-    ]);
-  }
-  return n;
-}
-
 /** Dead letters of the caller's tenant: list them, and put one back in the queue. */
 export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore): void {
   app.get<{ Querystring: Record<string, unknown> }>('/v1/dead-letters', async (req) => {
@@ -40,7 +30,7 @@ export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore
     if (unknown.length > 0) {
       throw new ApiError('invalid_input', `unknown query parameter ${JSON.stringify(unknown[0])}`, unknown.map((k) => ({ path: k, message: 'unknown query parameter (known: limit)' })));
     }
-    const list = await deliveries.deadLetters(req.tenant, parseLimit(req.query.limit));
+    const list = await deliveries.deadLetters(req.tenant, parseLimit(req.query.limit, DEAD_LETTER_PAGE));
     return { dead_letters: list.map(deadLetterView) };
   });
 

@@ -1,18 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deduplicator } from '../../engine/deduplicator.js';
 import { ApiError } from '../errors.js';
+import { parseLimit } from '../query.js';
 
 const LIST = { default: 100, max: 1000 };
 
 export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void {
   /** The caller's live incidents, most recently seen first (`?limit=1..1000`, default 100). */
   app.get<{ Querystring: { limit?: string } }>('/v1/incidents', async (req) => {
-    const raw = req.query.limit;
-    const limit = raw === undefined ? LIST.default : Number(raw);
-    if (!/^\d+$/.test(raw ?? '1') || limit < 1 || limit > LIST.max) {
-      throw new ApiError('invalid_input', `limit must be a whole number from 1 to ${LIST.max}`, [{ path: 'limit', message: `expected 1..${LIST.max}` }]);
-    }
-    return { incidents: await dedup.listIncidents(req.tenant, limit) };
+    return { incidents: await dedup.listIncidents(req.tenant, parseLimit(req.query.limit, LIST)) };
   });
 
   app.post('/v1/incidents', async (req) => {
