@@ -8,6 +8,7 @@ import { RedisStore } from './redis/redis-store.js';
 import { SqliteStore, type SqliteSynchronous } from './sqlite/sqlite-store.js';
 import { PgStore } from './postgres/pg-store.js';
 import { openPool } from './postgres/pool.js';
+import { SCHEMA_NAME } from './postgres/migrate.js';
 
 export class StoreUrlError extends Error {
   override name = 'StoreUrlError';
@@ -60,7 +61,7 @@ export function postgresUrl(url: string): { connection: string; schema: string }
     throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL: give a host and a database, e.g. postgres://user@127.0.0.1:5432/onceonly`);
   }
   const schema = u.searchParams.get('schema') ?? 'onceonly';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreUrlError(`store URL option schema=${JSON.stringify(schema)} must be lower-case letters, digits and _`);
+  if (!SCHEMA_NAME.test(schema)) throw new StoreUrlError(`store URL option schema=${JSON.stringify(schema)} must be lower-case letters, digits and _`);
   u.searchParams.delete('schema');
   return { connection: u.toString(), schema };
 }

@@ -41,8 +41,11 @@ export async function migrate(pool: Pool, schema: string): Promise<string[]> {
   return applied;
 }
 
+/** What a schema name may be: an unquoted Postgres identifier, so it never needs escaping. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
 /** A schema name, quoted as an SQL identifier. */
 export function ident(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`schema name ${JSON.stringify(name)} must be lower-case letters, digits and _`);
+  if (!SCHEMA_NAME.test(name)) throw new Error(`schema name ${JSON.stringify(name)} must be lower-case letters, digits and _`);
   return `"${name}"`;
 }

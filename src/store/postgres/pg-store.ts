@@ -90,6 +90,16 @@ export class PgStore implements SharedStore {
     ]);
   }
 
+  /** Claims the key or replaces its record: the one write of a decision and of a replay. */
+  private async saveIncident(c: Queryable, r: IncidentRecord): Promise<void> {
+    await c.query(
+      `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
+         refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at`,
+      [r.tenant, r.key, r.fingerprint, r.createdAt, r.lastSeenAt, r.refires, r.updates, r.expiresAt],
+    );
+  }
+
   private async incident(c: Queryable, tenant: string, key: string): Promise<IncidentRecord | null> {
     return (await c.query<IncidentRecord>(`SELECT ${INCIDENT} FROM incidents WHERE tenant = $1 AND key = $2`, [tenant, key])).rows[0] ?? null;
   }
@@ -107,13 +117,7 @@ export class PgStore implements SharedStore {
       }
       const existing = row && row.expiresAt + this.graceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
-      const r = result.record;
-      await c.query(
-        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
-           refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at`,
-        [r.tenant, r.key, r.fingerprint, r.createdAt, r.lastSeenAt, r.refires, r.updates, r.expiresAt],
-      );
+      await this.saveIncident(c, result.record);
       if (result.outcome.kind !== 'created') await this.deliveries.requeueFailing(c, { kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
       await this.append(c, outboxEntries.incident(claim, result.outcome.kind, now));
       if (this.ledger) {
@@ -140,12 +144,7 @@ export class PgStore implements SharedStore {
       const next = live
         ? { createdAt: live.createdAt, refires: live.refires + rec.refires + 1, updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0) }
         : { createdAt: now, refires: rec.refires, updates: rec.updates };
-      await c.query(
-        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
-           refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at`,
-        [rec.tenant, rec.key, rec.fingerprint, next.createdAt, now, next.refires, next.updates, now + ttlMs],
-      );
+      await this.saveIncident(c, { ...rec, ...next, lastSeenAt: now, expiresAt: now + ttlMs });
       const outcome: ReconcileOutcome = live ? 'merged' : 'claimed';
       await c.query(`INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES ($1, $2, $3, $4, $5)`, [rec.tenant, rec.key, journalId, outcome, now + 86_400_000]);
       await this.audit(c, 'incidents', { tenant: rec.tenant, key: rec.key, decision: live ? 'SUPPRESS' : 'CREATE', reason: `replayed_${outcome}` }, now);

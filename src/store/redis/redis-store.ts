@@ -32,6 +32,9 @@ export interface RedisStoreOptions {
 
 export type { ReconcileOutcome } from '../contract.js';
 
+/** Text for a SCAN MATCH pattern, with glob's special characters escaped. */
+const globLiteral = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
 /** "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint", as the Lua scripts write it. */
 function parseRecord(tenant: string, key: string, value: string): IncidentRecord {
   const m = /^(\d+),(\d+),(\d+),(\d+),(\d+),(.*)$/s.exec(value);
@@ -165,8 +168,7 @@ export class RedisStore implements SharedStore {
 
   /** Device keys are `{tag}:d:` + length-prefixed tenant and device: SCAN for them, read each. */
   async listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]> {
-    const glob = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-    const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : glob(lp(tenant))}*`, limit * 2);
+    const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : globLiteral(lp(tenant))}*`, limit * 2);
     const devices = await Promise.all(
       keys.map(async (k): Promise<DeviceSummary | null> => {
         const ids = unLp(k.slice(k.indexOf(':d:') + 3));
@@ -216,8 +218,7 @@ export class RedisStore implements SharedStore {
   }
 
   async listIncidents(tenant: string, limit: number) {
-    const glob = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-    const keys = await this.conn.scan(`{oo:*}:i:${glob(tenant)}:*`, limit * 2);
+    const keys = await this.conn.scan(`{oo:*}:i:${globLiteral(tenant)}:*`, limit * 2);
     const prefix = (k: string) => k.indexOf(`:i:${tenant}:`) + `:i:${tenant}:`.length;
     const records = await Promise.all(keys.map((k) => this.getIncident(tenant, k.slice(prefix(k)))));
     return records
