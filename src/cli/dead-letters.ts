@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { jsonClient } from './http-client.js';
 import { Progress } from './progress.js';
-import { failed, remoteOptions } from './remote.js';
+import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
 
 interface DeadLetter {
   id: string;
@@ -26,56 +25,43 @@ export function formatDeadLetters(list: DeadLetter[]): string {
 /** `onceonly dead-letters list|retry`: the operator's side of GET /v1/dead-letters and POST …/retry. */
 export function deadLettersCommand(program: Command): void {
   const cmd = program.command('dead-letters').description('list dead letters, or put them back in the delivery queue');
-  const common = remoteOptions;
 
-  common(cmd.command('list').description('show the dead letters: adapter, key, every attempt'))
+  remoteOptions(cmd.command('list').description('show the dead letters: adapter, key, every attempt'))
     .option('--limit <n>', 'at most this many (1..1000)', '100')
     .option('--json', 'print the API answer as JSON')
-    .action(async (opts: { url: string; token?: string; limit: string; json?: boolean }) => {
-      const client = jsonClient(opts.url, opts.token);
-      try {
+    .action(async (opts: RemoteOptions & { limit: string; json?: boolean }) => {
+      await withServer(opts, async (client) => {
         const a = await client.get(`/v1/dead-letters?limit=${encodeURIComponent(opts.limit)}`);
-        if (a.status !== 200) {
-          process.stderr.write(`onceonly dead-letters list: ${failed('listing failed', a)}\n`);
-          process.exitCode = 1;
-          return;
-        }
+        if (a.status !== 200) return fail('dead-letters list', failed('listing failed', a));
         const list = (a.body as { dead_letters: DeadLetter[] }).dead_letters;
         process.stdout.write((opts.json ? JSON.stringify(a.body) : formatDeadLetters(list)) + '\n');
-      } finally {
-        client.close();
-      }
+      });
     });
 
-  common(cmd.command('retry').description('re-queue one dead letter by id, or every one with --all'))
+  remoteOptions(cmd.command('retry').description('re-queue one dead letter by id, or every one with --all'))
     .argument('[id]', 'the dead letter id (from list)')
     .option('--all', 'every dead letter of this tenant')
-    .action(async (id: string | undefined, opts: { url: string; token?: string; all?: boolean }) => {
+    .action(async (id: string | undefined, opts: RemoteOptions & { all?: boolean }) => {
       if (Boolean(id) === Boolean(opts.all)) {
         process.stderr.write('onceonly dead-letters retry: give one dead letter id, or --all (not both)\n');
         process.exitCode = 2;
         return;
       }
-      const client = jsonClient(opts.url, opts.token);
-      try {
+      await withServer(opts, async (client) => {
         const tried = new Set<string>();
         let queued = 0;
         const retry = async (one: string) => {
           tried.add(one);
           const a = await client.post(`/v1/dead-letters/${encodeURIComponent(one)}/retry`);
           if (a.status === 202) queued++;
-          else {
-            process.stderr.write(`onceonly dead-letters retry: ${failed(one, a)}\n`);
-            process.exitCode = 1;
-          }
+          else fail('dead-letters retry', failed(one, a));
         };
         if (id) await retry(id);
         // --all pages through the list; one that dies again during the run is not retried twice.
         while (opts.all) {
           const a = await client.get('/v1/dead-letters?limit=1000');
           if (a.status !== 200) {
-            process.stderr.write(`onceonly dead-letters retry: ${failed('listing failed', a)}\n`);
-            process.exitCode = 1;
+            fail('dead-letters retry', failed('listing failed', a));
             break;
           }
           const fresh = (a.body as { dead_letters: DeadLetter[] }).dead_letters.map((d) => d.id).filter((x) => !tried.has(x));
@@ -87,10 +73,7 @@ export function deadLettersCommand(program: Command): void {
           }
           progress.finish();
         }
-        const ids = [...tried];
-        process.stdout.write(`re-queued ${queued} of ${ids.length} dead letter(s)\n`);
-      } finally {
-        client.close();
-      }
+        process.stdout.write(`re-queued ${queued} of ${tried.size} dead letter(s)\n`);
+      });
     });
 }
