@@ -117,7 +117,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
     if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
   });
-  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock, tally });
+  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock, tally, auditsRequests: store.auditTrail !== undefined });
   try {
     await app.listen({
       port: options.port,
