@@ -15,6 +15,8 @@ const DEBIAN = [
   ['promtool', 'prometheus'],
   ['chromium', 'chromium'],
   ['pg_dump', 'postgresql-client'],
+  // `npm run bench` (scripts/test-prereqs.mjs --bench) also drives HTTP with wrk.
+  ...(process.argv.includes('--bench') ? [['wrk', 'wrk'], ['redis-benchmark', 'redis-tools']] : []),
 ];
 
 const listening = (port) => `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}' 2>/dev/null`;

@@ -1,0 +1,46 @@
+import Database from 'better-sqlite3';
+import { systemClock } from '../../src/core/clock.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../../test/helpers/tmp.js';
+import { GRACE_MS, TTL_MS, type Backend } from './backend.js';
+
+/**
+ * SQLite in WAL with synchronous=NORMAL (the default store). The seed's
+ * algorithm and the ceiling run on a second database file with the same
+ * settings, one autocommit statement at a time, as a plain loop would.
+ */
+export async function sqliteBackend(): Promise<Backend & { path: string }> {
+  const dir = tempDir('onceonly-bench-sqlite-');
+  const path = `${dir.path}/onceonly.db`;
+  const store = new SqliteStore(path, systemClock, { synchronous: 'normal', expiredGraceMs: GRACE_MS });
+  const db = new Database(`${dir.path}/baseline.db`);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(`CREATE TABLE seed (key TEXT PRIMARY KEY, fp TEXT NOT NULL, expires_at INTEGER NOT NULL);
+           CREATE TABLE ceil (key TEXT PRIMARY KEY, fp TEXT NOT NULL, last_seen_at INTEGER NOT NULL, refires INTEGER NOT NULL)`);
+  const claim = db.prepare('INSERT INTO seed (key, fp, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+  const read = db.prepare('SELECT fp FROM seed WHERE key = ?').pluck();
+  const write = db.prepare('UPDATE seed SET fp = ?, expires_at = ? WHERE key = ?');
+  const upsert = db.prepare(
+    'INSERT INTO ceil (key, fp, last_seen_at, refires) VALUES (?, ?, ?, 0) ON CONFLICT (key) DO UPDATE SET fp = excluded.fp, last_seen_at = excluded.last_seen_at, refires = refires + 1',
+  );
+  return {
+    name: 'sqlite',
+    path,
+    store,
+    inflight: 256,
+    async seed({ key, fp }) {
+      const now = Date.now();
+      if (claim.run(key, fp, now + TTL_MS).changes === 1) return 'CREATE';
+      const stored = read.get(key);
+      write.run(fp, now + TTL_MS, key);
+      return stored === fp ? 'SUPPRESS' : 'UPDATE';
+    },
+    ceiling: { label: 'bare INSERT … ON CONFLICT, autocommit', run: async ({ key, fp }) => upsert.run(key, fp, Date.now()) },
+    async close() {
+      await store.close();
+      db.close();
+      dir.remove();
+    },
+  };
+}

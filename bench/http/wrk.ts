@@ -1,0 +1,67 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+
+export interface WrkResult {
+  /** requests completed */
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** answers that were not 2xx or 3xx, and socket errors */
+  errors: number;
+}
+
+const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
+
+/**
+ * wrk from Debian's packages, one thread and 64 connections: a C load
+ * generator on the second core, where a Node one would take the server's.
+ */
+export function wrk(url: string, script: string, seconds: number, args: string[] = []): WrkResult {
+  const out = execFileSync('wrk', ['-t1', '-c64', `-d${seconds}s`, '--latency', '-s', script, url, '--', ...args], { encoding: 'utf8' });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const pctl = (p: string) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(out);
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = non2xx + (sock ? sock.slice(1).reduce((s, v) => s + Number(v), 0) : 0);
+  if (!Number.isFinite(rps)) throw new Error(`wrk printed no rate:\n${out}`);
+  return { requests: Number(/(\d+) requests in/.exec(out)?.[1]), rps, p50Ms: pctl('50'), p99Ms: pctl('99'), errors };
+}
+
+export interface Listening {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts a process that prints `listening on URL` (as onceonly serve does) and waits for that line. */
+export async function startListening(cmd: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Listening> {
+  const proc: ChildProcess = spawn(cmd, args, { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(' ')} did not listen in 20 s: ${err}`)), 20_000);
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      const m = /listening on (https?:\/\/[^"\s]+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${cmd} exited with ${code} before listening: ${err}`)));
+  });
+  return {
+    url,
+    pid: proc.pid!,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The benchmark suite (issue 9): `npm run bench`. Starts what it needs (its
+ * own redis-server and a 3-master Redis Cluster on free ports; the machine's
+ * Postgres), measures every comparison in the same run, prints one report
+ * and writes it into docs/benchmarks.md. No assertions: figures and ratios,
+ * with the targets they were held to.
+ *
+ *   npm run bench                      everything
+ *   npm run bench -- decisions http    only those sections (decisions, http, growth, memory)
+ *   N=20000 GROWTH_MAX=1000000 npm run bench     smaller runs
+ *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
+ */
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import pg from 'pg';
+import { startRedis, startRedisCluster } from '../test/helpers/redis.js';
+import { PG_URL } from '../test/helpers/postgres.js';
+import { memoryBackend } from './backends/memory.js';
+import { postgresBackend } from './backends/postgres.js';
+import { redisBackend } from './backends/redis.js';
+import { sqliteBackend } from './backends/sqlite.js';
+import { targetsTable, writeDoc, type Section } from './report.js';
+import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
+import { growthSection } from './sections/growth.js';
+import { httpSection } from './sections/http.js';
+import { serverMemorySection } from './sections/server-memory.js';
+
+const ALL = ['decisions', 'http', 'growth', 'memory'] as const;
+const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+for (const a of asked) if (!(ALL as readonly string[]).includes(a)) throw new Error(`unknown section ${a}: choose from ${ALL.join(', ')}`);
+const want = (s: (typeof ALL)[number]) => asked.length === 0 || asked.includes(s);
+
+const N = Number(process.env.N ?? 100_000);
+const sizes: Sizes = { n: N, seq: Math.min(N, 20_000) };
+const GROWTH_MAX = Number(process.env.GROWTH_MAX ?? 10_000_000);
+const started = Date.now();
+const log = (s: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}`);
+
+async function versions() {
+  const redis = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? '?';
+  let postgres = 'not reachable';
+  try {
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    const r = await admin.query<{ v: string; s: string }>("SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS s");
+    postgres = `${r.rows[0]!.v.split(' ')[0]} (synchronous_commit ${r.rows[0]!.s})`;
+    await admin.end();
+  } catch {}
+  return { redis, postgres };
+}
+
+const sections: Section[] = [];
+if (want('decisions')) {
+  const figures = [];
+  figures.push(await measureBackend(await memoryBackend(), sizes, log));
+  figures.push(await measureBackend(await sqliteBackend(), sizes, log));
+  const redis = await startRedis();
+  try {
+    figures.push(await measureBackend(await redisBackend(redis.url, [redis.port], false), sizes, log));
+  } finally {
+    await redis.stop();
+  }
+  const cluster = await startRedisCluster(3);
+  try {
+    figures.push(await measureBackend(await redisBackend(cluster.url, cluster.nodes.map((n) => n.port), true), sizes, log));
+  } finally {
+    await cluster.stop();
+  }
+  figures.push(await measureBackend(await postgresBackend(), { n: Math.round(sizes.n / 5), seq: Math.round(sizes.seq / 4) }, log));
+  sections.push(decisionsSection(figures, sizes), eventsSection(figures));
+}
+if (want('http')) sections.push(await httpSection(log));
+if (want('growth')) sections.push(await growthSection(GROWTH_MAX, log));
+if (want('memory')) sections.push(await serverMemorySection(log));
+
+const v = await versions();
+const cmd = `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`;
+const envs = ['N', 'GROWTH_MAX'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]} `).join('');
+const targets = sections.flatMap((s) => s.targets);
+const report = [
+  `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${envs}${cmd}\` in ${((Date.now() - started) / 60000).toFixed(1)} min on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}; Node ${process.version}, Redis ${v.redis}, PostgreSQL ${v.postgres}.`,
+  '',
+  '### Targets',
+  '',
+  targetsTable(targets),
+  ...sections.flatMap((s) => ['', `### ${s.title}`, '', s.body.join('\n\n')]),
+].join('\n');
+console.log(report);
+if (asked.length === 0 && !process.env.N && !process.env.GROWTH_MAX) {
+  if (writeDoc(report)) log('written to docs/benchmarks.md');
+} else log('a partial or resized run: docs/benchmarks.md left as it is (it holds full runs only)');
