@@ -44,7 +44,19 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       await fx.store.decideIncident({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
       await fanOutAll(['hook', 'snow']);
       assert.equal((await fx.store.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0, 'the outbox is emptied');
-      const got = await lease();
+      // One key's deliveries to one adapter go out one at a time, oldest first: drain lease by lease.
+      const got: Delivery[] = [];
+      const rounds: string[][] = [];
+      for (let batch = await lease(); batch.length > 0; batch = await lease()) {
+        rounds.push(batch.map((d) => `${d.entry.key === key(1) ? 'v' : 'i'}:${d.entry.action}${d.n}.${d.adapter}`).sort());
+        for (const d of batch) assert.ok(await fx.store.deliveries.settle(d, { outcome: 'delivered' }));
+        got.push(...batch);
+      }
+      assert.deepEqual(rounds, [
+        ['i:create1.hook', 'i:create1.snow', 'v:create1.hook', 'v:create1.snow'],
+        ['i:close1.hook', 'i:close1.snow'],
+        ['i:create2.hook', 'i:create2.snow'],
+      ]);
       const tuples = (rows: unknown[][]) => rows.map((r) => JSON.stringify(r)).sort();
       assert.deepEqual(
         tuples(got.map((d) => [d.entry.key, d.entry.kind, d.entry.action, d.adapter, d.n, d.retries, d.status])),
@@ -168,8 +180,40 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       await fx.store.deliveries.settle(again, { outcome: 'dead', error: 'HTTP 500' });
       assert.equal((await fx.store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' })).outcome.kind, 'changed');
       await fanOutAll(['snow']);
-      const got = await lease();
-      assert.deepEqual(got.map((x) => x.entry.action).sort(), ['create', 'update'], 'the dead create is back beside the new update');
+      const [first, ...others] = await lease();
+      assert.deepEqual([first?.entry.action, others.length], ['create', 0], 'the dead create is back, and goes before the new update');
+      assert.ok(await fx.store.deliveries.settle(first!, { outcome: 'delivered' }));
+      assert.deepEqual((await lease()).map((x) => x.entry.action), ['update']);
+    });
+
+    test("one key's deliveries to one adapter go out one at a time, oldest first; a dead one does not hold the rest back", async () => {
+      const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
+      await fx.store.decideIncident(claim);
+      await fx.store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' });
+      await fx.store.decideIncident({ ...claim, fingerprint: 'MINOR|0' });
+      await fx.store.decideIncident({ ...claim, key: key(2) });
+      await fanOutAll(['snow', 'hook']);
+      const label = (ds: Delivery[]) => ds.map((d) => `${d.entry.key === key(1) ? 'k1' : 'k2'}:${d.entry.action}${d.n}.${d.adapter}`).sort();
+      // Two workers at once: between them, one delivery per key and adapter.
+      const w1 = await lease('w1');
+      const w2 = await lease('w2');
+      assert.deepEqual(label([...w1, ...w2]), ['k1:create1.hook', 'k1:create1.snow', 'k2:create1.hook', 'k2:create1.snow']);
+      for (const d of [...w1, ...w2]) if (d.entry.key === key(2)) assert.ok(await fx.store.deliveries.settle(d, { outcome: 'delivered' }));
+      const held = (adapter: string) => [...w1, ...w2].find((d) => d.entry.key === key(1) && d.adapter === adapter)!;
+      // A retry keeps its place: the update waits behind it, even once the retry is due.
+      assert.ok(await fx.store.deliveries.settle(held('snow'), { outcome: 'retry', delayMs: 0, error: 'HTTP 503' }));
+      // Delivered: the next of that key and adapter is due at once.
+      assert.ok(await fx.store.deliveries.settle(held('hook'), { outcome: 'delivered' }));
+      assert.deepEqual(label(await lease('w3')), ['k1:create1.snow', 'k1:update1.hook']);
+      // A dead letter leaves the line: the updates behind it go on.
+      const again = (await fx.store.deliveries.leaseDue('w4', 10 * T, 1000)).filter((d) => d.entry.key.startsWith(prefix));
+      assert.deepEqual(again, [], 'nothing else of key 1 while both heads are leased');
+      await fx.advance(10 * T);
+      const expired = await lease('w5');
+      assert.deepEqual(label(expired), ['k1:create1.snow', 'k1:update1.hook'], 'an expired lease hands the same heads out again');
+      const snow = expired.find((d) => d.adapter === 'snow')!;
+      assert.ok(await fx.store.deliveries.settle(snow, { outcome: 'dead', error: 'HTTP 400' }));
+      assert.deepEqual(label(await lease('w6')), ['k1:update1.snow']);
     });
 
     test('backlog counts pending and dead and dates the oldest waiting entry', async () => {

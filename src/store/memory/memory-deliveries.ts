@@ -5,6 +5,8 @@ import { isFailing, withAttempt, type Delivery, type DeliveryBacklog, type Deliv
 
 interface Row extends Delivery {
   dueAt: number;
+  /** fan-out order: of one key's deliveries to one adapter, only the oldest unsettled goes out */
+  seq: number;
 }
 
 const scopeOf = (s: DeliveryScope) => `${s.kind}\u0000${s.tenant}\u0000${s.key}`;
@@ -30,7 +32,7 @@ export class MemoryDeliveries implements DeliveryStore {
       const base = this.nextId++;
       for (const adapter of adapters) {
         const id = `${base}.${adapter}`;
-        this.rows.set(id, { id, adapter, entry, n, retries: 0, attempts: [], status: 'pending', lease: '', dueAt: now });
+        this.rows.set(id, { id, adapter, entry, n, retries: 0, attempts: [], status: 'pending', lease: '', dueAt: now, seq: base });
       }
     }
     return taken.length;
@@ -39,8 +41,14 @@ export class MemoryDeliveries implements DeliveryStore {
   async leaseDue(owner: string, leaseMs: number, limit: number) {
     const now = this.clock.now();
     const token = `${owner}:${randomUUID()}`;
+    // Two calls in flight for one key would both find no ticket and both create one: per key and adapter, oldest first.
+    const head = new Map<string, number>();
+    for (const r of this.rows.values()) {
+      const k = `${r.adapter}\u0000${scopeOf(r.entry)}`;
+      if (r.status === 'pending' && r.seq < (head.get(k) ?? Infinity)) head.set(k, r.seq);
+    }
     const due = [...this.rows.values()]
-      .filter((r) => r.status === 'pending' && r.dueAt <= now)
+      .filter((r) => r.status === 'pending' && r.dueAt <= now && head.get(`${r.adapter}\u0000${scopeOf(r.entry)}`) === r.seq)
       .sort((a, b) => a.dueAt - b.dueAt)
       .slice(0, limit);
     return due.map((r) => {
@@ -121,6 +129,6 @@ export class MemoryDeliveries implements DeliveryStore {
 }
 
 function copy(r: Row): Delivery {
-  const { dueAt: _, ...d } = r;
+  const { dueAt: _, seq: __, ...d } = r;
   return { ...d, entry: { ...d.entry, data: { ...d.entry.data } }, attempts: [...d.attempts] };
 }

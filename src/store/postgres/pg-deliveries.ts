@@ -19,6 +19,9 @@ function toDelivery(r: Row): Delivery {
 }
 
 /** Delivery state in Postgres: SKIP LOCKED lets replicas fan out and lease side by side without waiting on each other. */
+/** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
+const SEQ = (t: string) => `split_part(${t}.id, '.', 1)::bigint`;
+
 export class PgDeliveries implements DeliveryStore {
   constructor(
     private readonly pool: pg.Pool,
@@ -59,8 +62,19 @@ export class PgDeliveries implements DeliveryStore {
   async leaseDue(owner: string, leaseMs: number, limit: number) {
     const now = this.clock.now();
     const { rows } = await this.pool.query<Row>(
+      // Of one key's deliveries to one adapter only the oldest unsettled one
+      // goes out (two calls in flight for one key would both find no ticket
+      // and both create one); an older outbox entry of the key that another
+      // replica is fanning out right now counts as unsettled too.
       `UPDATE deliveries SET due_at = $1, lease = $2
-        WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND due_at <= $3 ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+        WHERE id IN (
+          SELECT d.id FROM deliveries d
+           WHERE d.status = 'pending' AND d.due_at <= $3
+             AND NOT EXISTS (SELECT 1 FROM deliveries e
+                              WHERE e.kind = d.kind AND e.tenant = d.tenant AND e.key = d.key AND e.adapter = d.adapter
+                                AND e.status = 'pending' AND ${SEQ('e')} < ${SEQ('d')})
+             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.kind = d.kind AND o.tenant = d.tenant AND o.key = d.key AND o.id < ${SEQ('d')})
+           ORDER BY d.due_at LIMIT $4 FOR UPDATE SKIP LOCKED)
         RETURNING ${COLUMNS}`,
       [now + leaseMs, `${owner}:${randomUUID()}`, now, limit],
     );

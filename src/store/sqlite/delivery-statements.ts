@@ -17,10 +17,24 @@ export const INSERT_DELIVERY = `
 INSERT INTO deliveries (id, adapter, tenant, kind, action, key, severity, summary, data, at, n, due_at)
 VALUES (@id, @adapter, @tenant, @kind, @action, @key, @severity, @summary, @data, @at, @n, @dueAt)`;
 
-/** in: lease end, token, now, limit. One statement: the pick and the lease cannot be split. */
+/** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
+const SEQ = (t: string) => `CAST(substr(${t}.id, 1, instr(${t}.id, '.') - 1) AS INTEGER)`;
+
+/**
+ * in: lease end, token, now, limit. One statement: the pick and the lease
+ * cannot be split. Of one key's deliveries to one adapter only the oldest
+ * unsettled one is picked: two calls in flight for one key would both find
+ * no ticket and both create one.
+ */
 export const LEASE_DUE = `
 UPDATE deliveries SET due_at = ?, lease = ?
- WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND due_at <= ? ORDER BY due_at LIMIT ?)
+ WHERE id IN (
+   SELECT d.id FROM deliveries d
+    WHERE d.status = 'pending' AND d.due_at <= ?
+      AND NOT EXISTS (SELECT 1 FROM deliveries e
+                       WHERE e.kind = d.kind AND e.tenant = d.tenant AND e.key = d.key AND e.adapter = d.adapter
+                         AND e.status = 'pending' AND ${SEQ('e')} < ${SEQ('d')})
+    ORDER BY d.due_at LIMIT ?)
 RETURNING ${COLUMNS}`;
 
 /** in: id, lease token. */

@@ -1,5 +1,6 @@
 -- fan-out: moves a shard's outbox entries into one pending delivery per
--- adapter, due now, and deletes them from the stream: all in one step.
+-- adapter, due now, each in its key's order (lib/delivery.lua), and deletes
+-- them from the stream: all in one step.
 --
 -- KEYS[1]  the shard's outbox stream   KEYS[2] its due queue (zset)   KEYS[3] its age index (zset)
 -- ARGV[1]  the shard's hash tag        ARGV[2] at most this many entries
@@ -16,11 +17,14 @@ for _, e in ipairs(entries) do
   local n = redis.call('INCR', counter)
   redis.call('PEXPIRE', counter, ARGV[3])
   local scope = tag .. ':kf:' .. lp(f.kind, f.tenant, f.key)
+  local seq = redis.call('INCR', tag .. ':seq')
   for a = 4, #ARGV do
     local m = id .. '.' .. ARGV[a]
+    local order = tag .. ':ko:' .. lp(ARGV[a], f.kind, f.tenant, f.key)
     redis.call('HSET', tag .. ':x:' .. m, 'adapter', ARGV[a], 'tenant', f.tenant, 'kind', f.kind, 'action', f.action,
       'key', f.key, 'severity', f.severity, 'summary', f.summary, 'data', f.data, 'at', f.at, 'n', n,
-      'retries', 0, 'attempts', '[]', 'status', 'pending', 'lease', '', 'scope', scope)
+      'retries', 0, 'attempts', '[]', 'status', 'pending', 'lease', '', 'scope', scope, 'order', order, 'seq', seq)
+    redis.call('ZADD', order, seq, m)
     redis.call('ZADD', KEYS[2], now, m)
     redis.call('ZADD', KEYS[3], f.at, m)
   end

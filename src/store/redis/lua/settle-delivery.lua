@@ -7,16 +7,24 @@
 --
 -- Returns 1 when settled, 0 when the lease was lost (nothing changed).
 local hk, m = KEYS[4], ARGV[1]
-local held = redis.call('HMGET', hk, 'lease', 'status', 'scope', 'attempts')
+local held = redis.call('HMGET', hk, 'lease', 'status', 'scope', 'attempts', 'order')
 if held[1] ~= ARGV[2] or held[2] ~= 'pending' then return 0 end
+local now = now_ms()
+-- Delivered or dead, it leaves its key's order and the next one is due now.
+local function leave_order()
+  if held[5] then
+    redis.call('ZREM', held[5], m)
+    promote_next(held[5], KEYS[1], now)
+  end
+end
 if ARGV[3] == 'delivered' then
+  leave_order()
   redis.call('DEL', hk)
   redis.call('ZREM', KEYS[1], m)
   redis.call('ZREM', KEYS[2], m)
   redis.call('SREM', held[3], m)
   return 1
 end
-local now = now_ms()
 local attempts = cjson.decode(held[4])
 attempts[#attempts + 1] = { at = now, error = ARGV[5] }
 while #attempts > tonumber(ARGV[6]) do table.remove(attempts, 1) end
@@ -30,5 +38,6 @@ else
   redis.call('ZREM', KEYS[2], m)
   redis.call('ZADD', KEYS[3], now, m)
   redis.call('HSET', hk, 'status', 'dead', 'deadAt', now)
+  leave_order()
 end
 return 1

@@ -13,9 +13,21 @@ local function lp(...)
   return out
 end
 
--- A delivery back in the queue, due now, with a fresh retry budget.
+-- Deliveries of one key to one adapter go out one at a time, oldest first:
+-- a zset per (adapter, key) scored by fan-out sequence holds the unsettled
+-- ones, and only its head may be leased (two calls in flight for one key
+-- would both find no ticket and both create one). Settling the head makes
+-- the next one due at once.
+local function promote_next(order, due, now)
+  local nxt = redis.call('ZRANGE', order, 0, 0)[1]
+  if nxt then redis.call('ZADD', due, 'LT', now, nxt) end
+end
+
+-- A delivery back in the queue, due now, with a fresh retry budget, in its place in its key's order.
 local function requeue(tag, m, now)
   local hk = tag .. ':x:' .. m
+  local order = redis.call('HMGET', hk, 'order', 'seq')
+  if order[1] then redis.call('ZADD', order[1], order[2], m) end
   redis.call('HSET', hk, 'status', 'pending', 'retries', 0, 'lease', '')
   redis.call('HDEL', hk, 'deadAt')
   redis.call('ZREM', tag .. ':dl', m)
