@@ -1,0 +1,114 @@
+/**
+ * The chaos harness: real `onceonly serve` replicas that a test can SIGKILL
+ * and restart while clients keep sending, and a driver that records every
+ * attempt (start, end, status, answer) into a History for the checker.
+ * A client whose replica gave no answer retries on another, as a load
+ * balancer or a monitoring pipeline's retry would: the lost attempt stays in
+ * the history as indeterminate.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { post } from '../helpers/load.js';
+import { spawnServer, type ServerProcess } from '../helpers/process.js';
+import { History, type Decision } from './history.js';
+
+export interface Replicas {
+  readonly urls: string[];
+  /** SIGKILL replica i and start it again (on a new port); resolves when it listens. */
+  crash(i: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** `n` replicas on one store, each with its own fail-open journal and the extra config given. */
+export async function startReplicas(n: number, store: string, dir: string, extraConfig = ''): Promise<Replicas> {
+  const args = (i: number) => {
+    const config = join(dir, `replica-${i}.yaml`);
+    writeFileSync(config, `failopen:\n  timeout_ms: 2000\n  journal_path: ${join(dir, `journal-${i}.db`)}\n${extraConfig}`);
+    return ['--port', '0', '--store', store, '--config', config];
+  };
+  const procs: ServerProcess[] = await Promise.all(Array.from({ length: n }, (_, i) => spawnServer(args(i))));
+  const urls = procs.map((p) => p.url);
+  return {
+    urls,
+    async crash(i) {
+      await procs[i]!.stop('SIGKILL');
+      urls[i] = ''; // clients route around it until it is back
+      procs[i] = await spawnServer(args(i));
+      urls[i] = procs[i]!.url;
+    },
+    async stop() {
+      await Promise.all(procs.map((p) => p.stop('SIGKILL')));
+    },
+  };
+}
+
+export interface IngestShot {
+  key: string;
+  fp: string;
+  path: string;
+  body: unknown;
+}
+
+/**
+ * Sends every shot with `concurrency` clients spread over the replicas,
+ * recording each attempt; a shot is retried on another replica until it is
+ * answered (up to `attempts`). Calls `progress(done)` after each answered shot.
+ */
+export async function drive(
+  shots: IngestShot[],
+  concurrency: number,
+  replicas: Replicas,
+  history: History,
+  progress: (done: number) => void = () => {},
+  attempts = 50,
+): Promise<{ answered: number; retried: number }> {
+  let next = 0;
+  let answered = 0;
+  let retried = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, client) => {
+      while (next < shots.length) {
+        const shot = shots[next++]!;
+        for (let a = 0; a < attempts; a++) {
+          const i = (client + a) % replicas.urls.length;
+          const url = replicas.urls[i];
+          if (!url) {
+            await new Promise((r) => setTimeout(r, 20));
+            continue;
+          }
+          const start = history.now();
+          const r = await post(`${url}${shot.path}`, shot.body);
+          const op = history.record({
+            kind: 'ingest', key: shot.key, fp: shot.fp, replica: i, start, end: history.now(), status: r.status,
+            ...(r.status === 200 ? { decision: r.body.decision as Decision, provisional: r.body.provisional === true } : {}),
+          });
+          if (History.ok(op)) {
+            answered++;
+            progress(answered);
+            break;
+          }
+          retried++;
+          if (op.status !== 0 && op.status < 500) throw new Error(`shot ${JSON.stringify(shot.body)} refused with ${op.status}: ${JSON.stringify(r.body)}`);
+        }
+      }
+    }),
+  );
+  return { answered, retried };
+}
+
+/** A deterministic shuffle (xorshift32) so a failing run can be replayed from its printed seed. */
+export function shuffle<T>(xs: T[], seed: number): T[] {
+  let s = seed >>> 0 || 1;
+  const rand = () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}

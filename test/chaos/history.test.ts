@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkHistory, describe as describeViolation, History, type Op } from './history.js';
+
+// The checker is what the chaos tests trust: it must reject each illegal
+// shape and accept the legal ones, including indeterminate operations.
+function history(...ops: Array<Partial<Op> & Pick<Op, 'start' | 'end'>>) {
+  const h = new History();
+  for (const o of ops) h.record({ kind: 'ingest', key: 'k', fp: 'MAJOR|0', replica: 0, status: 200, ...o });
+  return h.ops;
+}
+
+test('a legal history: one CREATE, re-fires SUPPRESS, a change UPDATE, a close and a new CREATE', () => {
+  const ops = history(
+    { start: 0, end: 1, decision: 'CREATE' },
+    { start: 2, end: 3, decision: 'SUPPRESS' },
+    { start: 4, end: 5, decision: 'UPDATE', fp: 'CRITICAL|0' },
+    { start: 6, end: 7, kind: 'close', status: 204 },
+    { start: 8, end: 9, decision: 'CREATE' },
+  );
+  assert.deepEqual(checkHistory(ops), []);
+});
+
+test('two CREATEs in one episode are a violation, and the report names them', () => {
+  const v = checkHistory(history({ start: 0, end: 2, decision: 'CREATE' }, { start: 1, end: 3, decision: 'CREATE' }));
+  assert.equal(v.length, 1);
+  assert.match(v[0]!.rule, /2 CREATEs \(ops 0, 1\)/);
+  assert.match(describeViolation(v[0]!), /#1 ingest replica 0 1\.0–3\.0 ms status 200 CREATE/);
+});
+
+test('no CREATE at all is a lost incident, unless an operation is indeterminate', () => {
+  const lost = checkHistory(history({ start: 0, end: 1, decision: 'SUPPRESS' }, { start: 2, end: 3, decision: 'SUPPRESS' }));
+  assert.equal(lost.length, 2, 'never CREATE, and the first SUPPRESS had nothing before it');
+  assert.ok(lost.some((v) => /never CREATE/.test(v.rule)));
+  // The first request's replica died after deciding: its CREATE is lost with the answer, which is allowed.
+  assert.deepEqual(checkHistory(history({ start: 0, end: 5, status: 0 }, { start: 2, end: 3, decision: 'SUPPRESS' })), []);
+});
+
+test('an UPDATE without a different fingerprint before it, or a SUPPRESS of a fingerprint never sent, is a violation', () => {
+  const v = checkHistory(history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 3, decision: 'UPDATE' }));
+  assert.equal(v.length, 1);
+  assert.match(v[0]!.rule, /UPDATE to MAJOR\|0/);
+  const s = checkHistory(history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 3, decision: 'SUPPRESS', fp: 'CRITICAL|0' }));
+  assert.equal(s.length, 1);
+  assert.match(s[0]!.rule, /SUPPRESS of CRITICAL\|0/);
+});
+
+test('after a close the next decision must be a CREATE', () => {
+  const v = checkHistory(
+    history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 3, kind: 'close', status: 204 }, { start: 4, end: 5, decision: 'SUPPRESS' }),
+  );
+  assert.ok(v.some((x) => /episode 1/.test(x.rule)), JSON.stringify(v.map((x) => x.rule)));
+});
+
+test('a provisional CREATE beside the real one is allowed (it is merged on reconciliation)', () => {
+  assert.deepEqual(checkHistory(history({ start: 0, end: 1, decision: 'CREATE', provisional: true }, { start: 2, end: 3, decision: 'CREATE' })), []);
+});

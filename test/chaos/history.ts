@@ -1,0 +1,124 @@
+/**
+ * A recorded history of requests and the checker that says whether it was
+ * legal (issue 10, item 7), in the manner of Jepsen's checkers: every
+ * request is an operation with a start, an end and an outcome; one that got
+ * no answer (the replica died, the connection broke) is indeterminate: it may
+ * or may not have taken effect, and the checker allows both.
+ *
+ * Per key, with closes splitting the key's life into episodes:
+ *   - at most one CREATE per episode (a provisional CREATE, made while the
+ *     store was unreachable, is allowed beside it and counted as merged);
+ *   - at least one CREATE per episode unless some operation of the episode is
+ *     indeterminate (its CREATE may have been made and its answer lost);
+ *   - an UPDATE only when another operation of the episode with a different
+ *     fingerprint could have come before it;
+ *   - a SUPPRESS only when an operation with the same fingerprint could have
+ *     come before it;
+ *   - after a close, the first decision is a CREATE (covered by the first two
+ *     rules: a close starts a new episode).
+ */
+
+export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
+
+export interface Op {
+  /** index in the history, for messages */
+  id: number;
+  kind: 'ingest' | 'close';
+  key: string;
+  /** material fingerprint (ingest) */
+  fp?: string;
+  replica: number;
+  /** ms, from the test's clock */
+  start: number;
+  end: number;
+  /** HTTP status; 0 when no answer came */
+  status: number;
+  decision?: Decision;
+  provisional?: boolean;
+}
+
+export class History {
+  readonly ops: Op[] = [];
+  private readonly t0 = performance.now();
+
+  now() {
+    return performance.now() - this.t0;
+  }
+
+  record(op: Omit<Op, 'id'>): Op {
+    const o = { ...op, id: this.ops.length };
+    this.ops.push(o);
+    return o;
+  }
+
+  /** Answered with 2xx. */
+  static ok(o: Op) {
+    return o.status >= 200 && o.status < 300;
+  }
+
+  /** No answer, or an answer that does not say whether it took effect (5xx). */
+  static indeterminate(o: Op) {
+    return o.status === 0 || o.status >= 500;
+  }
+}
+
+export interface Violation {
+  key: string;
+  rule: string;
+  /** the key's operations, in start order, for the report */
+  ops: Op[];
+}
+
+const couldPrecede = (a: Op, b: Op) => a !== b && a.start < b.end;
+
+/** Checks every key's operations; returns the violations (none for a legal history). */
+export function checkHistory(ops: Op[]): Violation[] {
+  const byKey = new Map<string, Op[]>();
+  for (const o of ops) {
+    let list = byKey.get(o.key);
+    if (!list) byKey.set(o.key, (list = []));
+    list.push(o);
+  }
+  const violations: Violation[] = [];
+  for (const [key, list] of byKey) {
+    list.sort((a, b) => a.start - b.start);
+    const fail = (rule: string) => violations.push({ key, rule, ops: list });
+    // Episodes: split at each close that was answered; an ingest belongs to
+    // the episode of the last answered close that ended before it started.
+    const closes = list.filter((o) => o.kind === 'close' && History.ok(o));
+    const episodeOf = (o: Op) => closes.filter((c) => c.end <= o.start).length;
+    const episodes = new Map<number, Op[]>();
+    for (const o of list) {
+      if (o.kind !== 'ingest') continue;
+      // An ingest concurrent with a close could fall on either side of it: no episode rule can hold it.
+      if (closes.some((c) => c.start < o.end && o.start < c.end)) continue;
+      const e = episodeOf(o);
+      episodes.set(e, [...(episodes.get(e) ?? []), o]);
+    }
+    for (const [e, eps] of episodes) {
+      const answered = eps.filter(History.ok);
+      const creates = answered.filter((o) => o.decision === 'CREATE' && !o.provisional);
+      if (creates.length > 1) fail(`episode ${e}: ${creates.length} CREATEs (ops ${creates.map((o) => o.id).join(', ')})`);
+      if (creates.length === 0 && !answered.some((o) => o.provisional) && !eps.some(History.indeterminate) && answered.length > 0) {
+        fail(`episode ${e}: answered ${answered.length} times and never CREATE, with no indeterminate operation to have made it`);
+      }
+      for (const o of answered) {
+        if (o.decision === 'UPDATE' && !eps.some((p) => couldPrecede(p, o) && p.fp !== o.fp)) {
+          fail(`episode ${e}: op ${o.id} UPDATE to ${o.fp}, but no operation with another fingerprint could have come first`);
+        }
+        if (o.decision === 'SUPPRESS' && !eps.some((p) => couldPrecede(p, o) && p.fp === o.fp)) {
+          fail(`episode ${e}: op ${o.id} SUPPRESS of ${o.fp}, but no operation with that fingerprint could have come first`);
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+/** A violation as text a person can replay from: the rule and the key's whole history. */
+export function describe(v: Violation, max = 40): string {
+  const lines = v.ops
+    .slice(0, max)
+    .map((o) => `  #${o.id} ${o.kind} replica ${o.replica} ${o.start.toFixed(1)}–${o.end.toFixed(1)} ms status ${o.status} ${o.decision ?? ''}${o.provisional ? ' (provisional)' : ''} ${o.fp ?? ''}`);
+  return [`${v.key}: ${v.rule}`, ...lines, ...(v.ops.length > max ? [`  … ${v.ops.length - max} more`] : [])].join('\n');
+}
