@@ -11,8 +11,9 @@ export interface SnowRecord {
 
 /**
  * A stand-in for the ServiceNow Table API (/api/now/table/{table}): records in
- * memory; GET with sysparm_query=correlation_id=X, POST creates (201), PATCH
- * /{sys_id} updates; every call needs the configured basic auth.
+ * memory; GET with an encoded sysparm_query (`correlation_id=X^ORDERBYnumber`),
+ * POST creates (201), PATCH /{sys_id} updates; every call needs the configured
+ * basic auth. Like ServiceNow, nothing stops two records sharing a correlation_id.
  */
 export async function startServicenowFake(user = 'onceonly', password = 'secret'): Promise<FakeServer & { records: Map<string, SnowRecord> }> {
   const records = new Map<string, SnowRecord>();
@@ -24,9 +25,12 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
     if (!m) return { status: 400, body: { error: { message: 'Invalid table' }, status: 'failure' } };
     const id = m[2];
     if (r.method === 'GET' && !id) {
-      const q = r.query.get('sysparm_query') ?? '';
-      const want = /^correlation_id=(.*)$/.exec(q)?.[1];
-      const hits = [...records.values()].filter((x) => want === undefined || x.correlation_id === want);
+      // An encoded query as ServiceNow reads it: `field=value` terms and `ORDERBYfield` joined by `^`.
+      const terms = (r.query.get('sysparm_query') ?? '').split('^').filter(Boolean);
+      const order = terms.find((t) => t.startsWith('ORDERBY'))?.slice('ORDERBY'.length);
+      const where = terms.filter((t) => !t.startsWith('ORDERBY')).map((t) => t.split(/=(.*)/s, 2) as [string, string]);
+      const hits = [...records.values()].filter((x) => where.every(([f, v]) => String(x[f] ?? '') === v));
+      if (order) hits.sort((a, b) => String(a[order] ?? '').localeCompare(String(b[order] ?? '')));
       const limit = Number(r.query.get('sysparm_limit') ?? 10000);
       return { status: 200, body: { result: hits.slice(0, limit) } };
     }
@@ -47,3 +51,7 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
   });
   return Object.assign(fake, { records });
 }
+
+/** The records that are tickets: not canceled as a duplicate of another (state 8, close_code Duplicate). */
+export const openTickets = (records: Map<string, SnowRecord>) => [...records.values()].filter((r) => !(r.state === '8' && r.close_code === 'Duplicate'));
+

@@ -16,6 +16,8 @@ export const servicenowConfig = adapterBase.extend({
   /** the `state` a create sets on a found record that was resolved or closed (2 = In Progress) */
   reopen_state: z.string().default('2'),
   close_code: z.string().default('Solved (Permanently)'),
+  /** the `state` a duplicate made by a concurrent create is set to (8 = Canceled in the stock incident table) */
+  duplicate_state: z.string().default('8'),
 });
 export type ServicenowConfig = z.output<typeof servicenowConfig>;
 
@@ -24,8 +26,10 @@ const LEVEL: Record<string, string> = { CRITICAL: '1', MAJOR: '2', MINOR: '3', I
 
 /**
  * ServiceNow Table API. Upsert by key: the record is found by
- * `correlation_id` = the entry's key, then created (POST) or updated (PATCH),
- * so a retry after a create whose answer was lost updates the record it made.
+ * `correlation_id` = the entry's key (the oldest, if there are several), then
+ * created (POST) or updated (PATCH), so a retry after a create whose answer
+ * was lost updates the record it made; a create that raced another one is
+ * merged into the older record.
  */
 export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation']);
@@ -33,13 +37,17 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.password) }, c, deps);
   const correlation = (e: OutboxEntry) => (e.tenant === 'default' ? e.key : `${e.tenant}:${e.key}`);
 
-  async function find(e: OutboxEntry): Promise<{ sys_id: string; number?: string; state?: string } | null> {
-    const q = new URLSearchParams({ sysparm_query: `correlation_id=${correlation(e)}`, sysparm_fields: 'sys_id,number,state', sysparm_limit: '1' });
+  type Found = { sys_id: string; number?: string; state?: string };
+
+  /** The key's records, oldest first (ServiceNow numbers rise): the first is the key's ticket. */
+  async function records(e: OutboxEntry, limit: number): Promise<Found[]> {
+    const q = new URLSearchParams({ sysparm_query: `correlation_id=${correlation(e)}^ORDERBYnumber`, sysparm_fields: 'sys_id,number,state', sysparm_limit: String(limit) });
     const res = await call(`${base}?${q}`, 'GET');
-    const rows = (res.body as { result?: Array<{ sys_id: string; number?: string; state?: string }> } | null)?.result;
+    const rows = (res.body as { result?: Found[] } | null)?.result;
     if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
-    return rows[0] ?? null;
+    return rows;
   }
+  const find = async (e: OutboxEntry) => (await records(e, 1))[0] ?? null;
 
   return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
     const e = job.entry;
@@ -58,6 +66,19 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
       return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}`;
     }
     const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: correlation(e), correlation_display: 'onceonly' });
-    return `created ${(res.body as { result?: { number?: string } } | null)?.result?.number ?? ''}`.trim();
+    const made = (res.body as { result?: Found } | null)?.result;
+    // ServiceNow cannot refuse a second record with the same correlation_id, and
+    // two creates can race past the lookup (replicas failing open during a
+    // store outage each deliver their own provisional CREATE; a paused worker
+    // wakes up mid-call). So look again: if an older record holds the key,
+    // this one is the duplicate: cancel it, pointing at the older one, and
+    // apply the change there. Both racers converge on the oldest record.
+    const [oldest] = await records(e, 1);
+    if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
+      await call(`${base}/${made.sys_id}`, 'PATCH', { state: c.duplicate_state, close_code: 'Duplicate', close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)` });
+      await call(`${base}/${oldest.sys_id}`, 'PATCH', { ...fields, work_notes: `onceonly ${e.action} (merged a duplicate ${made.number ?? made.sys_id}):\n${describe(e)}` });
+      return `merged ${made.number ?? made.sys_id} into ${oldest.number ?? oldest.sys_id}`;
+    }
+    return `created ${made?.number ?? ''}`.trim();
   });
 }
