@@ -14,22 +14,28 @@ import { History, type Decision } from './history.js';
 
 export interface Replicas {
   readonly urls: string[];
+  readonly procs: ServerProcess[];
   /** SIGKILL replica i and start it again (on a new port); resolves when it listens. */
   crash(i: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** `n` replicas on one store, each with its own fail-open journal and the extra config given. */
-export async function startReplicas(n: number, store: string, dir: string, extraConfig = ''): Promise<Replicas> {
+/**
+ * `n` replicas on one store, each with its own fail-open journal and the
+ * extra config given. The fail-open timeout is long unless a test is about
+ * fail-open: on a loaded 2-core machine a short one would fail open by itself.
+ */
+export async function startReplicas(n: number, store: string, dir: string, extraConfig = '', failOpenTimeoutMs = 2000): Promise<Replicas> {
   const args = (i: number) => {
     const config = join(dir, `replica-${i}.yaml`);
-    writeFileSync(config, `failopen:\n  timeout_ms: 2000\n  journal_path: ${join(dir, `journal-${i}.db`)}\n${extraConfig}`);
+    writeFileSync(config, `failopen:\n  timeout_ms: ${failOpenTimeoutMs}\n  probe_interval_ms: 100\n  journal_path: ${join(dir, `journal-${i}.db`)}\n${extraConfig}`);
     return ['--port', '0', '--store', store, '--config', config];
   };
   const procs: ServerProcess[] = await Promise.all(Array.from({ length: n }, (_, i) => spawnServer(args(i))));
   const urls = procs.map((p) => p.url);
   return {
     urls,
+    procs,
     async crash(i) {
       await procs[i]!.stop('SIGKILL');
       urls[i] = ''; // clients route around it until it is back

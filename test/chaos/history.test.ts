@@ -55,3 +55,12 @@ test('after a close the next decision must be a CREATE', () => {
 test('a provisional CREATE beside the real one is allowed (it is merged on reconciliation)', () => {
   assert.deepEqual(checkHistory(history({ start: 0, end: 1, decision: 'CREATE', provisional: true }, { start: 2, end: 3, decision: 'CREATE' })), []);
 });
+
+test('an operation that overlaps a close may belong to either episode: rules lean on it but do not count it', () => {
+  // The CREATE at 2–5 overlaps the close at 3: the SUPPRESS after the close may be re-firing what it created.
+  const ops = history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 5, decision: 'CREATE' }, { start: 3, end: 3, kind: 'close', status: 204 }, { start: 6, end: 7, decision: 'SUPPRESS' });
+  assert.deepEqual(checkHistory(ops), []);
+  // Without that overlap the same SUPPRESS is illegal.
+  const clear = history({ start: 0, end: 1, decision: 'CREATE' }, { start: 3, end: 3, kind: 'close', status: 204 }, { start: 6, end: 7, decision: 'SUPPRESS' });
+  assert.equal(checkHistory(clear).length, 2);
+});

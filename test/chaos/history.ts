@@ -83,30 +83,38 @@ export function checkHistory(ops: Op[]): Violation[] {
   for (const [key, list] of byKey) {
     list.sort((a, b) => a.start - b.start);
     const fail = (rule: string) => violations.push({ key, rule, ops: list });
-    // Episodes: split at each close that was answered; an ingest belongs to
-    // the episode of the last answered close that ended before it started.
+    // Episodes: split at each close that was answered. An ingest belongs to the
+    // episode of the closes that ended before it started; one that overlaps a
+    // close could fall on either side: it is only a "maybe" member of both
+    // episodes, which no rule counts against but every rule may lean on.
     const closes = list.filter((o) => o.kind === 'close' && History.ok(o));
-    const episodeOf = (o: Op) => closes.filter((c) => c.end <= o.start).length;
-    const episodes = new Map<number, Op[]>();
+    const episodes = new Map<number, { sure: Op[]; maybe: Op[] }>();
+    const at = (e: number) => {
+      let ep = episodes.get(e);
+      if (!ep) episodes.set(e, (ep = { sure: [], maybe: [] }));
+      return ep;
+    };
     for (const o of list) {
       if (o.kind !== 'ingest') continue;
-      // An ingest concurrent with a close could fall on either side of it: no episode rule can hold it.
-      if (closes.some((c) => c.start < o.end && o.start < c.end)) continue;
-      const e = episodeOf(o);
-      episodes.set(e, [...(episodes.get(e) ?? []), o]);
+      const before = closes.filter((c) => c.end <= o.start).length;
+      const overlapping = closes.filter((c) => c.start < o.end && o.start < c.end).length;
+      if (overlapping === 0) at(before).sure.push(o);
+      else for (let e = before; e <= before + overlapping; e++) at(e).maybe.push(o);
     }
-    for (const [e, eps] of episodes) {
-      const answered = eps.filter(History.ok);
+    for (const [e, { sure, maybe }] of episodes) {
+      const all = [...sure, ...maybe];
+      const answered = sure.filter(History.ok);
       const creates = answered.filter((o) => o.decision === 'CREATE' && !o.provisional);
       if (creates.length > 1) fail(`episode ${e}: ${creates.length} CREATEs (ops ${creates.map((o) => o.id).join(', ')})`);
-      if (creates.length === 0 && !answered.some((o) => o.provisional) && !eps.some(History.indeterminate) && answered.length > 0) {
+      const couldCreate = (o: Op) => History.indeterminate(o) || o.provisional === true || o.decision === 'CREATE';
+      if (creates.length === 0 && answered.length > 0 && !all.some(couldCreate)) {
         fail(`episode ${e}: answered ${answered.length} times and never CREATE, with no indeterminate operation to have made it`);
       }
       for (const o of answered) {
-        if (o.decision === 'UPDATE' && !eps.some((p) => couldPrecede(p, o) && p.fp !== o.fp)) {
+        if (o.decision === 'UPDATE' && !all.some((p) => couldPrecede(p, o) && p.fp !== o.fp)) {
           fail(`episode ${e}: op ${o.id} UPDATE to ${o.fp}, but no operation with another fingerprint could have come first`);
         }
-        if (o.decision === 'SUPPRESS' && !eps.some((p) => couldPrecede(p, o) && p.fp === o.fp)) {
+        if (o.decision === 'SUPPRESS' && !all.some((p) => couldPrecede(p, o) && p.fp === o.fp)) {
           fail(`episode ${e}: op ${o.id} SUPPRESS of ${o.fp}, but no operation with that fingerprint could have come first`);
         }
       }
