@@ -8,7 +8,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { post } from '../helpers/load.js';
+import { openTickets, type SnowRecord } from '../fakes/servicenow-fake.js';
+import { metric, post } from '../helpers/load.js';
+import { until } from '../helpers/wait.js';
 import { spawnServer, type ServerProcess } from '../helpers/process.js';
 import { History, type Decision } from './history.js';
 
@@ -117,4 +119,32 @@ export function shuffle<T>(xs: T[], seed: number): T[] {
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
+}
+
+/** Replica config delivering to a ServiceNow stand-in; a dead worker's lease runs out after 3 s. */
+export const toServicenow = (url: string) => `delivery: { lease_ms: 3000, base_delay_ms: 50, max_delay_ms: 500 }
+adapters:
+  - { name: snow, type: servicenow, instance_url: "${url}", username: onceonly, password: secret, timeout_ms: 2000 }
+`;
+
+/**
+ * Waits until every replica has nothing left to deliver and the ITSM holds at
+ * least `keys` standing tickets, then 3 s more (a late duplicate from an
+ * expired lease would arrive by then), and counts: standing tickets, keys with
+ * more than one standing, and duplicates the adapter cancelled (merged).
+ */
+export async function settledTickets(replicas: Replicas, records: Map<string, SnowRecord>, keys: number) {
+  await until(
+    async () => {
+      const pending = await Promise.all(replicas.urls.map((u) => metric(u, /^onceonly_deliveries_pending (\d+)/m)));
+      return openTickets(records).length >= keys && pending.every((p) => p === 0);
+    },
+    120_000,
+    () => `${openTickets(records).length} tickets of ${keys}`,
+  );
+  await new Promise((r) => setTimeout(r, 3000));
+  const tickets = openTickets(records);
+  const perKey = new Map<string, number>();
+  for (const r of tickets) perKey.set(r.correlation_id!, (perKey.get(r.correlation_id!) ?? 0) + 1);
+  return { tickets, duplicates: [...perKey.values()].filter((n) => n > 1).length, merged: records.size - tickets.length };
 }

@@ -2,11 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { incidentKey } from '../../src/core/identity.js';
 import { startServicenowFake } from '../fakes/servicenow-fake.js';
-import { metric } from '../helpers/load.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { until } from '../helpers/wait.js';
-import { drive, shuffle, startReplicas, type IngestShot } from './harness.js';
+import { drive, settledTickets, shuffle, startReplicas, toServicenow, type IngestShot } from './harness.js';
 import { checkHistory, describe as describeViolation, History } from './history.js';
 
 const KEYS = Number(process.env.CHAOS_KEYS ?? 10_000);
@@ -23,15 +21,7 @@ test(`replica kills: ${KEYS} keys × ${COPIES} copies from ${CLIENTS} clients, e
   const redis = await startRedis();
   const snow = await startServicenowFake();
   const dir = tempDir();
-  const replicas = await startReplicas(
-    2,
-    redis.url,
-    dir.path,
-    `delivery: { lease_ms: 3000, base_delay_ms: 50, max_delay_ms: 500 }
-adapters:
-  - { name: snow, type: servicenow, instance_url: "${snow.url}", username: onceonly, password: secret, timeout_ms: 2000 }
-`,
-  );
+  const replicas = await startReplicas(2, redis.url, dir.path, toServicenow(snow.url));
   const history = new History();
   const started = Date.now();
   try {
@@ -71,25 +61,15 @@ adapters:
     assert.equal(answered, shots.length);
 
     // Deliveries finish on the restarted replicas (a dead worker's lease runs out after 3 s).
-    await until(
-      async () => {
-        const pending = await Promise.all(replicas.urls.map((u) => metric(u, /^onceonly_deliveries_pending (\d+)/m)));
-        return snow.records.size >= KEYS && pending.every((p) => p === 0);
-      },
-      120_000,
-      () => `${snow.records.size} tickets of ${KEYS}`,
-    );
-    await new Promise((r) => setTimeout(r, 3000)); // a late duplicate (an expired lease) would arrive by now
-
+    const { duplicates, merged } = await settledTickets(replicas, snow.records, KEYS);
     const perCorrelation = new Map<string, number>();
     for (const r of snow.records.values()) perCorrelation.set(r.correlation_id!, (perCorrelation.get(r.correlation_id!) ?? 0) + 1);
-    const duplicates = [...perCorrelation.values()].filter((n) => n > 1).length;
     const violations = checkHistory(history.ops);
     const indeterminate = history.ops.filter(History.indeterminate).length;
     const creates = history.ops.filter((o) => o.decision === 'CREATE').length;
     console.log(
       `replica kills (seed ${SEED}): ${history.ops.length} attempts, ${answered} answered, ${indeterminate} indeterminate (retried ${retried}), ` +
-        `kills: ${crashed.join(', ')}; CREATE answers ${creates}, tickets ${snow.records.size}, duplicate tickets ${duplicates}, ` +
+        `kills: ${crashed.join(', ')}; CREATE answers ${creates}, tickets ${snow.records.size}, duplicate tickets ${duplicates} (merged ${merged}), ` +
         `ITSM calls ${snow.requests.length}, history violations ${violations.length}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
     assert.deepEqual(violations.slice(0, 5).map((v) => describeViolation(v)), [], `illegal history (seed ${SEED})`);
@@ -101,6 +81,7 @@ adapters:
     }
     assert.equal(snow.records.size, KEYS, 'exactly one ticket per key');
     assert.equal(duplicates, 0);
+    assert.equal(merged, 0, 'with the store up, no create ever raced another: nothing to merge');
     assert.ok(indeterminate > 0, 'the kills really cut requests off mid-flight');
 
     // Every answered request is reflected: each key is live, its arrivals counted.
