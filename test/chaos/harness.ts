@@ -12,7 +12,7 @@ import { openTickets, type SnowRecord } from '../fakes/servicenow-fake.js';
 import { metric, post } from '../helpers/load.js';
 import { until } from '../helpers/wait.js';
 import { spawnServer, type ServerProcess } from '../helpers/process.js';
-import { History, type Decision } from './history.js';
+import { History, type Decision, type Op } from './history.js';
 
 export interface Replicas {
   readonly urls: string[];
@@ -58,9 +58,35 @@ export interface IngestShot {
 }
 
 /**
+ * Sends one shot as client `client` would: to its replica, and on no answer
+ * (or a 5xx) to the next, until one answers (up to `attempts`), recording
+ * every attempt. A 4xx is the test's own mistake and throws.
+ */
+async function send(shot: IngestShot, client: number, replicas: Replicas, history: History, attempts: number): Promise<{ op: Op; body: any; tries: number }> {
+  for (let a = 0; a < attempts; a++) {
+    const i = (client + a) % replicas.urls.length;
+    const url = replicas.urls[i];
+    if (!url) {
+      await new Promise((r) => setTimeout(r, 20));
+      continue;
+    }
+    const start = history.now();
+    const r = await post(`${url}${shot.path}`, shot.body);
+    const op = history.record({
+      kind: 'ingest', key: shot.key, fp: shot.fp, replica: i, start, end: history.now(), status: r.status,
+      ...(r.status === 200 && r.body.decision ? { decision: r.body.decision as Decision, provisional: r.body.provisional === true } : {}),
+      ...(r.status === 200 && r.body.outcome ? { outcome: r.body.outcome as string } : {}),
+    });
+    if (History.ok(op)) return { op, body: r.body, tries: a + 1 };
+    if (op.status !== 0 && op.status < 500) throw new Error(`shot ${JSON.stringify(shot.body)} refused with ${op.status}: ${JSON.stringify(r.body)}`);
+  }
+  throw new Error(`shot ${JSON.stringify(shot.body)} got no answer in ${attempts} attempts`);
+}
+
+/**
  * Sends every shot with `concurrency` clients spread over the replicas,
  * recording each attempt; a shot is retried on another replica until it is
- * answered (up to `attempts`). Calls `progress(done)` after each answered shot.
+ * answered. Calls `progress(done)` after each answered shot.
  */
 export async function drive(
   shots: IngestShot[],
@@ -76,32 +102,30 @@ export async function drive(
   await Promise.all(
     Array.from({ length: concurrency }, async (_, client) => {
       while (next < shots.length) {
-        const shot = shots[next++]!;
-        for (let a = 0; a < attempts; a++) {
-          const i = (client + a) % replicas.urls.length;
-          const url = replicas.urls[i];
-          if (!url) {
-            await new Promise((r) => setTimeout(r, 20));
-            continue;
-          }
-          const start = history.now();
-          const r = await post(`${url}${shot.path}`, shot.body);
-          const op = history.record({
-            kind: 'ingest', key: shot.key, fp: shot.fp, replica: i, start, end: history.now(), status: r.status,
-            ...(r.status === 200 ? { decision: r.body.decision as Decision, provisional: r.body.provisional === true } : {}),
-          });
-          if (History.ok(op)) {
-            answered++;
-            progress(answered);
-            break;
-          }
-          retried++;
-          if (op.status !== 0 && op.status < 500) throw new Error(`shot ${JSON.stringify(shot.body)} refused with ${op.status}: ${JSON.stringify(r.body)}`);
-        }
+        const { tries } = await send(shots[next++]!, client, replicas, history, attempts);
+        retried += tries - 1;
+        progress(++answered);
       }
     }),
   );
   return { answered, retried };
+}
+
+/**
+ * As drive, but each lane is one producer sending its shots in order, one at
+ * a time (a device's connection): order within a lane is kept, lanes overlap.
+ */
+export async function driveLanes(lanes: IngestShot[][], replicas: Replicas, history: History, progress: (done: number) => void = () => {}, attempts = 50) {
+  let answered = 0;
+  await Promise.all(
+    lanes.map(async (lane, client) => {
+      for (const shot of lane) {
+        await send(shot, client, replicas, history, attempts);
+        progress(++answered);
+      }
+    }),
+  );
+  return answered;
 }
 
 /** A deterministic shuffle (xorshift32) so a failing run can be replayed from its printed seed. */

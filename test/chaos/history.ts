@@ -35,6 +35,8 @@ export interface Op {
   status: number;
   decision?: Decision;
   provisional?: boolean;
+  /** a device event's answer (applied, duplicate, rejected) */
+  outcome?: string;
 }
 
 export class History {
