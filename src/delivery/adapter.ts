@@ -25,6 +25,8 @@ export type AdapterResult =
 export interface Adapter {
   readonly name: string;
   readonly type: string;
+  /** How long one call may take: the worker starts no call it could not finish inside its lease. */
+  readonly timeoutMs?: number;
   /** Whether this entry is for this adapter at all (its kinds, and for paging channels the decision table). */
   accepts(entry: OutboxEntry): boolean;
   /** Must upsert by the entry's key: a repeat of a delivery that already landed changes nothing. Never throws. */

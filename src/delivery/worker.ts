@@ -31,6 +31,8 @@ export interface WorkerOptions {
   idleMs?: number;
   observer?: DeliveryObserver;
   owner?: string;
+  /** a monotonic clock, ms (performance.now): a paused process sees it jump */
+  monotonic?: () => number;
 }
 
 /**
@@ -48,6 +50,7 @@ export class DeliveryWorker {
   private readonly batch: number;
   private readonly idleMs: number;
   private readonly observer: DeliveryObserver;
+  private readonly monotonic: () => number;
   private running = false;
   private pass: Promise<number> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -60,6 +63,7 @@ export class DeliveryWorker {
     this.batch = o.batch ?? 128;
     this.idleMs = o.idleMs ?? 200;
     this.observer = o.observer ?? {};
+    this.monotonic = o.monotonic ?? (() => performance.now());
   }
 
   /** One pass: fan out, lease, deliver, settle. Returns how many deliveries it handled. */
@@ -71,17 +75,27 @@ export class DeliveryWorker {
   private async doPass(): Promise<number> {
     const adapters = this.o.adapters();
     await this.o.store.fanOut([...adapters.keys()], 1000);
+    // Taken before the lease is asked for: the lease cannot have begun earlier.
+    const leasedAt = this.monotonic();
     const due = await this.o.store.leaseDue(this.owner, this.leaseMs, this.batch);
-    await Promise.all(due.map((d) => this.deliverOne(d, adapters)));
+    await Promise.all(due.map((d) => this.deliverOne(d, adapters, leasedAt)));
     return due.length;
   }
 
-  private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>): Promise<void> {
+  private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {
     const started = performance.now();
     const adapter = adapters.get(d.adapter);
     let settlement: Settlement;
     let outcome: DeliveryOutcome;
     let reason: string;
+    // A worker that was paused (SIGSTOP, a VM freeze, a long GC) between the
+    // lease and the call may find the lease gone and another worker on it:
+    // a call now could land after that worker's newer one. Its settle would be
+    // refused anyway (fencing); this keeps the stale call from being made.
+    if (adapter && this.monotonic() - leasedAt + (adapter.timeoutMs ?? 0) > this.leaseMs) {
+      this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
+      return;
+    }
     if (!adapter) {
       [settlement, outcome, reason] = [{ outcome: 'dead', error: `adapter ${JSON.stringify(d.adapter)} is no longer configured` }, 'dead', 'not_configured'];
     } else if (!adapter.accepts(d.entry)) {

@@ -24,7 +24,7 @@ export interface Settled {
  * engine's ingests, the real adapters and the real worker, driven pass by pass.
  * Jitter is pinned (random() = `jitter`) so backoff delays are exact.
  */
-export function deliveryHarness(input: ConfigInput, jitter = 0) {
+export function deliveryHarness(input: ConfigInput, jitter = 0, monotonic?: () => number) {
   const clock: ManualClock = manualClock(Date.now());
   const store = new MemoryStore(clock);
   let config: Config = configSchema.parse(input);
@@ -36,6 +36,7 @@ export function deliveryHarness(input: ConfigInput, jitter = 0) {
     policy: () => ({ maxRetries: config.delivery.max_retries, baseMs: config.delivery.base_delay_ms, maxMs: config.delivery.max_delay_ms }),
     random: () => jitter,
     leaseMs: config.delivery.lease_ms,
+    ...(monotonic ? { monotonic } : {}),
     observer: {
       settled: (d: Delivery, outcome, reason, detail) =>
         settled.push({ id: d.id, adapter: d.adapter, key: d.entry.key, action: d.entry.action, outcome, reason, delayMs: detail.delayMs, error: detail.error }),

@@ -311,4 +311,27 @@ describe('delivery (seed 003)', () => {
     assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason]), [['retried', 'network']]);
     assert.match(h.settled[0]!.error!, /ECONNREFUSED/);
   });
+
+  test('a worker paused between its lease and its call makes no call: the lease runs out and the next pass delivers once', async () => {
+    const hook = await fake(startSink(200, {}));
+    // The worker's monotonic clock as a paused process sees it: the lease is taken at 0, and the
+    // check before the call comes after a pause longer than the lease.
+    let t = 0;
+    let paused = true;
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: `${hook.url}/in`, timeout_ms: 1000 }], delivery: { lease_ms: 5000 } }, 0, () => {
+      const now = t;
+      if (paused) t += 6000;
+      return now;
+    });
+    await h.violations.apply(v());
+    assert.equal(await h.worker.runOnce(), 1);
+    assert.deepEqual(h.settled.map((x) => [x.outcome, x.reason]), [['lost_lease', 'lease_expired_before_call']]);
+    assert.equal(hook.requests.length, 0, 'no stale call was made');
+    assert.equal(await h.worker.runOnce(), 0, 'the delivery stays leased until its lease runs out');
+    paused = false;
+    h.clock.advance(5000);
+    await h.drain();
+    assert.equal(hook.requests.length, 1, 'delivered once, after the lease ran out');
+    assert.equal(h.settled.at(-1)!.outcome, 'delivered');
+  });
 });

@@ -44,11 +44,11 @@ export function describe(e: OutboxEntry): string {
  * or any error) becomes a failed result; what it returns is the success detail.
  */
 export function defineAdapter(
-  c: { name: string; type: string },
+  c: { name: string; type: string; timeout_ms?: number },
   accepts: (e: OutboxEntry) => boolean,
   run: (job: DeliveryJob) => Promise<string | void>,
 ): Adapter {
-  return { name: c.name, type: c.type, accepts, deliver: (job) => attempt(() => run(job)) };
+  return { name: c.name, type: c.type, ...(c.timeout_ms !== undefined ? { timeoutMs: c.timeout_ms } : {}), accepts, deliver: (job) => attempt(() => run(job)) };
 }
 
 /** A JSON REST caller with fixed headers, the adapter's timeout and clock. */
