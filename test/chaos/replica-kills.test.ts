@@ -68,7 +68,7 @@ test(`replica kills: ${KEYS} keys × ${COPIES} copies from ${CLIENTS} clients, e
     const indeterminate = history.ops.filter(History.indeterminate).length;
     const creates = history.ops.filter((o) => o.decision === 'CREATE').length;
     console.log(
-      `replica kills (seed ${SEED}): ${history.ops.length} attempts, ${answered} answered, ${indeterminate} indeterminate (retried ${retried}), ` +
+      `replica kills (seed ${SEED}): ${history.ops.length} attempts, ${answered} answered, ${indeterminate} indeterminate (${retried} further attempts, counting waits for a restarting replica), ` +
         `kills: ${crashed.join(', ')}; CREATE answers ${creates}, tickets ${snow.records.size}, duplicate tickets ${duplicates} (merged ${merged}), ` +
         `ITSM calls ${snow.requests.length}, history violations ${violations.length}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
