@@ -13,7 +13,7 @@ const TRANSITIONS = [
 
 /**
  * A stand-in for Jira REST v2: issues in memory; GET /search with
- * `labels = "X"` JQL, POST /issue, POST /issue/{key}/comment, GET and POST
+ * `labels = "X" [ORDER BY key ASC|DESC]` JQL, POST /issue, POST /issue/{key}/comment, GET and POST
  * /issue/{key}/transitions (Done, Reopen); basic auth required.
  */
 export async function startJiraFake(user = 'bot@example.com', token = 'api-token'): Promise<FakeServer & { issues: Map<string, JiraIssue> }> {
@@ -25,7 +25,10 @@ export async function startJiraFake(user = 'bot@example.com', token = 'api-token
     if (r.method === 'GET' && r.path === '/rest/api/2/search') {
       const label = /labels\s*=\s*"([^"]+)"/.exec(r.query.get('jql') ?? '')?.[1];
       if (!label) return { status: 400, body: { errorMessages: ['bad JQL'] } };
-      const hits = [...issues.values()].filter((i) => i.fields.labels.includes(label)).reverse();
+      // ORDER BY key ASC|DESC (by issue number, as Jira sorts keys of one project); newest first otherwise.
+      const order = /ORDER BY key\s+(ASC|DESC)/i.exec(r.query.get('jql') ?? '')?.[1]?.toUpperCase() ?? 'DESC';
+      const num = (i: JiraIssue) => Number(i.key.split('-')[1]);
+      const hits = [...issues.values()].filter((i) => i.fields.labels.includes(label)).sort((a, b) => (order === 'ASC' ? num(a) - num(b) : num(b) - num(a)));
       return { status: 200, body: { total: hits.length, issues: hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } })) } };
     }
     if (r.method === 'POST' && r.path === '/rest/api/2/issue') {

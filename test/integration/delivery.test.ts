@@ -334,4 +334,50 @@ describe('delivery (seed 003)', () => {
     assert.equal(hook.requests.length, 1, 'delivered once, after the lease ran out');
     assert.equal(h.settled.at(-1)!.outcome, 'delivered');
   });
+
+  test('a create that raced another past the lookup is merged into the older ticket, at ServiceNow and at Jira', async () => {
+    const [snow, jira] = await Promise.all([fake(startServicenowFake()), fake(startJiraFake())]);
+    // Another replica's create lands between this adapter's lookup and its own create (both failing open, say).
+    snow.faults = (r) => {
+      const b = r.body as { correlation_id?: string } | null;
+      if (r.method === 'POST' && b?.correlation_id && snow.records.size === 0) {
+        snow.records.set('0dde', { sys_id: '0dde', number: 'INC0000000', correlation_id: b.correlation_id, state: '1', impact: '2' });
+      }
+      return 'ok';
+    };
+    jira.faults = (r) => {
+      const b = r.body as { fields?: { labels: string[]; summary: string; description: string } } | null;
+      if (r.method === 'POST' && r.path === '/rest/api/2/issue' && b?.fields && jira.issues.size === 0) {
+        const { labels, summary, description } = b.fields;
+        jira.issues.set('QA-0', { key: 'QA-0', fields: { labels, summary, description, project: { key: 'QA' }, status: { name: 'To Do', statusCategory: { key: 'new' } } }, comments: [] });
+      }
+      return 'ok';
+    };
+    const h = harness({
+      adapters: [
+        { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
+        { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },
+      ],
+    });
+    await h.incidents.decideIncident(incident({ severity: 'CRITICAL' }));
+    await h.drain();
+    assert.deepEqual(h.settled.map((x) => [x.adapter, x.outcome, x.error ?? '']).sort(), [['jira', 'delivered', ''], ['snow', 'delivered', '']]);
+    const records = [...snow.records.values()];
+    assert.equal(records.length, 2);
+    const mine = records.find((r) => r.sys_id !== '0dde')!;
+    assert.deepEqual([mine.state, mine.close_code, mine.close_notes], ['8', 'Duplicate', 'Duplicate of INC0000000 (onceonly: concurrent create)']);
+    assert.equal(snow.records.get('0dde')!.impact, '1', 'the change went to the older record');
+    const issues = [...jira.issues.values()];
+    assert.equal(issues.length, 2);
+    const dup = issues.find((i) => i.key !== 'QA-0')!;
+    assert.equal(dup.fields.status.statusCategory.key, 'done');
+    assert.match(dup.comments[0]!, /Duplicate of QA-0/);
+    assert.equal(jira.issues.get('QA-0')!.comments.length, 1, 'the change went to the older issue');
+    // Later changes find the older ticket only.
+    await h.incidents.decideIncident(incident({ severity: 'MAJOR' }));
+    await h.drain();
+    assert.equal(snow.records.get('0dde')!.impact, '2');
+    assert.equal(jira.issues.get('QA-0')!.comments.length, 2);
+    assert.equal(dup.comments.length, 1);
+  });
 });

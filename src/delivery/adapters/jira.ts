@@ -31,16 +31,18 @@ export function jiraLabel(e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>): stri
 
 /**
  * Jira REST v2. Upsert by key: the issue carrying the key's label is found by
- * JQL, then created, commented on (update), transitioned (close), or reopened
- * when a closed one is created again.
+ * JQL (the oldest, if there are several), then created, commented on
+ * (update), transitioned (close), or reopened when a closed one is created
+ * again; a create that raced another one is merged into the older issue.
  */
 export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation']);
   const api = `${c.base_url.replace(/\/+$/, '')}/rest/api/2`;
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.api_token) }, c, deps);
 
+  /** The key's issue: the oldest carrying its label (a later one can only be a raced duplicate, merged into it). */
   async function find(e: OutboxEntry): Promise<Issue | null> {
-    const q = new URLSearchParams({ jql: `labels = "${jiraLabel(e)}" ORDER BY created DESC`, fields: 'status', maxResults: '1' });
+    const q = new URLSearchParams({ jql: `labels = "${jiraLabel(e)}" ORDER BY key ASC`, fields: 'status', maxResults: '1' });
     const res = await call(`${api}/search?${q}`, 'GET');
     const issues = (res.body as { issues?: Issue[] } | null)?.issues;
     if (!Array.isArray(issues)) throw new Error(`Jira answered a search without an issue list: ${res.text.slice(0, 200)}`);
@@ -58,6 +60,14 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   const comment = (issue: Issue, e: OutboxEntry) => call(`${api}/issue/${issue.key}/comment`, 'POST', { body: `onceonly ${e.action}:\n${describe(e)}` });
   const isDone = (issue: Issue) => issue.fields?.status?.statusCategory?.key === 'done';
 
+  /** A create or change for an issue that exists: reopen it if a create finds it done, and comment. */
+  async function onto(found: Issue, e: OutboxEntry): Promise<string> {
+    const reopen = e.action === 'create' && isDone(found);
+    if (reopen) await transition(found, c.reopen_transition);
+    await comment(found, e);
+    return `${reopen ? 'reopened' : 'commented'} ${found.key}`;
+  }
+
   return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
     const e = job.entry;
     const found = await find(e);
@@ -66,11 +76,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
       await transition(found, c.close_transition);
       return `closed ${found.key}`;
     }
-    if (found) {
-      if (e.action === 'create' && isDone(found)) await transition(found, c.reopen_transition);
-      await comment(found, e);
-      return `${e.action === 'create' && isDone(found) ? 'reopened' : 'commented'} ${found.key}`;
-    }
+    if (found) return onto(found, e);
     const res = await call(`${api}/issue`, 'POST', {
       fields: {
         project: { key: c.project },
@@ -80,6 +86,18 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
         labels: ['onceonly', jiraLabel(e)],
       },
     });
-    return `created ${(res.body as { key?: string } | null)?.key ?? ''}`.trim();
+    const made = (res.body as { key?: string } | null)?.key;
+    // Jira cannot refuse a second issue with the same label, and two creates
+    // can race past the lookup (replicas failing open at once each deliver
+    // their own provisional CREATE). Look again: if an older issue holds the
+    // key, this one is the duplicate: say so, close it, and apply the change
+    // to the older one. Both racers converge on the oldest issue.
+    const oldest = await find(e);
+    if (made && oldest && oldest.key !== made) {
+      await call(`${api}/issue/${made}/comment`, 'POST', { body: `Duplicate of ${oldest.key} (onceonly: concurrent create); closed.` });
+      await transition({ key: made }, c.close_transition);
+      return `merged ${made} into ${(await onto(oldest, e)).split(' ').pop()}`;
+    }
+    return `created ${made ?? ''}`.trim();
   });
 }
