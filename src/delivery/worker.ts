@@ -36,9 +36,9 @@ export interface WorkerOptions {
 }
 
 /**
- * The delivery worker: each pass fans new outbox entries out to the configured
- * adapters, leases the due deliveries and calls their adapters in parallel,
- * then settles each: delivered, retried after a capped jittered backoff (or
+ * The delivery worker: it fans new outbox entries out to the configured
+ * adapters, leases due deliveries and calls their adapters in parallel (up to
+ * `batch` in flight, leasing more as calls finish), then settles each: delivered, retried after a capped jittered backoff (or
  * the destination's Retry-After, whichever is later), or parked as a dead
  * letter. Every replica runs one; leases keep them from delivering one
  * delivery at once, and upsert-by-key makes a repeat harmless.
@@ -55,6 +55,10 @@ export class DeliveryWorker {
   private pass: Promise<number> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private wake: (() => void) | null = null;
+  /** calls started and not yet settled, by runOnce or the loop */
+  private readonly inflight = new Set<Promise<void>>();
+  private filling: Promise<Array<Promise<void>>> | null = null;
+  private freed: (() => void) | null = null;
 
   constructor(private readonly o: WorkerOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}`;
@@ -73,13 +77,26 @@ export class DeliveryWorker {
   }
 
   private async doPass(): Promise<number> {
+    const started = await this.leaseAndStart(this.batch);
+    await Promise.all(started);
+    return started.length;
+  }
+
+  /** Fans out, leases up to `room` due deliveries and starts their calls; returns the calls, not awaited. */
+  private async leaseAndStart(room: number): Promise<Array<Promise<void>>> {
     const adapters = this.o.adapters();
     await this.o.store.fanOut([...adapters.keys()], 1000);
     // Taken before the lease is asked for: the lease cannot have begun earlier.
     const leasedAt = this.monotonic();
-    const due = await this.o.store.leaseDue(this.owner, this.leaseMs, this.batch);
-    await Promise.all(due.map((d) => this.deliverOne(d, adapters, leasedAt)));
-    return due.length;
+    const due = await this.o.store.leaseDue(this.owner, this.leaseMs, room);
+    return due.map((d) => {
+      const call = this.deliverOne(d, adapters, leasedAt).finally(() => {
+        this.inflight.delete(call);
+        this.freed?.();
+      });
+      this.inflight.add(call);
+      return call;
+    });
   }
 
   private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {
@@ -146,31 +163,50 @@ export class DeliveryWorker {
     this.wake?.();
   }
 
+  /**
+   * Keeps up to `batch` calls in flight: it leases more as room frees up
+   * instead of waiting for a whole pass, so one slow or hanging destination
+   * holds only its own calls, not every adapter's next deliveries.
+   */
   private async loop(): Promise<void> {
     while (this.running) {
-      let handled = 0;
-      try {
-        handled = await this.runOnce();
-      } catch (err) {
-        this.observer.error?.(err, 'delivery pass');
+      const room = this.batch - this.inflight.size;
+      let leased = 0;
+      if (room > 0) {
+        try {
+          this.filling = this.leaseAndStart(room);
+          leased = (await this.filling).length;
+        } catch (err) {
+          this.observer.error?.(err, 'delivery pass');
+        } finally {
+          this.filling = null;
+        }
       }
       if (!this.running) break;
-      if (handled < this.batch / 2) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          this.timer = setTimeout(resolve, this.idleMs);
-          this.timer.unref();
-        });
-        this.wake = null;
-      }
+      // A backlog: go again at once while there is room. Otherwise wait for a
+      // poke (a decision wrote the outbox), the idle timer, or half the room
+      // coming free (a full worker does not lease one delivery at a time).
+      if (room >= this.batch / 2 && leased >= room / 2) continue;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.freed = () => {
+          if (this.inflight.size <= this.batch / 2) resolve();
+        };
+        this.timer = setTimeout(resolve, this.idleMs);
+        this.timer.unref();
+      });
+      this.wake = null;
+      this.freed = null;
     }
   }
 
-  /** Stops after the pass in flight, whose deliveries are settled before this resolves (SIGTERM drains). */
+  /** Stops leasing; resolves once every call in flight has been settled (SIGTERM drains). */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
+    await this.filling?.catch(() => {});
     await this.pass?.catch(() => {});
+    await Promise.all([...this.inflight]);
   }
 }

@@ -1,6 +1,7 @@
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { deliveryHarness } from '../helpers/delivery.js';
+import { until } from '../helpers/wait.js';
 import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
 import { startServicenowFake } from '../fakes/servicenow-fake.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
@@ -379,5 +380,26 @@ describe('delivery (seed 003)', () => {
     assert.equal(snow.records.get('0dde')!.impact, '2');
     assert.equal(jira.issues.get('QA-0')!.comments.length, 2);
     assert.equal(dup.comments.length, 1);
+  });
+
+  test('a hanging destination holds only its own calls: the running worker keeps delivering to the others', async () => {
+    const [slow, quick] = await Promise.all([fake(startSink(200, {})), fake(startSink(200, {}))]);
+    slow.faults = () => 'hang';
+    const h = harness({
+      adapters: [
+        { name: 'slow', type: 'webhook', url: `${slow.url}/in`, timeout_ms: 20_000 },
+        { name: 'quick', type: 'webhook', url: `${quick.url}/in`, timeout_ms: 20_000 },
+      ],
+      delivery: { lease_ms: 30_000 },
+    });
+    h.worker.start();
+    await h.incidents.decideIncident(incident({ element_id: 'first' }));
+    await until(() => slow.requests.length === 1 && quick.requests.length === 1, 5000, () => `${slow.requests.length} / ${quick.requests.length}`);
+    // The slow call hangs for up to 20 s; the next decision still reaches the quick destination.
+    const second = await h.incidents.decideIncident(incident({ element_id: 'second' }));
+    await until(() => quick.requests.some((r) => r.body.key === second.dedup_key), 5000, () => `${quick.requests.length} at quick`);
+    assert.equal(h.settled.filter((x) => x.adapter === 'slow').length, 0, 'the first slow call is still in flight');
+    assert.equal(slow.requests.length, 2, 'and the slow destination got its second call beside it');
+    slow.faults = () => 'ok';
   });
 });
