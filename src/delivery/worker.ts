@@ -38,10 +38,11 @@ export interface WorkerOptions {
 /**
  * The delivery worker: it fans new outbox entries out to the configured
  * adapters, leases due deliveries and calls their adapters in parallel (up to
- * `batch` in flight, leasing more as calls finish), then settles each: delivered, retried after a capped jittered backoff (or
- * the destination's Retry-After, whichever is later), or parked as a dead
- * letter. Every replica runs one; leases keep them from delivering one
- * delivery at once, and upsert-by-key makes a repeat harmless.
+ * `batch` in flight, leasing more as calls finish), then settles each:
+ * delivered, retried after a capped jittered backoff (or the destination's
+ * Retry-After, whichever is later), or parked as a dead letter. Every
+ * replica runs one; leases keep them from delivering one delivery at once,
+ * and upsert-by-key makes a repeat harmless.
  */
 export class DeliveryWorker {
   private readonly owner: string;

@@ -39,6 +39,30 @@ deliveryStoreContract('redis', fixture(() => single.url, 'redis'));
 deliveryStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
 
 describe('redis: backend-only', () => {
+  test("a key's order does not wait forever on a delivery whose hash is gone (evicted)", async () => {
+    const store = new RedisStore(redisConnection(single.url));
+    try {
+      const tenant = `ev${Date.now()}`;
+      const claim = { tenant, key: 'dedup:evicted', fingerprint: 'MAJOR|0', ttlMs: 60_000, outbox: { severity: 'MAJOR', summary: 's', data: {} } };
+      await store.decideIncident(claim);
+      await store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' });
+      while ((await store.deliveries.fanOut(['hook'], 1000)) > 0);
+      const mine = async () => (await store.deliveries.leaseDue('w', 3 * unit, 1000)).filter((d) => d.entry.tenant === tenant);
+      const [head, ...rest] = await mine();
+      assert.deepEqual([head?.entry.action, rest.length], ['create', 0]);
+      // Redis under a maxmemory policy evicts the head's hash: the update behind it must still go out.
+      const member = head!.id.split(':').slice(1).join(':');
+      const hashKey = single.cli('--scan', '--pattern', `*:x:${member}`);
+      assert.ok(hashKey, 'found the delivery hash');
+      single.cli('DEL', hashKey);
+      await sleep(4 * unit); // the update, held back behind the head, is due again after a lease
+      const next = await mine();
+      assert.deepEqual(next.map((d) => d.entry.action), ['update']);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a live record stays compact (MEMORY USAGE)', async () => {
     const store = new RedisStore(redisConnection(single.url));
     try {

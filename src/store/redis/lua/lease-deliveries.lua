@@ -12,7 +12,13 @@ local out = {}
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[4])) do
   local hk = ARGV[1] .. ':x:' .. m
   local order = redis.call('HGET', hk, 'order')
-  if order and redis.call('ZRANGE', order, 0, 0)[1] ~= m then
+  local head = order and redis.call('ZRANGE', order, 0, 0)[1]
+  -- A head whose delivery is gone (evicted under a maxmemory policy) must not hold the line forever.
+  while head and head ~= m and redis.call('EXISTS', ARGV[1] .. ':x:' .. head) == 0 do
+    redis.call('ZREM', order, head)
+    head = redis.call('ZRANGE', order, 0, 0)[1]
+  end
+  if order and head ~= m then
     -- An earlier delivery of the same key to the same adapter is unsettled:
     -- this one waits (settling that one makes this due again at once).
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), m)
