@@ -4,8 +4,7 @@ import { incidentKey } from '../../src/core/identity.js';
 import { startSink } from '../fakes/http-fake.js';
 import { metric } from '../helpers/load.js';
 import { tempDir } from '../helpers/tmp.js';
-import { until } from '../helpers/wait.js';
-import { drive, startReplicas, type IngestShot } from './harness.js';
+import { delivered, drive, startReplicas, type IngestShot } from './harness.js';
 import { checkHistory, describe as describeViolation, History } from './history.js';
 
 const KEYS = 2000;
@@ -44,8 +43,7 @@ test(`crash between decision and delivery: ${KEYS} incidents, the replica SIGKIL
     await kills;
     assert.equal(undelivered.length, 3);
 
-    await until(async () => (await metric(replicas.urls[0]!, /^onceonly_deliveries_pending (\d+)/m)) === 0, 120_000, () => `${sink.requests.length} delivered`);
-    await new Promise((r) => setTimeout(r, 2500)); // a lease left by the last kill runs out by now
+    await delivered(replicas, () => `${sink.requests.length} delivered`); // a lease left by the last kill (2 s) runs out in the quiet time
     const creates = sink.requests.filter((r) => r.body?.action === 'create');
     const perIdem = new Map<string, number>();
     for (const r of creates) perIdem.set(String(r.headers['idempotency-key']), (perIdem.get(String(r.headers['idempotency-key'])) ?? 0) + 1);

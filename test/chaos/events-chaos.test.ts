@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSink } from '../fakes/http-fake.js';
-import { metric } from '../helpers/load.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { until } from '../helpers/wait.js';
-import { driveLanes, startReplicas, type IngestShot } from './harness.js';
+import { delivered, driveLanes, startReplicas, type IngestShot } from './harness.js';
 import { History } from './history.js';
 
 const DEVICES = 60;
@@ -118,8 +116,7 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
     assert.deepEqual(wrong, []);
 
     // One notification per transition (a re-delivery repeats its Idempotency-Key).
-    await until(async () => (await Promise.all(replicas.urls.map((u) => metric(u, /^onceonly_deliveries_pending (\d+)/m)))).every((p) => p === 0), 60_000);
-    await new Promise((r) => setTimeout(r, 3000));
+    await delivered(replicas, () => `${sink.requests.length} notifications`, undefined, 3000, 60_000);
     const notifies = sink.requests.filter((r) => r.body?.kind === 'event' && r.body?.action === 'notify');
     const distinct = new Set(notifies.map((r) => r.headers['idempotency-key']));
 

@@ -152,21 +152,29 @@ adapters:
 `;
 
 /**
- * Waits until every replica has nothing left to deliver and the ITSM holds at
- * least `keys` standing tickets, then 3 s more (a late duplicate from an
- * expired lease would arrive by then), and counts: standing tickets, keys with
- * more than one standing, and duplicates the adapter cancelled (merged).
+ * Waits until every replica has nothing left to deliver (and `also` holds),
+ * then `quietMs` more: a late duplicate from an expired lease (3 s in these
+ * tests) would arrive by then.
  */
-export async function settledTickets(replicas: Replicas, records: Map<string, SnowRecord>, keys: number) {
+export async function delivered(replicas: Replicas, what: () => string, also: () => boolean = () => true, quietMs = 3000, timeoutMs = 120_000) {
   await until(
     async () => {
       const pending = await Promise.all(replicas.urls.map((u) => metric(u, /^onceonly_deliveries_pending (\d+)/m)));
-      return openTickets(records).length >= keys && pending.every((p) => p === 0);
+      return also() && pending.every((p) => p === 0);
     },
-    120_000,
-    () => `${openTickets(records).length} tickets of ${keys}`,
+    timeoutMs,
+    what,
   );
-  await new Promise((r) => setTimeout(r, 3000));
+  await new Promise((r) => setTimeout(r, quietMs));
+}
+
+/**
+ * Waits until everything is delivered and the ITSM holds at least `keys`
+ * standing tickets, and counts: standing tickets, keys with more than one
+ * standing, and duplicates the adapter cancelled (merged).
+ */
+export async function settledTickets(replicas: Replicas, records: Map<string, SnowRecord>, keys: number) {
+  await delivered(replicas, () => `${openTickets(records).length} tickets of ${keys}`, () => openTickets(records).length >= keys);
   const tickets = openTickets(records);
   const perKey = new Map<string, number>();
   for (const r of tickets) perKey.set(r.correlation_id!, (perKey.get(r.correlation_id!) ?? 0) + 1);

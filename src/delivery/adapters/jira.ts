@@ -96,7 +96,8 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
     if (made && oldest && oldest.key !== made) {
       await call(`${api}/issue/${made}/comment`, 'POST', { body: `Duplicate of ${oldest.key} (onceonly: concurrent create); closed.` });
       await transition({ key: made }, c.close_transition);
-      return `merged ${made} into ${(await onto(oldest, e)).split(' ').pop()}`;
+      await onto(oldest, e);
+      return `merged ${made} into ${oldest.key}`;
     }
     return `created ${made ?? ''}`.trim();
   });

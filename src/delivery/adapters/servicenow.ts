@@ -39,15 +39,14 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
 
   type Found = { sys_id: string; number?: string; state?: string };
 
-  /** The key's records, oldest first (ServiceNow numbers rise): the first is the key's ticket. */
-  async function records(e: OutboxEntry, limit: number): Promise<Found[]> {
-    const q = new URLSearchParams({ sysparm_query: `correlation_id=${correlation(e)}^ORDERBYnumber`, sysparm_fields: 'sys_id,number,state', sysparm_limit: String(limit) });
+  /** The key's record: the oldest one (ServiceNow numbers rise), if a raced create left several. */
+  async function find(e: OutboxEntry): Promise<Found | null> {
+    const q = new URLSearchParams({ sysparm_query: `correlation_id=${correlation(e)}^ORDERBYnumber`, sysparm_fields: 'sys_id,number,state', sysparm_limit: '1' });
     const res = await call(`${base}?${q}`, 'GET');
     const rows = (res.body as { result?: Found[] } | null)?.result;
     if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
-    return rows;
+    return rows[0] ?? null;
   }
-  const find = async (e: OutboxEntry) => (await records(e, 1))[0] ?? null;
 
   return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
     const e = job.entry;
@@ -73,7 +72,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
     // wakes up mid-call). So look again: if an older record holds the key,
     // this one is the duplicate: cancel it, pointing at the older one, and
     // apply the change there. Both racers converge on the oldest record.
-    const [oldest] = await records(e, 1);
+    const oldest = await find(e);
     if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
       await call(`${base}/${made.sys_id}`, 'PATCH', { state: c.duplicate_state, close_code: 'Duplicate', close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)` });
       await call(`${base}/${oldest.sys_id}`, 'PATCH', { ...fields, work_notes: `onceonly ${e.action} (merged a duplicate ${made.number ?? made.sys_id}):\n${describe(e)}` });

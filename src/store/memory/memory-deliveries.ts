@@ -10,6 +10,8 @@ interface Row extends Delivery {
 }
 
 const scopeOf = (s: DeliveryScope) => `${s.kind}\u0000${s.tenant}\u0000${s.key}`;
+/** One key's deliveries to one adapter: they go out one at a time, oldest first. */
+const lineOf = (r: Row) => `${r.adapter}\u0000${scopeOf(r.entry)}`;
 
 /** Delivery state for the memory store; every method runs to completion synchronously (its atomic step). */
 export class MemoryDeliveries implements DeliveryStore {
@@ -44,11 +46,10 @@ export class MemoryDeliveries implements DeliveryStore {
     // Two calls in flight for one key would both find no ticket and both create one: per key and adapter, oldest first.
     const head = new Map<string, number>();
     for (const r of this.rows.values()) {
-      const k = `${r.adapter}\u0000${scopeOf(r.entry)}`;
-      if (r.status === 'pending' && r.seq < (head.get(k) ?? Infinity)) head.set(k, r.seq);
+      if (r.status === 'pending' && r.seq < (head.get(lineOf(r)) ?? Infinity)) head.set(lineOf(r), r.seq);
     }
     const due = [...this.rows.values()]
-      .filter((r) => r.status === 'pending' && r.dueAt <= now && head.get(`${r.adapter}\u0000${scopeOf(r.entry)}`) === r.seq)
+      .filter((r) => r.status === 'pending' && r.dueAt <= now && head.get(lineOf(r)) === r.seq)
       .sort((a, b) => a.dueAt - b.dueAt)
       .slice(0, limit);
     return due.map((r) => {

@@ -18,10 +18,10 @@ function toDelivery(r: Row): Delivery {
   };
 }
 
-/** Delivery state in Postgres: SKIP LOCKED lets replicas fan out and lease side by side without waiting on each other. */
 /** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
 const SEQ = (t: string) => `split_part(${t}.id, '.', 1)::bigint`;
 
+/** Delivery state in Postgres: SKIP LOCKED lets replicas fan out and lease side by side without waiting on each other. */
 export class PgDeliveries implements DeliveryStore {
   constructor(
     private readonly pool: pg.Pool,

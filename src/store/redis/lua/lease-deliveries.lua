@@ -22,7 +22,7 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0,
     -- An earlier delivery of the same key to the same adapter is unsettled:
     -- this one waits (settling that one makes this due again at once).
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), m)
-  elseif order ~= false or redis.call('EXISTS', hk) == 1 then
+  elseif order or redis.call('EXISTS', hk) == 1 then
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), m)
     redis.call('HSET', hk, 'lease', ARGV[2])
     out[#out + 1] = { m, redis.call('HGETALL', hk) }
