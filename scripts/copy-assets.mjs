@@ -3,5 +3,5 @@
 // itself (Lua scripts) are copied into dist/ here, as part of `npm run build`.
 import { cpSync } from 'node:fs';
 
-const assets = ['store/redis/lua', 'store/postgres/migrations', 'http/dashboard/public'];
+const assets = ['store/redis/lua', 'store/postgres/migrations', 'store/sqlite/migrations', 'http/dashboard/public'];
 for (const dir of assets) cpSync(new URL(`../src/${dir}`, import.meta.url), new URL(`../dist/${dir}`, import.meta.url), { recursive: true });

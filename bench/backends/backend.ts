@@ -4,7 +4,7 @@
  * server does with one bare statement or script (the ceiling).
  */
 import type { OutboxPayload } from '../../src/core/outbox.js';
-import type { DedupStore } from '../../src/store/contract.js';
+import type { DedupStore } from '../../src/store/contract/index.js';
 import type { IncidentOp } from '../workload.js';
 
 export interface Ceiling {
@@ -41,4 +41,4 @@ export const OUTBOX: OutboxPayload = {
 };
 
 export const decide = (store: DedupStore) => (op: IncidentOp) =>
-  store.decideIncident({ tenant: TENANT, key: op.key, fingerprint: op.fp, ttlMs: TTL_MS, outbox: OUTBOX });
+  store.incidents.decide({ tenant: TENANT, key: op.key, fingerprint: op.fp, ttlMs: TTL_MS, outbox: OUTBOX });

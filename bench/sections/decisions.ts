@@ -51,8 +51,8 @@ export async function measureBackend(b: Backend, sizes: Sizes, log: (s: string) 
     for (const e of b.extra ?? []) extra.push({ label: e.label, rate: await concurrent(e.run, incidentMix(sizes.n, `${p}ce${extra.length}`), b.inflight) });
 
     log(`${b.name}: device events and violations`);
-    const applyEvent = (e: ReturnType<typeof eventMix>[number]) => b.store.applyEvent(e, RETENTION_MS);
-    const claim = (key: string) => b.store.claimWindow(TENANT, key, WINDOW_TTL_MS, OUTBOX);
+    const applyEvent = (e: ReturnType<typeof eventMix>[number]) => b.store.devices.apply(e, RETENTION_MS);
+    const claim = (key: string) => b.store.windows.claim(TENANT, key, WINDOW_TTL_MS, OUTBOX);
     const events = {
       seq: await sequential(applyEvent, eventMix(sizes.seq, `${p}es`)),
       rate: await concurrent(applyEvent, eventMix(sizes.n, `${p}ec`), b.inflight),

@@ -55,7 +55,8 @@ CREATE TABLE onceonly.delivery_counters (
     tenant text NOT NULL,
     key text NOT NULL,
     action text NOT NULL,
-    n integer NOT NULL
+    n integer NOT NULL,
+    used_at bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE onceonly.device_boots (
@@ -188,6 +189,8 @@ CREATE INDEX audit_key ON onceonly.audit USING btree (tenant, key, id);
 CREATE INDEX deliveries_due ON onceonly.deliveries USING btree (status, due_at);
 
 CREATE INDEX deliveries_scope ON onceonly.deliveries USING btree (kind, tenant, key);
+
+CREATE INDEX delivery_counters_used_at ON onceonly.delivery_counters USING btree (used_at);
 
 CREATE INDEX devices_observed_at ON onceonly.devices USING btree (observed_at);
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { incidentKey } from '../core/identity.js';
 import { ValidationError } from '../core/validation.js';
-import { incidentIdentitySchema, parseWith } from '../inputs/incident/schema.js';
+import { incidentIdentitySchema } from '../inputs/incident/schema.js';
+import { parseWith } from '../core/validation.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

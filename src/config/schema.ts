@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../core/fingerprint.js';
-import { adaptersConfig } from '../delivery/adapters/index.js';
+import { adaptersConfig } from './adapters.js';
 import { tenantsConfig } from '../access/tenants.js';
 
 /**

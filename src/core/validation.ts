@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /** A validation issue as the API reports it: a dotted path and a message. */
 export interface Issue {
   path: string;
@@ -38,4 +40,14 @@ export class ValidationError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Parses `body` with `schema`, or throws a ValidationError naming the first bad field (`what` names the input). */
+export function parseWith<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issues = formatIssues(result.error.issues);
+  const first = issues[0];
+  const where = first && first.path ? `${first.path}: ` : '';
+  throw new ValidationError(`invalid ${what}: ${where}${first?.message ?? 'invalid'}`, issues);
 }

@@ -1,5 +1,6 @@
 import type { Adapter } from './adapter.js';
-import { createAdapter, type AdapterConfig } from './adapters/index.js';
+import type { AdapterConfig } from '../config/adapters.js';
+import { createAdapter } from './adapters/index.js';
 import type { AdapterDeps } from './adapters/common.js';
 
 /**

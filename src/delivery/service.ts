@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
-import type { DeliveryStore } from '../store/delivery-contract.js';
+import type { DeliveryStore } from '../store/contract/index.js';
 import { AdapterRegistry } from './registry.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Delivery, DeliveryStore, Settlement } from '../store/delivery-contract.js';
+import type { Delivery, DeliveryStore, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 
@@ -159,11 +159,6 @@ export class DeliveryWorker {
     void this.loop();
   }
 
-  /** Nudges an idle worker to look now (a decision just wrote the outbox). */
-  poke(): void {
-    this.wake?.();
-  }
-
   /**
    * Keeps up to `batch` calls in flight: it leases more as room frees up
    * instead of waiting for a whole pass, so one slow or hanging destination
@@ -184,9 +179,9 @@ export class DeliveryWorker {
         }
       }
       if (!this.running) break;
-      // A backlog: go again at once while there is room. Otherwise wait for a
-      // poke (a decision wrote the outbox), the idle timer, or half the room
-      // coming free (a full worker does not lease one delivery at a time).
+      // A backlog: go again at once while there is room. Otherwise wait for
+      // the idle timer, a stop, or half the room coming free (a full worker
+      // does not lease one delivery at a time).
       if (room >= this.batch / 2 && leased >= room / 2) continue;
       await new Promise<void>((resolve) => {
         this.wake = resolve;

@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Severity } from '../core/fingerprint.js';
 import type { Alert, AlertmanagerPayload } from '../inputs/alertmanager/schema.js';
+import type { Origin } from '../store/contract/index.js';
 import type { Deduplicator } from './deduplicator.js';
 
 /** An alert's identity is its fingerprint, in a namespace of its own. */
@@ -44,19 +45,19 @@ export class AlertmanagerIngest {
     private readonly clock: Clock,
   ) {}
 
-  async apply(p: AlertmanagerPayload, tenant: string): Promise<AlertOutcome[]> {
+  async apply(p: AlertmanagerPayload, tenant: string, origin?: Origin): Promise<AlertOutcome[]> {
     const out: AlertOutcome[] = [];
-    for (const a of p.alerts) out.push({ fingerprint: a.fingerprint, status: a.status, outcome: await this.one(a, tenant) });
+    for (const a of p.alerts) out.push({ fingerprint: a.fingerprint, status: a.status, outcome: await this.one(a, tenant, origin) });
     return out;
   }
 
-  private async one(a: Alert, tenant: string): Promise<AlertOutcome['outcome']> {
+  private async one(a: Alert, tenant: string, origin?: Origin): Promise<AlertOutcome['outcome']> {
     const key = alertKey(a.fingerprint);
     if (a.status === 'resolved') {
       const ended = a.endsAt ? Date.parse(a.endsAt) : NaN;
       // A resolved alert carries its end; one without a usable end ends now.
       const resolvedAt = Number.isFinite(ended) && ended > 0 ? ended : this.clock.now();
-      return (await this.dedup.closeKey(tenant, key, resolvedAt)) ? 'closed' : 'ignored';
+      return (await this.dedup.closeKey(tenant, key, resolvedAt, origin)) ? 'closed' : 'ignored';
     }
     const severity = alertSeverity(a.labels.severity);
     const d = await this.dedup.decide({
@@ -70,7 +71,7 @@ export class AlertmanagerIngest {
         summary: a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint,
         data: { fingerprint: a.fingerprint, labels: a.labels, annotations: a.annotations, startsAt: a.startsAt, ...(a.generatorURL ? { generatorURL: a.generatorURL } : {}) },
       },
-    });
+    }, origin);
     return d.reason === 'stale' ? 'stale' : d.decision;
   }
 }

@@ -5,8 +5,9 @@ import { INCIDENT_KEY_PATTERN, incidentKey } from '../core/identity.js';
 import { ValidationError } from '../core/validation.js';
 import { FOREVER_MS, configSchema, defaultConfig, type Config, type ConfigInput } from '../config/schema.js';
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
-import { parseIncident, parseWith, type IncidentInput } from '../inputs/incident/schema.js';
-import type { DedupStore, IncidentClaim } from '../store/contract.js';
+import { parseIncident, type IncidentInput } from '../inputs/incident/schema.js';
+import { parseWith } from '../core/validation.js';
+import type { DedupStore, IncidentClaim, Origin } from '../store/contract/index.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
 
@@ -51,8 +52,11 @@ export class Deduplicator {
     this.observer = options.observer ?? unobserved;
   }
 
-  /** Validates `input` (throws ValidationError) and decides CREATE / SUPPRESS / UPDATE. */
-  async decideIncident(input: IncidentInput | unknown, tenant = DEFAULT_TENANT): Promise<IncidentDecision> {
+  /**
+   * Validates `input` (throws ValidationError) and decides CREATE / SUPPRESS / UPDATE.
+   * `origin` (the request) goes into the audit trail where one is kept.
+   */
+  async decideIncident(input: IncidentInput | unknown, tenant = DEFAULT_TENANT, origin?: Origin): Promise<IncidentDecision> {
     const incident = parseIncident(input);
     return this.decide({
       tenant,
@@ -71,15 +75,15 @@ export class Deduplicator {
           ...(incident.details ? { details: incident.details } : {}),
         },
       },
-    });
+    }, origin);
   }
 
   /**
    * The decision for an already-identified alert (PagerDuty, Alertmanager):
    * the same atomic claim, observed and counted like any incident.
    */
-  async decide(claim: IncidentClaim): Promise<IncidentDecision> {
-    const { outcome, provisional } = await this.store.decideIncident(claim);
+  async decide(claim: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
+    const { outcome, provisional } = await this.store.incidents.decide(claim, origin);
     const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms);
     // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
     const reason = provisional ? 'provisional' : decided.reason;
@@ -90,27 +94,27 @@ export class Deduplicator {
   }
 
   /** Closes an alert by its store key (no format check), recording its episode's end when given; false when it was not live. */
-  async closeKey(tenant: string, key: string, resolvedAt?: number): Promise<boolean> {
-    const last = await this.store.closeIncident(tenant, key, resolvedAt);
+  async closeKey(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<boolean> {
+    const last = await this.store.incidents.close(tenant, key, resolvedAt, origin);
     if (last) this.observer.ended(last.updates, 'closed');
     return last !== null;
   }
 
   async getIncident(key: string, tenant = DEFAULT_TENANT): Promise<IncidentView | null> {
     assertKey(key);
-    const rec = await this.store.getIncident(tenant, key);
+    const rec = await this.store.incidents.get(tenant, key);
     return rec ? incidentView(rec) : null;
   }
 
   /** Live incidents of a tenant, most recently seen first (all kinds of key: incidents, pd:, am:). */
   async listIncidents(tenant: string, limit: number): Promise<IncidentView[]> {
-    return (await this.store.listIncidents(tenant, limit)).map(incidentView);
+    return (await this.store.queries.listIncidents(tenant, limit)).map(incidentView);
   }
 
   /** Closes a live incident; the next arrival of its key is a CREATE. False when not live. */
-  async closeIncident(key: string, tenant = DEFAULT_TENANT): Promise<boolean> {
+  async closeIncident(key: string, tenant = DEFAULT_TENANT, origin?: Origin): Promise<boolean> {
     assertKey(key);
-    return this.closeKey(tenant, key);
+    return this.closeKey(tenant, key, undefined, origin);
   }
 
   close(): Promise<void> {

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { DeviceEvent, DeviceState, EventOutcome } from '../core/event.js';
 import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseEvent } from '../inputs/event/schema.js';
-import type { DedupStore } from '../store/contract.js';
+import type { DedupStore, Origin } from '../store/contract/index.js';
 import { ForbiddenError } from '../access/tenants.js';
 
 /** `GET /v1/devices/{tenant}/{device}` as API.md gives it. */
@@ -31,25 +31,25 @@ export class EventIngest {
    * tenants are configured, is the caller's: an event for another tenant is
    * refused (ForbiddenError) and changes nothing.
    */
-  async apply(body: unknown, tenant?: string): Promise<EventOutcome> {
+  async apply(body: unknown, tenant?: string, origin?: Origin): Promise<EventOutcome> {
     const e = parseEvent(body);
     if (tenant !== undefined && e.tenant !== tenant) {
       throw new ForbiddenError(`this token belongs to tenant ${JSON.stringify(tenant)}; it cannot send events of tenant ${JSON.stringify(e.tenant)}`);
     }
     const cfg = this.config().events;
-    const o = await this.store.applyEvent(e, cfg.retention === 'forever' ? FOREVER_MS : cfg.retention_seconds * 1000);
+    const o = await this.store.devices.apply(e, cfg.retention === 'forever' ? FOREVER_MS : cfg.retention_seconds * 1000, origin);
     this.observe(e, o);
     return o;
   }
 
   async device(tenant: string, device: string): Promise<DeviceView | null> {
-    const d = await this.store.getDevice(tenant, device);
+    const d = await this.store.devices.get(tenant, device);
     return d ? this.view(d) : null;
   }
 
   /** A tenant's devices (null: all tenants'), least recently observed (so stale) first. */
   async devices(tenant: string | null, limit: number): Promise<Array<DeviceView & { gaps: number }>> {
-    return (await this.store.listDevices(tenant, limit)).map((d) => ({ ...this.view(d), gaps: d.gaps }));
+    return (await this.store.queries.listDevices(tenant, limit)).map((d) => ({ ...this.view(d), gaps: d.gaps }));
   }
 
   private view(d: DeviceState): DeviceView {
@@ -68,6 +68,6 @@ export class EventIngest {
 
   /** Devices stale now, by the config in force. */
   staleDevices(): Promise<number> {
-    return this.store.countStaleDevices(this.clock.now() - this.config().events.stale_after_seconds * 1000);
+    return this.store.queries.countStaleDevices(this.clock.now() - this.config().events.stale_after_seconds * 1000);
   }
 }

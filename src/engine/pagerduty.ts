@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FOREVER_MS, type Config } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
 import type { PdEvent, PdSeverity } from '../inputs/pagerduty/schema.js';
+import type { Origin } from '../store/contract/index.js';
 import type { Deduplicator } from './deduplicator.js';
 
 /** PagerDuty's four severities onto onceonly's. */
@@ -24,14 +25,14 @@ export class PagerdutyIngest {
     private readonly config: () => Config,
   ) {}
 
-  async apply(e: PdEvent, tenant: string): Promise<{ dedup_key: string; outcome: PdOutcome; provisional: boolean }> {
+  async apply(e: PdEvent, tenant: string, origin?: Origin): Promise<{ dedup_key: string; outcome: PdOutcome; provisional: boolean }> {
     const dedupKey = e.dedup_key ?? randomUUID().replace(/-/g, '');
     const key = pagerdutyKey(dedupKey);
     if (e.event_action === 'resolve') {
-      return { dedup_key: dedupKey, outcome: (await this.dedup.closeKey(tenant, key)) ? 'closed' : 'ignored', provisional: false };
+      return { dedup_key: dedupKey, outcome: (await this.dedup.closeKey(tenant, key, undefined, origin)) ? 'closed' : 'ignored', provisional: false };
     }
     if (e.event_action === 'acknowledge') {
-      const ack = await this.dedup.store.acknowledgeIncident(tenant, key);
+      const ack = await this.dedup.store.incidents.acknowledge(tenant, key, origin);
       return { dedup_key: dedupKey, outcome: ack === 'acknowledged' ? 'acknowledged' : 'ignored', provisional: false };
     }
     const p = e.payload!;
@@ -54,7 +55,7 @@ export class PagerdutyIngest {
           ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),
         },
       },
-    });
+    }, origin);
     return { dedup_key: dedupKey, outcome: d.decision, provisional: d.provisional };
   }
 }

@@ -1,5 +1,5 @@
 import { parseIncidentFingerprint, type Severity } from '../core/fingerprint.js';
-import type { IncidentRecord } from '../store/contract.js';
+import type { IncidentRecord } from '../store/contract/index.js';
 
 /** `GET /v1/incidents/{key}` as API.md gives it. */
 export interface IncidentView {

@@ -1,7 +1,7 @@
 import { actionOf, violationKey, type Classification, type ViolationAction } from '../core/violation.js';
 import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseViolation, type Violation } from '../inputs/violation/schema.js';
-import type { DedupStore } from '../store/contract.js';
+import type { DedupStore, Origin } from '../store/contract/index.js';
 import { DEFAULT_TENANT } from './deduplicator.js';
 
 export interface ViolationDecision extends Classification {
@@ -30,7 +30,7 @@ export class ViolationIngest {
     private readonly observe: (v: Violation, d: ViolationDecision) => void = () => {},
   ) {}
 
-  async apply(body: unknown, tenant = DEFAULT_TENANT): Promise<ViolationDecision> {
+  async apply(body: unknown, tenant = DEFAULT_TENANT, origin?: Origin): Promise<ViolationDecision> {
     const v = parseViolation(body);
     const cfg = this.config().violations;
     const cls = classify(cfg, v.rule_id);
@@ -44,7 +44,7 @@ export class ViolationIngest {
           data: { ...v, alarm_code: cls.alarm_code, notify: act.notify },
         }
       : undefined;
-    const claim = await this.store.claimWindow(tenant, key, cfg.retention === 'forever' ? FOREVER_MS : 2 * cfg.window_seconds * 1000, outbox);
+    const claim = await this.store.windows.claim(tenant, key, cfg.retention === 'forever' ? FOREVER_MS : 2 * cfg.window_seconds * 1000, outbox, origin);
     // A repeat that re-queued a failing delivery is not suppressed (API.md): the create goes out again.
     const d: ViolationDecision = {
       decision: claim === 'repeat' ? 'SUPPRESS' : 'CREATE',

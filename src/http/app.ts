@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { requestContext } from '../observe/request-context.js';
 import type { Logger } from 'pino';
 import { ValidationError } from '../core/validation.js';
-import { StoreUnavailableError } from '../store/failopen/fail-open-store.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { DEFAULT_TENANT, type Deduplicator } from '../engine/deduplicator.js';
 import type { Metrics } from '../observe/metrics.js';
 import { ApiError, errorBody, fromFastifyError } from './errors.js';
@@ -27,7 +26,7 @@ import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { auditRoutes } from './routes/audit.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
-import type { DeliveryStore } from '../store/delivery-contract.js';
+import type { DeliveryStore } from '../store/contract/index.js';
 
 export const BODY_LIMIT_BYTES = 512 * 1024;
 
@@ -53,18 +52,16 @@ export interface AppOptions {
   clock: Clock;
   /** the decision mix per tenant, for the dashboard */
   tally: DecisionTally;
-  /** The store writes request ids into an audit trail: only then is each request's context kept. */
-  auditsRequests?: boolean;
 }
 
-export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https, config, clock, tally, auditsRequests = false }: AppOptions): FastifyInstance {
+export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https, config, clock, tally }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
-    // Every request has an id (a caller's X-Request-Id, or a fresh UUID): the audit trail records it.
+    // Every request has an id (a caller's X-Request-Id, or a fresh UUID): routes pass it to the store, whose audit trail records it.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     ...(https ? { https } : {}),
@@ -72,10 +69,6 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
 
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.decorateRequest('scoped', false);
-  // AsyncLocalStorage costs every promise of every request a hook (about a
-  // tenth of the CPU of a decision over HTTP, bench/): keep it only where an
-  // audit trail reads it.
-  if (auditsRequests) app.addHook('onRequest', (req, _reply, done) => requestContext.run({ requestId: req.id }, done));
   const limiter = new RateLimiter(clock);
   app.addHook('onRequest', accessControl(config, limiter));
   // The API speaks JSON only: fastify's built-in text/plain parser would let a

@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DecisionObserver, IncidentDecision } from '../engine/deduplicator.js';
 import { DECISION_REASONS } from '../core/decision.js';
-import type { DedupStore } from '../store/contract.js';
-import type { Delivery } from '../store/delivery-contract.js';
+import type { DedupStore } from '../store/contract/index.js';
+import type { Delivery } from '../store/contract/index.js';
 import type { DeliveryObserver, DeliveryOutcome } from '../delivery/worker.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
@@ -25,11 +25,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly deliveryAttempts: Counter<'adapter'>;
   readonly deliveryDuration: Histogram<'adapter'>;
 
-  /** `store` is read lazily (for the live-keys gauge), so it may be wired after construction. */
-  constructor(
-    store: () => DedupStore | undefined,
-    clock: Clock = systemClock,
-  ) {
+  /** The store the live-keys gauge reads; set once it is open (metrics exist first, to see a degraded start). */
+  private store: DedupStore | null = null;
+
+  constructor(clock: Clock = systemClock) {
+    const store = () => this.store;
     collectDefaultMetrics({ register: this.registry, prefix: 'onceonly_' });
     // prom-client names these gauges `_total`, which promtool's lint rejects
     // (only counters end in _total); the same figures are in *_active_* below.
@@ -143,12 +143,16 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         const s = store();
         if (!s) return;
         try {
-          this.set(await s.countLiveIncidents());
+          this.set(await s.queries.countLiveIncidents());
         } catch {
           // The store is down: keep the last value; onceonly_store_degraded says why.
         }
       },
     });
+  }
+
+  watchStore(store: DedupStore): void {
+    this.store = store;
   }
 
   attempted(adapter: string): void {

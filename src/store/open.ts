@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { DedupStore, Ledger, SharedStore } from './contract.js';
+import type { DedupStore, Ledger, SharedStore } from './contract/index.js';
 import { FailOpenStore, type FailOpenEvents } from './failopen/fail-open-store.js';
 import { Journal } from './failopen/journal.js';
 import { MemoryStore } from './memory/memory-store.js';
@@ -33,14 +33,6 @@ export interface StoreOptions {
   ledger?: Ledger;
 }
 
-/**
- * Opens a store from its URL:
- *   memory:
- *   sqlite:PATH[?synchronous=normal|full]
- *   redis://[user:pass@]host:port[/db]   rediss://…   redis+cluster://h1:p1,h2:p2
- *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
- * Remote stores are wrapped in fail-open with a local journal.
- */
 /** Shared stores are wrapped in fail-open, with a local journal (ADR 8). */
 function failOpen(inner: SharedStore, clock: Clock, options: StoreOptions): DedupStore {
   const fo = options.failOpen ?? {};
@@ -66,6 +58,14 @@ export function postgresUrl(url: string): { connection: string; schema: string }
   return { connection: u.toString(), schema };
 }
 
+/**
+ * Opens a store from its URL:
+ *   memory:
+ *   sqlite:PATH[?synchronous=normal|full]
+ *   redis://[user:pass@]host:port[/db]   rediss://…   redis+cluster://h1:p1,h2:p2
+ *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
+ * Remote stores are wrapped in fail-open with a local journal.
+ */
 export function openStore(url: string, clock: Clock, options: StoreOptions = {}): DedupStore {
   const grace = options.expiredGraceMs;
   if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock, grace);

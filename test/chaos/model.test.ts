@@ -188,7 +188,7 @@ async function settleAndCheck(r: Real, m: Model) {
   const answered = new Set(r.history.ops.filter(History.ok).map((o) => o.key));
   const delivered = accepted.filter((q) => q.body?.tenant === r.tenant);
   for (const key of answered) {
-    const live = await r.replica.store.getIncident(r.tenant, key);
+    const live = await r.replica.store.incidents.get(r.tenant, key);
     assert.ok(live, `run ${r.run}: ${key} was answered but is not live`);
     const sentFps = [...m.sent.values()].flatMap((s) => [...s]);
     assert.ok(sentFps.includes(live.fingerprint), `run ${r.run}: ${key} holds ${live.fingerprint}, never sent`);

@@ -1,7 +1,7 @@
 import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
-import type { Delivery } from '../../src/store/delivery-contract.js';
+import type { Delivery } from '../../src/store/contract/index.js';
 import type { StoreFixture } from './incident-store.contract.js';
 
 let seq = 0;
@@ -38,12 +38,12 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
     });
 
     test('fan-out: one pending delivery per adapter, the outbox emptied, n counting each key and action', async () => {
-      assert.equal(await fx.store.claimWindow('t', key(1), 60 * T, payload), 'claimed');
-      await fx.store.decideIncident({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
-      await fx.store.closeIncident('t', key(2));
-      await fx.store.decideIncident({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      assert.equal(await fx.store.windows.claim('t', key(1), 60 * T, payload), 'claimed');
+      await fx.store.incidents.decide({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      await fx.store.incidents.close('t', key(2));
+      await fx.store.incidents.decide({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
       await fanOutAll(['hook', 'snow']);
-      assert.equal((await fx.store.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0, 'the outbox is emptied');
+      assert.equal((await fx.store.queries.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0, 'the outbox is emptied');
       // One key's deliveries to one adapter go out one at a time, oldest first: drain lease by lease.
       const got: Delivery[] = [];
       const rounds: string[][] = [];
@@ -77,14 +77,14 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
     });
 
     test('with no adapters the outbox is consumed and nothing is due', async () => {
-      await fx.store.claimWindow('t', key(1), 60 * T, payload);
+      await fx.store.windows.claim('t', key(1), 60 * T, payload);
       await fanOutAll([]);
-      assert.equal((await fx.store.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0);
+      assert.equal((await fx.store.queries.listOutbox()).filter((e) => e.key.startsWith(prefix)).length, 0);
       assert.deepEqual(await lease(), []);
     });
 
     test('a lease hides a delivery until it runs out; then another worker takes it and the first cannot settle', async () => {
-      await fx.store.claimWindow('t', key(1), 60 * T, payload);
+      await fx.store.windows.claim('t', key(1), 60 * T, payload);
       await fanOutAll(['hook']);
       const [first] = await lease('w1', 3 * T);
       assert.ok(first);
@@ -100,7 +100,7 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
     });
 
     test('100 concurrent leases of 20 deliveries hand each out exactly once', async () => {
-      for (let i = 0; i < 20; i++) await fx.store.claimWindow('t', key(i), 60 * T, payload);
+      for (let i = 0; i < 20; i++) await fx.store.windows.claim('t', key(i), 60 * T, payload);
       await fanOutAll(['hook']);
       const peer = fx.openPeer ? await fx.openPeer() : fx.store;
       try {
@@ -114,7 +114,7 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
     });
 
     test('retry: not due before its delay, attempts recorded; dead: listed, not due, retried on request', async () => {
-      await fx.store.claimWindow('acme', key(1), 60 * T, payload);
+      await fx.store.windows.claim('acme', key(1), 60 * T, payload);
       await fanOutAll(['hook']);
       const [d] = await lease();
       assert.equal(await fx.store.deliveries.settle(d!, { outcome: 'retry', delayMs: 5 * T, error: 'HTTP 503' }), true);
@@ -147,38 +147,38 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
     });
 
     test("a window's repeat re-queues its failing deliveries (retrying or dead) instead of suppressing", async () => {
-      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'claimed');
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'claimed');
       await fanOutAll(['hook', 'mes']);
-      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'repeat', 'queued, not failing: a plain repeat');
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'repeat', 'queued, not failing: a plain repeat');
       const [hook, mes] = await lease();
       assert.equal(hook!.adapter, 'hook');
       await fx.store.deliveries.settle(hook!, { outcome: 'delivered' });
       await fx.store.deliveries.settle(mes!, { outcome: 'retry', delayMs: 300 * T, error: 'timeout' });
-      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'requeued');
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'requeued');
       const [requeued] = await lease();
       assert.equal(requeued?.id, mes!.id, 'only the failed adapter, due now');
-      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'repeat', 'leased now: not re-queued under its worker');
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'repeat', 'leased now: not re-queued under its worker');
       await fx.store.deliveries.settle(requeued, { outcome: 'dead', error: 'HTTP 500' });
-      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'requeued', 'a dead letter is re-queued too');
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'requeued', 'a dead letter is re-queued too');
       const [fromDead] = await lease();
       assert.equal(fromDead?.id, mes!.id);
       await fx.store.deliveries.settle(fromDead, { outcome: 'delivered' });
-      assert.equal(await fx.store.claimWindow('t', key(1), 600 * T, payload), 'repeat', 'delivered everywhere: suppressed');
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'repeat', 'delivered everywhere: suppressed');
       assert.equal((await fx.store.deliveries.deadLetters(null, 1000)).filter((x) => x.entry.key.startsWith(prefix)).length, 0);
     });
 
     test("an incident's re-fire (SUPPRESS or UPDATE) re-queues its failing deliveries in the same step", async () => {
       const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
-      assert.equal((await fx.store.decideIncident(claim)).outcome.kind, 'created');
+      assert.equal((await fx.store.incidents.decide(claim)).outcome.kind, 'created');
       await fanOutAll(['snow']);
       const [d] = await lease();
       await fx.store.deliveries.settle(d!, { outcome: 'retry', delayMs: 300 * T, error: 'HTTP 503' });
       assert.deepEqual(await lease(), []);
-      assert.equal((await fx.store.decideIncident(claim)).outcome.kind, 'unchanged', 'still a SUPPRESS');
+      assert.equal((await fx.store.incidents.decide(claim)).outcome.kind, 'unchanged', 'still a SUPPRESS');
       const [again] = await lease();
       assert.equal(again?.id, d!.id, 'due at once');
       await fx.store.deliveries.settle(again, { outcome: 'dead', error: 'HTTP 500' });
-      assert.equal((await fx.store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' })).outcome.kind, 'changed');
+      assert.equal((await fx.store.incidents.decide({ ...claim, fingerprint: 'CRITICAL|0' })).outcome.kind, 'changed');
       await fanOutAll(['snow']);
       const [first, ...others] = await lease();
       assert.deepEqual([first?.entry.action, others.length], ['create', 0], 'the dead create is back, and goes before the new update');
@@ -188,10 +188,10 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
 
     test("one key's deliveries to one adapter go out one at a time, oldest first; a dead one does not hold the rest back", async () => {
       const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
-      await fx.store.decideIncident(claim);
-      await fx.store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' });
-      await fx.store.decideIncident({ ...claim, fingerprint: 'MINOR|0' });
-      await fx.store.decideIncident({ ...claim, key: key(2) });
+      await fx.store.incidents.decide(claim);
+      await fx.store.incidents.decide({ ...claim, fingerprint: 'CRITICAL|0' });
+      await fx.store.incidents.decide({ ...claim, fingerprint: 'MINOR|0' });
+      await fx.store.incidents.decide({ ...claim, key: key(2) });
       await fanOutAll(['snow', 'hook']);
       const label = (ds: Delivery[]) => ds.map((d) => `${d.entry.key === key(1) ? 'k1' : 'k2'}:${d.entry.action}${d.n}.${d.adapter}`).sort();
       // Two workers at once: between them, one delivery per key and adapter.
@@ -218,7 +218,7 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
 
     test('backlog counts pending and dead and dates the oldest waiting entry', async () => {
       const before = await fx.store.deliveries.backlog();
-      await fx.store.claimWindow('t', key(1), 60 * T, payload);
+      await fx.store.windows.claim('t', key(1), 60 * T, payload);
       const waiting = await fx.store.deliveries.backlog();
       assert.ok(waiting.oldestAt !== null, 'an outbox entry waits');
       await fanOutAll(['hook', 'mes']);

@@ -2,7 +2,7 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
 import { decideFromOutcome } from '../../src/core/decision.js';
-import type { DedupStore, IncidentClaim } from '../../src/store/contract.js';
+import type { DedupStore, IncidentClaim } from '../../src/store/contract/index.js';
 
 export interface StoreFixture {
   store: DedupStore;
@@ -54,7 +54,7 @@ export function incidentStoreContract(
       ...over,
     });
     const decide = async (c: Partial<IncidentClaim> = {}) => {
-      const r = await fx.store.decideIncident(claim(c));
+      const r = await fx.store.incidents.decide(claim(c));
       return { ...decideFromOutcome(r.outcome, 0), record: r.record };
     };
 
@@ -78,7 +78,7 @@ export function incidentStoreContract(
       assert.equal((await decide({ fingerprint: 'CRITICAL|0' })).decision, 'SUPPRESS');
       const cl = await decide({ fingerprint: 'CRITICAL|1' });
       assert.deepEqual([cl.decision, cl.reason], ['UPDATE', 'cleared']);
-      const rec = await fx.store.getIncident('default', key);
+      const rec = await fx.store.incidents.get('default', key);
       assert.ok(rec);
       assert.equal(rec.key, key);
       assert.equal(rec.refires, 4);
@@ -87,10 +87,10 @@ export function incidentStoreContract(
       assert.equal(rec.createdAt, first.record.createdAt);
       assert.ok(rec.lastSeenAt >= rec.createdAt);
       assert.equal(rec.expiresAt, rec.lastSeenAt + 60 * T);
-      const closed = await fx.store.closeIncident('default', key);
+      const closed = await fx.store.incidents.close('default', key);
       assert.equal(closed?.updates, 2);
-      assert.equal(await fx.store.getIncident('default', key), null);
-      assert.equal(await fx.store.closeIncident('default', key), null);
+      assert.equal(await fx.store.incidents.get('default', key), null);
+      assert.equal(await fx.store.incidents.close('default', key), null);
       const again = await decide();
       assert.deepEqual([again.decision, again.reason], ['CREATE', 'new'], 'a closed incident is not a premature expiry');
       assert.equal(again.record.refires, 0);
@@ -104,12 +104,12 @@ export function incidentStoreContract(
       await fx.advance(6 * T); // 12 units after the CREATE: alive only because the TTL slid
       assert.equal((await decide({ ttlMs })).decision, 'SUPPRESS');
       await fx.advance(6 * T);
-      const live = await fx.store.getIncident('default', key);
+      const live = await fx.store.incidents.get('default', key);
       assert.ok(live, 'still live 6 units after the last arrival');
       assert.equal(live.refires, 2);
       if (fx.clock) assert.equal(live.expiresAt, fx.clock.now() + 4 * T);
       await fx.advance(5 * T); // 11 units after the last arrival
-      assert.equal(await fx.store.getIncident('default', key), null);
+      assert.equal(await fx.store.incidents.get('default', key), null);
       const re = await decide({ ttlMs });
       assert.deepEqual([re.decision, re.reason], ['CREATE', 'expired']);
       assert.equal(re.record.refires, 0);
@@ -122,65 +122,65 @@ export function incidentStoreContract(
     test('closing an expired incident answers not live', async () => {
       await decide({ ttlMs: 2 * T });
       await fx.advance(3 * T);
-      assert.equal(await fx.store.closeIncident('default', key), null);
+      assert.equal(await fx.store.incidents.close('default', key), null);
       assert.deepEqual([(await decide()).reason], ['new'], 'a close also clears the expired record');
     });
 
     test('acknowledge: once per episode, one update entry, never for a key that is not live', async () => {
-      const acks = async () => (await fx.store.listOutbox()).filter((e) => e.key === key && e.summary === 'acknowledged');
-      assert.equal(await fx.store.acknowledgeIncident('default', key), 'absent');
+      const acks = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key && e.summary === 'acknowledged');
+      assert.equal(await fx.store.incidents.acknowledge('default', key), 'absent');
       await decide({ fingerprint: 'CRITICAL|0' });
-      const r = await Promise.all(Array.from({ length: 20 }, () => fx.store.acknowledgeIncident('default', key)));
+      const r = await Promise.all(Array.from({ length: 20 }, () => fx.store.incidents.acknowledge('default', key)));
       assert.equal(r.filter((x) => x === 'acknowledged').length, 1);
       assert.equal(r.filter((x) => x === 'repeat').length, 19);
       const [entry] = await acks();
       assert.deepEqual([entry?.action, entry?.severity, entry?.data], ['update', 'CRITICAL', { fingerprint: 'CRITICAL|0', acknowledged: true }]);
-      assert.equal(await fx.store.acknowledgeIncident('other', key), 'absent', 'tenants are separate');
-      await fx.store.closeIncident('default', key);
-      assert.equal(await fx.store.acknowledgeIncident('default', key), 'absent', 'closed');
+      assert.equal(await fx.store.incidents.acknowledge('other', key), 'absent', 'tenants are separate');
+      await fx.store.incidents.close('default', key);
+      assert.equal(await fx.store.incidents.acknowledge('default', key), 'absent', 'closed');
       await fx.advance(T); // a new episode has a later createdAt
       await decide();
-      assert.equal(await fx.store.acknowledgeIncident('default', key), 'acknowledged', 'a new episode');
+      assert.equal(await fx.store.incidents.acknowledge('default', key), 'acknowledged', 'a new episode');
       assert.equal((await acks()).length, 2);
     });
 
     test('episodes: a firing of an already resolved episode is stale and reopens nothing; a later episode is a CREATE', async () => {
       const t0 = Date.UTC(2026, 10, 30, 12, 0, 0);
-      const created = (await fx.store.decideIncident(claim({ episodeStartedAt: t0 }))).outcome.kind;
+      const created = (await fx.store.incidents.decide(claim({ episodeStartedAt: t0 }))).outcome.kind;
       assert.equal(created, 'created');
-      assert.ok(await fx.store.closeIncident('default', key, t0 + 60_000));
-      const entries = async () => (await fx.store.listOutbox()).filter((e) => e.key === key).length;
+      assert.ok(await fx.store.incidents.close('default', key, t0 + 60_000));
+      const entries = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key).length;
       const before = await entries();
-      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', "the HA peer's late firing");
-      assert.equal(await fx.store.getIncident('default', key), null, 'not reopened');
-      assert.equal(await fx.store.closeIncident('default', key, t0 + 30_000), null, 'a resolved for a closed episode does nothing');
-      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 + 60_000 }))).outcome.kind, 'stale', 'the earlier end did not replace the later one');
+      assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', "the HA peer's late firing");
+      assert.equal(await fx.store.incidents.get('default', key), null, 'not reopened');
+      assert.equal(await fx.store.incidents.close('default', key, t0 + 30_000), null, 'a resolved for a closed episode does nothing');
+      assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 + 60_000 }))).outcome.kind, 'stale', 'the earlier end did not replace the later one');
       assert.equal(await entries(), before, 'no outbox entry for any of it');
-      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 + 60_001 }))).outcome.kind, 'created', 'a new episode');
-      assert.equal((await fx.store.decideIncident(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', 'the old episode stays closed even while a new one is live');
-      assert.equal((await fx.store.decideIncident(claim())).outcome.kind, 'unchanged', 'claims without episodes ignore resolutions');
-      assert.equal((await fx.store.decideIncident(claim({ tenant: 'other', episodeStartedAt: t0 }))).outcome.kind, 'created', 'per tenant');
+      assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 + 60_001 }))).outcome.kind, 'created', 'a new episode');
+      assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', 'the old episode stays closed even while a new one is live');
+      assert.equal((await fx.store.incidents.decide(claim())).outcome.kind, 'unchanged', 'claims without episodes ignore resolutions');
+      assert.equal((await fx.store.incidents.decide(claim({ tenant: 'other', episodeStartedAt: t0 }))).outcome.kind, 'created', 'per tenant');
     });
 
     test('list: live incidents of one tenant, most recently seen first', async () => {
       const tenant = `list-${key.slice(-12)}`;
       for (const [i, k] of ['a', 'b', 'c'].entries()) {
-        await fx.store.decideIncident({ tenant, key: `${key}-${k}`, fingerprint: 'MAJOR|0', ttlMs: (i === 0 ? 2 : 60) * T });
+        await fx.store.incidents.decide({ tenant, key: `${key}-${k}`, fingerprint: 'MAJOR|0', ttlMs: (i === 0 ? 2 : 60) * T });
         await fx.advance(T / 10);
       }
-      await fx.store.decideIncident({ tenant: `${tenant}x`, key: `${key}-z`, fingerprint: 'MAJOR|0', ttlMs: 60 * T });
-      assert.deepEqual((await fx.store.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`, `${key}-a`]);
-      assert.equal((await fx.store.listIncidents(tenant, 2)).length, 2);
+      await fx.store.incidents.decide({ tenant: `${tenant}x`, key: `${key}-z`, fingerprint: 'MAJOR|0', ttlMs: 60 * T });
+      assert.deepEqual((await fx.store.queries.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`, `${key}-a`]);
+      assert.equal((await fx.store.queries.listIncidents(tenant, 2)).length, 2);
       await fx.advance(3 * T);
-      assert.deepEqual((await fx.store.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`], 'expired ones are gone');
+      assert.deepEqual((await fx.store.queries.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`], 'expired ones are gone');
     });
 
     test('tenants are separate key spaces', async () => {
       assert.equal((await decide({ tenant: 'a' })).decision, 'CREATE');
       assert.equal((await decide({ tenant: 'b' })).decision, 'CREATE');
-      assert.ok(await fx.store.closeIncident('a', key));
-      assert.ok(await fx.store.getIncident('b', key));
-      assert.equal(await fx.store.getIncident('a', key), null);
+      assert.ok(await fx.store.incidents.close('a', key));
+      assert.ok(await fx.store.incidents.get('b', key));
+      assert.equal(await fx.store.incidents.get('a', key), null);
     });
 
     const countSkip = traits.exactCount ? false : `${backend} counts kept records, not exactly the live ones`;
@@ -188,21 +188,21 @@ export function incidentStoreContract(
       const keys = Array.from({ length: 5 }, () => freshKey());
       const ttls = [10, 11, 30, 40, 50];
       for (const [i, k] of keys.entries()) await decide({ key: k, ttlMs: ttls[i]! * T });
-      assert.equal(await fx.store.countLiveIncidents(), 5);
+      assert.equal(await fx.store.queries.countLiveIncidents(), 5);
       await fx.advance(11.5 * T); // the first two expired, 1.5 and 0.5 units ago: inside the grace
-      assert.equal(await fx.store.countLiveIncidents(), 3);
+      assert.equal(await fx.store.queries.countLiveIncidents(), 3);
       assert.equal(await fx.store.sweepExpired(), 0, 'nothing is swept inside the grace');
       await fx.advance(GRACE_UNITS * T);
       assert.equal(await fx.store.sweepExpired(), 2);
       assert.equal(await fx.store.sweepExpired(), 0);
-      assert.equal(await fx.store.countLiveIncidents(), 3);
+      assert.equal(await fx.store.queries.countLiveIncidents(), 3);
     });
 
     test('200 concurrent identical claims make exactly one CREATE', async () => {
       const results = await Promise.all(Array.from({ length: 200 }, () => decide()));
       assert.equal(results.filter((r) => r.decision === 'CREATE').length, 1);
       assert.equal(results.filter((r) => r.decision === 'SUPPRESS').length, 199);
-      assert.equal((await fx.store.getIncident('default', key))?.refires, 199);
+      assert.equal((await fx.store.incidents.get('default', key))?.refires, 199);
     });
 
     test('40 concurrent copies of one severity change make exactly one UPDATE', async () => {
@@ -220,10 +220,10 @@ export function incidentStoreContract(
       await decide({ fingerprint: 'CRITICAL|0', outbox: payload('CRITICAL') });
       await decide({ fingerprint: 'CRITICAL|0', outbox: payload('CRITICAL') });
       await decide({ fingerprint: 'CRITICAL|1', outbox: payload('CRITICAL') });
-      await fx.store.closeIncident('default', key);
+      await fx.store.incidents.close('default', key);
       await decide({ outbox: payload('MAJOR') });
       await decide(); // no payload given: nothing to send even for a change
-      const mine = (await fx.store.listOutbox()).filter((e) => e.key === key);
+      const mine = (await fx.store.queries.listOutbox()).filter((e) => e.key === key);
       assert.deepEqual(
         mine.map((e) => [e.kind, e.action, e.severity, e.summary]),
         [
@@ -242,14 +242,14 @@ export function incidentStoreContract(
     test('200 concurrent identical claims write exactly one outbox entry', async () => {
       const outbox = { severity: 'MAJOR', summary: '', data: {} };
       await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));
-      assert.equal((await fx.store.listOutbox()).filter((e) => e.key === key).length, 1);
+      assert.equal((await fx.store.queries.listOutbox()).filter((e) => e.key === key).length, 1);
     });
 
     test('two handles on the same data race to exactly one CREATE', { skip: peerSkip }, async () => {
       const peer = await fx.openPeer!();
       try {
         const both = await Promise.all(
-          Array.from({ length: 100 }, (_, i) => (i % 2 ? fx.store : peer).decideIncident(claim())),
+          Array.from({ length: 100 }, (_, i) => (i % 2 ? fx.store : peer).incidents.decide(claim())),
         );
         assert.equal(both.filter((r) => r.outcome.kind === 'created').length, 1);
       } finally {

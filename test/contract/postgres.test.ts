@@ -36,11 +36,11 @@ test('postgres: migrations are numbered, applied once, and replicas starting tog
     const again = await Promise.all(pools.map((p) => migrate(p, s.schema)));
     assert.deepEqual(again, [[], []], 'already applied by freshSchema: nothing to do, and no error when two run at once');
     const names = (await pools[0]!.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name);
-    assert.deepEqual(names, ['001_initial.sql', '002_audit.sql', '003_reconcile.sql']);
+    assert.deepEqual(names, ['001_initial.sql', '002_audit.sql', '003_reconcile.sql', '004_counter_used_at.sql']);
     await Promise.all(pools.map((p) => p.end()));
     const store = s.open(manualClock());
-    await store.decideIncident({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
-    assert.equal(await store.countLiveIncidents(), 1);
+    await store.incidents.decide({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
+    assert.equal(await store.queries.countLiveIncidents(), 1);
     await store.close();
   } finally {
     await s.drop();

@@ -44,8 +44,8 @@ describe('redis: backend-only', () => {
     try {
       const tenant = `ev${Date.now()}`;
       const claim = { tenant, key: 'dedup:evicted', fingerprint: 'MAJOR|0', ttlMs: 60_000, outbox: { severity: 'MAJOR', summary: 's', data: {} } };
-      await store.decideIncident(claim);
-      await store.decideIncident({ ...claim, fingerprint: 'CRITICAL|0' });
+      await store.incidents.decide(claim);
+      await store.incidents.decide({ ...claim, fingerprint: 'CRITICAL|0' });
       while ((await store.deliveries.fanOut(['hook'], 1000)) > 0);
       const mine = async () => (await store.deliveries.leaseDue('w', 3 * unit, 1000)).filter((d) => d.entry.tenant === tenant);
       const [head, ...rest] = await mine();
@@ -68,7 +68,7 @@ describe('redis: backend-only', () => {
     try {
       const n = 200;
       for (let i = 0; i < n; i++) {
-        await store.decideIncident({
+        await store.incidents.decide({
           tenant: 'default',
           key: `dedup:${i.toString(16).padStart(32, '0')}`,
           fingerprint: 'CRITICAL|0',
@@ -92,9 +92,9 @@ describe('redis: backend-only', () => {
     const store = new RedisStore(redisConnection(single.url));
     try {
       const claim = { tenant: 't', key: `k-${Date.now()}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 };
-      assert.equal((await store.decideIncident(claim)).outcome.kind, 'created');
+      assert.equal((await store.incidents.decide(claim)).outcome.kind, 'created');
       single.cli('SCRIPT', 'FLUSH');
-      assert.equal((await store.decideIncident(claim)).outcome.kind, 'unchanged');
+      assert.equal((await store.incidents.decide(claim)).outcome.kind, 'unchanged');
       const stats = single.cli('INFO', 'commandstats');
       assert.match(stats, /cmdstat_evalsha:calls=\d+/);
     } finally {

@@ -37,10 +37,10 @@ test('sqlite: decisions survive reopening the file', async () => {
   const path = join(dir.path, 'nested', 'store.db');
   try {
     const first = new SqliteStore(path, clock, { synchronous: 'full' });
-    await first.decideIncident({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
+    await first.incidents.decide({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
     await first.close();
     const second = new SqliteStore(path, clock);
-    const r = await second.decideIncident({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
+    const r = await second.incidents.decide({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
     assert.equal(r.outcome.kind, 'unchanged');
     await second.close();
   } finally {
@@ -57,7 +57,7 @@ test('sqlite: WAL stays small over many decisions (the file is checkpointed)', a
     for (let batch = 0; batch < 20; batch++) {
       await Promise.all(
         Array.from({ length: 1000 }, (_, i) =>
-          store.decideIncident({ tenant: 't', key: `k${batch}-${i}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 }),
+          store.incidents.decide({ tenant: 't', key: `k${batch}-${i}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 }),
         ),
       );
     }

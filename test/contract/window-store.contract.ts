@@ -21,19 +21,19 @@ export function windowStoreContract(backend: string, open: (clock: ManualClock) 
 
     test('the first claim wins, repeats do not, until the claim expires', async () => {
       const ttl = 5 * fx.unit;
-      assert.equal(await fx.store.claimWindow('t', key, ttl), 'claimed');
-      assert.equal(await fx.store.claimWindow('t', key, ttl), 'repeat');
-      assert.equal(await fx.store.claimWindow('u', key, ttl), 'claimed', 'tenants are separate');
+      assert.equal(await fx.store.windows.claim('t', key, ttl), 'claimed');
+      assert.equal(await fx.store.windows.claim('t', key, ttl), 'repeat');
+      assert.equal(await fx.store.windows.claim('u', key, ttl), 'claimed', 'tenants are separate');
       await fx.advance(ttl + fx.unit);
-      assert.equal(await fx.store.claimWindow('t', key, ttl), 'claimed');
+      assert.equal(await fx.store.windows.claim('t', key, ttl), 'claimed');
     });
 
     test('100 concurrent claims of one key: exactly one wins, and writes exactly one outbox entry', async () => {
       const outbox = { severity: 'CRITICAL', summary: 'SPC-BEYOND-3S on p (nelson_1)', data: { process_id: 'p', value: 13.5 } };
-      const r = await Promise.all(Array.from({ length: 100 }, () => fx.store.claimWindow('t', key, 60 * fx.unit, outbox)));
+      const r = await Promise.all(Array.from({ length: 100 }, () => fx.store.windows.claim('t', key, 60 * fx.unit, outbox)));
       assert.equal(r.filter((c) => c === 'claimed').length, 1);
       assert.equal(r.filter((c) => c === 'repeat').length, 99);
-      const mine = (await fx.store.listOutbox()).filter((e) => e.key === key);
+      const mine = (await fx.store.queries.listOutbox()).filter((e) => e.key === key);
       assert.deepEqual(
         mine.map((e) => ({ tenant: e.tenant, kind: e.kind, action: e.action, severity: e.severity, summary: e.summary, data: e.data })),
         [{ tenant: 't', kind: 'violation', action: 'create', ...outbox }],
@@ -41,8 +41,8 @@ export function windowStoreContract(backend: string, open: (clock: ManualClock) 
     });
 
     test('a claim without a payload (a log-only alarm) writes nothing to the outbox', async () => {
-      assert.equal(await fx.store.claimWindow('t', key, 60 * fx.unit), 'claimed');
-      assert.equal((await fx.store.listOutbox()).filter((e) => e.key === key).length, 0);
+      assert.equal(await fx.store.windows.claim('t', key, 60 * fx.unit), 'claimed');
+      assert.equal((await fx.store.queries.listOutbox()).filter((e) => e.key === key).length, 0);
     });
   });
 }

@@ -6,7 +6,7 @@ import { Deduplicator } from '../../src/engine/deduplicator.js';
 import { ViolationIngest } from '../../src/engine/violations.js';
 import { EventIngest } from '../../src/engine/events.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
-import type { Delivery } from '../../src/store/delivery-contract.js';
+import type { Delivery } from '../../src/store/contract/index.js';
 
 export interface Settled {
   id: string;

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
-import { startServer, type RunningServer } from '../../src/http/server.js';
+import { startServer, type RunningServer } from '../../src/app/start.js';
 import { tempDir } from './tmp.js';
 
 export interface InProcessServer extends RunningServer {

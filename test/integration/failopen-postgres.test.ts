@@ -71,23 +71,23 @@ test('fail-open on Postgres: decisions go on provisionally while it is cut away,
   );
   try {
     await store.init();
-    assert.equal((await store.decideIncident(claim(0))).outcome.kind, 'created', 'key 0 decided on Postgres before the cut');
+    assert.equal((await store.incidents.decide(claim(0))).outcome.kind, 'created', 'key 0 decided on Postgres before the cut');
 
     await proxy.cut();
     for (let i = 0; i <= 10; i++) {
-      const r = await store.decideIncident(claim(i));
+      const r = await store.incidents.decide(claim(i));
       assert.equal(r.provisional, true, `key ${i} decided in the journal`);
     }
     await assert.rejects(store.ping(), StoreUnavailableError);
-    await assert.rejects(store.closeIncident('default', claim(1).key), StoreUnavailableError, 'a close must reach Postgres');
+    await assert.rejects(store.incidents.close('default', claim(1).key), StoreUnavailableError, 'a close must reach Postgres');
 
     await proxy.restore();
     await back;
     assert.deepEqual({ claimed: outcomes.filter((o) => o === 'claimed').length, merged: outcomes.filter((o) => o === 'merged').length }, { claimed: 10, merged: 1 });
-    for (let i = 0; i <= 10; i++) assert.ok(await store.getIncident('default', claim(i).key), `key ${i} is live once`);
-    const zero = await store.getIncident('default', claim(0).key);
+    for (let i = 0; i <= 10; i++) assert.ok(await store.incidents.get('default', claim(i).key), `key ${i} is live once`);
+    const zero = await store.incidents.get('default', claim(0).key);
     assert.equal(zero!.refires, 1, 'the provisional CREATE of key 0 counted as one more arrival');
-    const after = await store.decideIncident(claim(5));
+    const after = await store.incidents.decide(claim(5));
     assert.deepEqual([after.provisional, after.outcome.kind], [undefined, 'unchanged']);
   } finally {
     await store.close();

@@ -28,13 +28,13 @@ test('a replay that crashed half-way runs again without double counting, and eve
       probeIntervalMs: 60_000,
     });
     for (let i = 0; i < 20; i++) {
-      const r = await down.decideIncident(claim(i));
+      const r = await down.incidents.decide(claim(i));
       assert.equal(r.provisional, true);
       assert.equal(r.outcome.kind, 'created');
     }
-    assert.equal((await down.decideIncident(claim(0))).outcome.kind, 'unchanged', 'the journal deduplicates locally too');
+    assert.equal((await down.incidents.decide(claim(0))).outcome.kind, 'unchanged', 'the journal deduplicates locally too');
     await assert.rejects(down.ping(), StoreUnavailableError);
-    await assert.rejects(down.closeIncident('default', claim(0).key), StoreUnavailableError);
+    await assert.rejects(down.incidents.close('default', claim(0).key), StoreUnavailableError);
     await down.close();
 
     // 2. A replay starts against the live store and "crashes" after replaying half.
@@ -43,7 +43,7 @@ test('a replay that crashed half-way runs again without double counting, and eve
     const taken = await journal.takeBatch(100);
     assert.equal(taken.length, 20);
     for (const rec of taken.slice(0, 10)) {
-      assert.equal(await live.reconcileIncident(rec, 600_000, journal.entryId(rec)), 'claimed');
+      assert.equal(await live.incidents.reconcile(rec, 600_000, journal.entryId(rec)), 'claimed');
     }
     await journal.close(); // crash: nothing forgotten, half replayed
 
@@ -69,11 +69,11 @@ test('a replay that crashed half-way runs again without double counting, and eve
     );
     assert.equal(store.journal.size(), 0);
     for (let i = 0; i < 20; i++) {
-      const rec = await store.getIncident('default', claim(i).key);
+      const rec = await store.incidents.get('default', claim(i).key);
       assert.ok(rec, `key ${i} is live`);
       assert.equal(rec.refires, i === 0 ? 1 : 0, 'the local re-fire is carried over, nothing doubled');
     }
-    const r = await store.decideIncident(claim(3));
+    const r = await store.incidents.decide(claim(3));
     assert.equal(r.provisional, undefined);
     assert.equal(r.outcome.kind, 'unchanged');
     await store.close();

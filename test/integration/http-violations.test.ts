@@ -59,7 +59,7 @@ describe('HTTP: SPC violations', () => {
     assert.match(metrics, /onceonly_violation_decisions_total\{decision="CREATE",severity="MINOR",action="log"\} 2/, 'MINOR only logs, as configured');
     // Routed alarms are in the outbox, written with their claim; log-only ones are not.
     const store = new SqliteStore(join(s.dir, 'onceonly.db'), systemClock);
-    const cmp = (await store.listOutbox()).filter((e) => e.kind === 'violation' && (e.data as { process_id: string }).process_id === 'cmp-2');
+    const cmp = (await store.queries.listOutbox()).filter((e) => e.kind === 'violation' && (e.data as { process_id: string }).process_id === 'cmp-2');
     await store.close();
     assert.deepEqual(cmp.map((e) => e.severity).sort(), ['CRITICAL', 'MAJOR', 'MAJOR', 'MAJOR']);
     assert.ok(cmp.every((e) => e.action === 'create' && (e.data.notify === (e.severity === 'CRITICAL'))));

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseConfig } from '../../src/config/load.js';
+// Adapters register their config schemas when their module loads, as the server and the library entry do.
+import '../../src/delivery/adapters/index.js';
 
 // docs/adapters.md promises that its YAML examples are valid config: each
 // block is parsed here, and every adapter type has an example.

@@ -7,6 +7,8 @@ import { ConfigHolder } from '../../src/config/holder.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { incidentTtlSeconds } from '../../src/inputs/incident/ttl.js';
 import { tempDir } from '../helpers/tmp.js';
+// Adapters register their config schemas when their module loads, as the server and the library entry do.
+import '../../src/delivery/adapters/index.js';
 
 test('an empty file means every default', () => {
   assert.deepEqual(parseConfig('', 'x.yaml'), defaultConfig);
@@ -113,4 +115,12 @@ test('reload swaps the whole config at once, and a bad file leaves the old one i
   } finally {
     dir.remove();
   }
+});
+
+test('the library entry registers every adapter type: a config naming them parses through openDeduplicator', async () => {
+  const { openDeduplicator } = await import('../../src/index.js');
+  const dedup = openDeduplicator({ store: 'memory:', config: { adapters: [{ name: 'h', type: 'webhook', url: 'http://127.0.0.1:9/x' }, { name: 'p', type: 'pagerduty', routing_key: 'r'.repeat(32) }] } });
+  await dedup.close();
+  const { adapterTypes } = await import('../../src/config/adapters.js');
+  assert.deepEqual(adapterTypes().sort(), ['jira', 'mqtt', 'pagerduty', 'servicenow', 'slack', 'webhook']);
 });

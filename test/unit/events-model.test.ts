@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { manualClock } from '../../src/core/clock.js';
-import type { DedupStore } from '../../src/store/contract.js';
+import type { DedupStore } from '../../src/store/contract/index.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -74,7 +74,7 @@ async function check(
             continue;
           }
           const e = { tenant, device: `d${c.device}`, boot: `b${c.boot}`, sequence: c.seq, state: `s${c.state}`, observedAt: clock.now() };
-          const got = await store.applyEvent(e, retention);
+          const got = await store.devices.apply(e, retention);
           const want = model.step(clock.now(), retention, e.device, e.boot, e.sequence, e.state);
           assert.deepEqual(
             { outcome: got.outcome, ...(got.reason ? { reason: got.reason } : {}), ...(got.outcome === 'applied' ? { gap: got.gap, transition: got.transition } : {}) },
@@ -85,10 +85,10 @@ async function check(
           assert.equal(counts.received, counts.applied + counts.duplicate + counts.rejected, 'invariant after every step');
         }
         for (const [device, m] of model.devices) {
-          const d = await store.getDevice(tenant, device);
+          const d = await store.devices.get(tenant, device);
           assert.deepEqual(d && [d.boot, d.sequence, d.state], [m.boot, m.seq, m.state]);
         }
-        assert.equal((await store.listOutbox()).filter((n) => n.tenant === tenant && n.kind === 'event').length, model.notifications);
+        assert.equal((await store.queries.listOutbox()).filter((n) => n.tenant === tenant && n.kind === 'event').length, model.notifications);
         assert.equal(counts.applied, model.counts.applied);
       } finally {
         await store.close();

@@ -4,15 +4,6 @@ import type { Clock } from '../../core/clock.js';
 import type { Adapter, DeliveryJob } from '../adapter.js';
 import { attempt, http, json } from '../http.js';
 
-/** Fields every adapter has. `name` goes into delivery ids and metric labels, so it is kept plain. */
-export const adapterBase = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1..64 letters, digits, _ or -'),
-  /** which entries it takes; each type has its own default */
-  kinds: z.array(z.enum(['incident', 'violation', 'event'])).min(1).optional(),
-  /** per HTTP call (or MQTT publish) */
-  timeout_ms: z.number().int().positive().default(10_000),
-});
-
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
 
 export interface AdapterDeps {

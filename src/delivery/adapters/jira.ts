@@ -3,9 +3,11 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { basicAuth } from '../http.js';
-import { adapterBase, defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
-export const jiraConfig = adapterBase.extend({
+export const jiraConfig = registerAdapterConfig(
+  adapterBase.extend({
   type: z.literal('jira'),
   /** e.g. https://example.atlassian.net */
   base_url: httpUrl,
@@ -16,8 +18,15 @@ export const jiraConfig = adapterBase.extend({
   api_token: z.string().min(1),
   close_transition: z.string().min(1).default('Done'),
   reopen_transition: z.string().min(1).default('Reopen'),
-});
+  }),
+);
 export type JiraConfig = z.output<typeof jiraConfig>;
+
+declare module '../../config/adapters.js' {
+  interface AdapterConfigs {
+    jira: JiraConfig;
+  }
+}
 
 interface Issue {
   key: string;

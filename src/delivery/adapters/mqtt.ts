@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { connect, type MqttClient } from 'mqtt';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { adapterBase, kindsOf, wireBody, type AdapterDeps } from './common.js';
+import { kindsOf, wireBody, type AdapterDeps } from './common.js';
+import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
-export const mqttConfig = adapterBase.extend({
+export const mqttConfig = registerAdapterConfig(
+  adapterBase.extend({
   type: z.literal('mqtt'),
   url: z.url({ protocol: /^(mqtt|mqtts|ws|wss)$/, message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL' }).default('mqtt://127.0.0.1:1883'),
   /**
@@ -18,8 +20,15 @@ export const mqttConfig = adapterBase.extend({
   retain: z.boolean().default(true),
   username: z.string().optional(),
   password: z.string().optional(),
-});
+  }),
+);
 export type MqttConfig = z.output<typeof mqttConfig>;
+
+declare module '../../config/adapters.js' {
+  interface AdapterConfigs {
+    mqtt: MqttConfig;
+  }
+}
 
 const clean = (v: unknown) => String(v ?? '').replace(/[/+#\u0000]/g, '_') || '_';
 

@@ -3,15 +3,24 @@ import type { Adapter } from '../adapter.js';
 import { pages } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 
-import { adapterBase, defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
-export const pagerdutyConfig = adapterBase.extend({
+export const pagerdutyConfig = registerAdapterConfig(
+  adapterBase.extend({
   type: z.literal('pagerduty'),
   routing_key: z.string().min(1),
   url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
   source: z.string().min(1).default('onceonly'),
-});
+  }),
+);
 export type PagerdutyConfig = z.output<typeof pagerdutyConfig>;
+
+declare module '../../config/adapters.js' {
+  interface AdapterConfigs {
+    pagerduty: PagerdutyConfig;
+  }
+}
 
 const SEVERITY: Record<string, string> = { CRITICAL: 'critical', MAJOR: 'error', MINOR: 'warning', INFO: 'info' };
 

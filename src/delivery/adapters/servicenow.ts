@@ -2,9 +2,11 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { basicAuth } from '../http.js';
-import { adapterBase, defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
-export const servicenowConfig = adapterBase.extend({
+export const servicenowConfig = registerAdapterConfig(
+  adapterBase.extend({
   type: z.literal('servicenow'),
   /** e.g. https://example.service-now.com */
   instance_url: httpUrl,
@@ -18,8 +20,15 @@ export const servicenowConfig = adapterBase.extend({
   close_code: z.string().default('Solved (Permanently)'),
   /** the `state` a duplicate made by a concurrent create is set to (8 = Canceled in the stock incident table) */
   duplicate_state: z.string().default('8'),
-});
+  }),
+);
 export type ServicenowConfig = z.output<typeof servicenowConfig>;
+
+declare module '../../config/adapters.js' {
+  interface AdapterConfigs {
+    servicenow: ServicenowConfig;
+  }
+}
 
 /** ServiceNow impact and urgency: 1 high … 3 low. */
 const LEVEL: Record<string, string> = { CRITICAL: '1', MAJOR: '2', MINOR: '3', INFO: '3' };

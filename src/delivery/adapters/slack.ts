@@ -3,14 +3,23 @@ import type { Adapter } from '../adapter.js';
 import { pages } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 
-import { adapterBase, defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
-export const slackConfig = adapterBase.extend({
+export const slackConfig = registerAdapterConfig(
+  adapterBase.extend({
   type: z.literal('slack'),
   /** an incoming-webhook URL */
   url: httpUrl,
-});
+  }),
+);
 export type SlackConfig = z.output<typeof slackConfig>;
+
+declare module '../../config/adapters.js' {
+  interface AdapterConfigs {
+    slack: SlackConfig;
+  }
+}
 
 const ICON: Record<string, string> = { create: ':rotating_light:', update: ':arrows_counterclockwise:', close: ':white_check_mark:', notify: ':information_source:' };
 

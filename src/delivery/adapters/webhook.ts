@@ -3,16 +3,25 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import { ALL_KINDS } from '../adapter.js';
 import { http } from '../http.js';
-import { adapterBase, defineAdapter, httpUrl, kindsOf, wireBody, type AdapterDeps } from './common.js';
+import { defineAdapter, httpUrl, kindsOf, wireBody, type AdapterDeps } from './common.js';
+import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
-export const webhookConfig = adapterBase.extend({
+export const webhookConfig = registerAdapterConfig(
+  adapterBase.extend({
   type: z.literal('webhook'),
   url: httpUrl,
   /** signs every body: `X-Onceonly-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` */
   secret: z.string().min(16, 'use at least 16 characters').optional(),
   headers: z.record(z.string(), z.string()).default({}),
-});
+  }),
+);
 export type WebhookConfig = z.output<typeof webhookConfig>;
+
+declare module '../../config/adapters.js' {
+  interface AdapterConfigs {
+    webhook: WebhookConfig;
+  }
+}
 
 export const SIGNATURE_HEADER = 'x-onceonly-signature';
 

@@ -5,7 +5,7 @@ import type { DeviceView, EventIngest } from '../../engine/events.js';
 import type { EventAccounting, EventStats } from '../../observe/event-accounting.js';
 import type { DecisionTally, Tally } from '../../observe/decision-tally.js';
 import type { Metrics } from '../../observe/metrics.js';
-import type { DeliveryStore } from '../../store/delivery-contract.js';
+import type { DeliveryStore } from '../../store/contract/index.js';
 import { deadLetterView } from '../routes/dead-letters.js';
 
 export interface DashboardDeps {

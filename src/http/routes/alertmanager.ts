@@ -5,7 +5,7 @@ import { parseAlertmanager } from '../../inputs/alertmanager/schema.js';
 /** Drop-in for Prometheus Alertmanager: a `webhook_configs` receiver pointed at this URL. */
 export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIngest): void {
   app.post('/v1/alertmanager', async (req) => {
-    const outcomes = await alerts.apply(parseAlertmanager(req.body), req.tenant);
+    const outcomes = await alerts.apply(parseAlertmanager(req.body), req.tenant, { requestId: req.id });
     return { status: 'success', alerts: outcomes };
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { DedupStore } from '../../store/contract.js';
+import type { DedupStore } from '../../store/contract/index.js';
 import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
 
@@ -9,10 +9,10 @@ export function auditRoutes(app: FastifyInstance, store: DedupStore): void {
     const { key, limit: raw } = req.query;
     if (!key) throw new ApiError('invalid_input', 'give the key: /v1/audit?key=…', [{ path: 'key', message: 'required' }]);
     const limit = parseLimit(raw, { default: 1000, max: 10_000 });
-    if (!store.auditTrail) {
+    if (!store.queries.auditTrail) {
       throw new ApiError('not_found', 'this store keeps no audit trail: ledger mode (retention: forever) records one on a postgres:// store');
     }
-    const rows = await store.auditTrail(req.tenant, key, limit);
+    const rows = await store.queries.auditTrail(req.tenant, key, limit);
     return { key, audit: rows.map((r) => ({ at: new Date(r.at).toISOString(), kind: r.kind, decision: r.decision, reason: r.reason, replica: r.replica, request_id: r.requestId })) };
   });
 }

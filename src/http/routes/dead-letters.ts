@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Delivery, DeliveryStore } from '../../store/delivery-contract.js';
+import type { Delivery, DeliveryStore } from '../../store/contract/index.js';
 import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
 

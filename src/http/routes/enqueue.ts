@@ -32,7 +32,7 @@ export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, 
         admit(req, tenant, limiter);
       }
     }
-    const r = await pagerduty.apply(parsed.event, req.tenant);
+    const r = await pagerduty.apply(parsed.event, req.tenant, { requestId: req.id });
     return reply.code(202).send({ status: 'success', message: 'Event processed', dedup_key: r.dedup_key });
   });
 }

@@ -5,7 +5,7 @@ import { ApiError } from '../errors.js';
 
 export function eventRoutes(app: FastifyInstance, events: EventIngest, accounting: EventAccounting): void {
   app.post('/v1/events', async (req) => {
-    const o = await events.apply(req.body, req.scoped ? req.tenant : undefined);
+    const o = await events.apply(req.body, req.scoped ? req.tenant : undefined, { requestId: req.id });
     accounting.decided(o, req.tenant);
     return { outcome: o.outcome, reason: o.reason, gap: o.gap, transition: o.transition };
   });

@@ -12,7 +12,7 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void 
   });
 
   app.post('/v1/incidents', async (req) => {
-    const d = await dedup.decideIncident(req.body, req.tenant);
+    const d = await dedup.decideIncident(req.body, req.tenant, { requestId: req.id });
     return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional };
   });
 
@@ -23,7 +23,7 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void 
   });
 
   app.delete<{ Params: { key: string } }>('/v1/incidents/:key', async (req, reply) => {
-    if (!(await dedup.closeIncident(req.params.key, req.tenant))) {
+    if (!(await dedup.closeIncident(req.params.key, req.tenant, { requestId: req.id }))) {
       throw new ApiError('not_found', `incident ${req.params.key} is not live`);
     }
     return reply.code(204).send();

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { DedupStore } from '../../store/contract.js';
+import type { DedupStore } from '../../store/contract/index.js';
 import type { Metrics } from '../../observe/metrics.js';
 import { ApiError } from '../errors.js';
 

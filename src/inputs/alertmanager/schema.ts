@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseWith } from '../incident/schema.js';
+import { parseWith } from '../../core/validation.js';
 
 const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an RFC 3339 date-time');
 const labels = z.record(z.string(), z.string());

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../../core/fingerprint.js';
-import { formatIssues, ValidationError } from '../../core/validation.js';
+import { parseWith } from '../../core/validation.js';
 
 const identityField = z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
 
@@ -24,15 +24,6 @@ export const incidentIdentitySchema = z.object({
   fault_class: identityField,
   root_cause_id: identityField,
 });
-
-export function parseWith<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const issues = formatIssues(result.error.issues);
-  const first = issues[0];
-  const where = first && first.path ? `${first.path}: ` : '';
-  throw new ValidationError(`invalid ${what}: ${where}${first?.message ?? 'invalid'}`, issues);
-}
 
 export function parseIncident(body: unknown): Incident {
   return parseWith(incidentSchema, body, 'incident');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseWith } from '../incident/schema.js';
+import { parseWith } from '../../core/validation.js';
 
 const finite = z.number({ message: 'must be a number' }).refine(Number.isFinite, 'must be a finite number');
 

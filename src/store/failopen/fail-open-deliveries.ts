@@ -1,5 +1,5 @@
-import type { Delivery, DeliveryBacklog, DeliveryStore, Settlement } from '../delivery-contract.js';
-import { StoreUnavailableError, withTimeout } from './timeout.js';
+import type { Delivery, DeliveryBacklog, DeliveryStore, Settlement } from '../contract/index.js';
+import { StoreUnavailableError, withTimeout } from '../errors.js';
 
 /** Deliveries of decisions made in the local journal carry this prefix on their id. */
 const LOCAL = 'local:';

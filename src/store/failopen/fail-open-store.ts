@@ -1,13 +1,21 @@
 import type { Clock } from '../../core/clock.js';
-import type { DedupStore, IncidentClaim, IncidentDecisionResult, OutboxPayload } from '../contract.js';
-import type { DeviceEvent } from '../../core/event.js';
-import type { ReconcileOutcome, SharedStore } from '../contract.js';
-import { Journal } from './journal.js';
-import { StoreTimeoutError, StoreUnavailableError, withTimeout } from './timeout.js';
-
-export { StoreTimeoutError, StoreUnavailableError };
-import type { WindowClaim } from '../delivery-contract.js';
+import type {
+  DedupStore,
+  DeviceStore,
+  IncidentClaim,
+  IncidentStore,
+  OutboxPayload,
+  QueryStore,
+  ReconcileOutcome,
+  SharedStore,
+  WindowStore,
+} from '../contract/index.js';
+import { StoreUnavailableError, withTimeout } from '../errors.js';
+import { wrapFacet } from '../facet.js';
 import { FailOpenDeliveries } from './fail-open-deliveries.js';
+import { Journal } from './journal.js';
+
+export { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 
 export interface FailOpenEvents {
   /** The shared store stopped (true) or resumed (false) answering. */
@@ -26,16 +34,23 @@ export interface FailOpenOptions {
   events?: FailOpenEvents;
 }
 
+type Local = (...args: never[]) => Promise<unknown>;
+
 /**
- * Fail-open (seed 000: prefer a duplicate to a suppressed outage). When the
- * shared store is unreachable or slower than the timeout, the decision is made
- * in a local durable journal and answered as provisional at once; `ping`
- * (so /readyz) fails while degraded. A probe notices the store's return, and
- * the journal is replayed with an idempotent script: a key nobody else created
- * is claimed, a key another replica created meanwhile is merged (the
- * provisional CREATE was a duplicate, counted). Only when the journal is empty
- * do decisions go back to the shared store, so one key never has a journal
- * entry and a shared record that disagree about what was decided.
+ * Fail-open: prefer a duplicate to a suppressed outage. When the shared store
+ * is unreachable or slower than the timeout, the decision is made in a local
+ * durable journal and answered as provisional at once; `ping` (so /readyz)
+ * fails while degraded. A probe notices the store's return, and the journal
+ * is replayed with an idempotent step: a key nobody else created is claimed,
+ * a key another replica created meanwhile is merged (the provisional CREATE
+ * was a duplicate, counted). Only when the journal is empty do decisions go
+ * back to the shared store, so one key never has a journal entry and a shared
+ * record that disagree about what was decided.
+ *
+ * It wraps facets whole: the operations that can be decided locally are
+ * listed here with their local answer; every other operation of every facet,
+ * including one added later, must reach the shared store and is refused
+ * (503) while it is unreachable.
  */
 export class FailOpenStore implements DedupStore {
   readonly kind: string;
@@ -48,6 +63,10 @@ export class FailOpenStore implements DedupStore {
   private readonly probeMs: number;
   private readonly batch: number;
   private readonly events: FailOpenEvents;
+  readonly incidents: IncidentStore;
+  readonly windows: WindowStore;
+  readonly devices: DeviceStore;
+  readonly queries: QueryStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -61,14 +80,47 @@ export class FailOpenStore implements DedupStore {
     this.probeMs = options.probeIntervalMs ?? 250;
     this.batch = options.batch ?? 500;
     this.events = options.events ?? {};
+    this.incidents = this.facet('incidents', inner.incidents, {
+      decide: async (claim: IncidentClaim) => {
+        this.inflightJournalWrites++;
+        try {
+          return { ...(await journal.incidents.decide(claim)), provisional: true };
+        } finally {
+          this.inflightJournalWrites--;
+        }
+      },
+      get: async (tenant: string, key: string) => {
+        const local = await journal.incidents.get(tenant, key);
+        if (local) return local;
+        throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
+      },
+      // A close or an acknowledgement must reach the shared store, or a later
+      // arrival would be decided against a record that should have changed:
+      // they are not listed, so they are refused while degraded.
+    });
+    // A violation is an alarm: like an incident it fails open, claimed in the
+    // local journal. These claims are not replayed (they live one window): a
+    // re-fire after the store returns, inside the same window, may alarm again.
+    this.windows = this.facet('windows', inner.windows, {
+      claim: (tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) => journal.windows.claim(tenant, key, ttlMs, outbox),
+    });
+    // Device events are not decided provisionally: an event is acknowledged
+    // only once applied in the shared store, so while it is unreachable they
+    // answer 503 and the producer retries (its retry is then a duplicate or applied).
+    this.devices = this.facet('devices', inner.devices, {});
+    // Lists and counts have no local answer.
+    this.queries = this.facet('queries', inner.queries, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
   }
 
-  /** The shared store's audit trail, when it keeps one (Postgres in ledger mode). */
-  get auditTrail() {
-    return this.inner.auditTrail?.bind(this.inner);
+  /** `inner` with each operation in `local` failing open to its local answer, and every other one shared-only. */
+  private facet<T extends object>(name: string, inner: T, local: Record<string, Local>): T {
+    return wrapFacet(inner, (method, call, args) => {
+      const fallback = local[method];
+      return fallback ? this.sharedOrLocal(call, () => fallback(...(args as never[]))) : this.shared(`${name}.${method}`, call);
+    });
   }
 
   /** Prepares the shared store (Postgres: migrations); it must answer for that. */
@@ -78,86 +130,6 @@ export class FailOpenStore implements DedupStore {
 
   get isDegraded(): boolean {
     return this.degraded;
-  }
-
-  decideIncident(claim: IncidentClaim): Promise<IncidentDecisionResult> {
-    return this.sharedOrLocal(
-      () => this.inner.decideIncident(claim),
-      async () => {
-        this.inflightJournalWrites++;
-        try {
-          return { ...(await this.journal.decideIncident(claim)), provisional: true };
-        } finally {
-          this.inflightJournalWrites--;
-        }
-      },
-    );
-  }
-
-  getIncident(tenant: string, key: string) {
-    return this.sharedOrLocal(
-      () => this.inner.getIncident(tenant, key),
-      async () => {
-        const local = await this.journal.getIncident(tenant, key);
-        if (local) return local;
-        throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
-      },
-    );
-  }
-
-  /**
-   * A close must reach the shared store, or a later arrival would be
-   * suppressed against a record that should be gone: while degraded it is
-   * refused (503) and the caller retries.
-   */
-  closeIncident(tenant: string, key: string, resolvedAt?: number) {
-    return this.shared('close the incident', () => this.inner.closeIncident(tenant, key, resolvedAt));
-  }
-
-  /** Like a close, an acknowledgement must reach the shared store: refused (503) while degraded. */
-  acknowledgeIncident(tenant: string, key: string) {
-    return this.shared('acknowledge the incident', () => this.inner.acknowledgeIncident(tenant, key));
-  }
-
-  /**
-   * Device events are not decided provisionally: an event is acknowledged only
-   * once applied in the shared store, so while it is unreachable they answer
-   * 503 and the producer retries (its retry is then a duplicate or applied).
-   */
-  async applyEvent(event: DeviceEvent, retentionMs: number) {
-    return this.shared('apply the event', () => this.inner.applyEvent(event, retentionMs));
-  }
-
-  /**
-   * A violation is an alarm: like an incident it fails open, claimed in the
-   * local journal. These claims are not replayed (they live one window): a
-   * re-fire after the store returns, inside the same window, may alarm again.
-   */
-  claimWindow(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
-    return this.sharedOrLocal(
-      () => this.inner.claimWindow(tenant, key, ttlMs, outbox),
-      () => this.journal.claimWindow(tenant, key, ttlMs, outbox),
-    );
-  }
-
-  async getDevice(tenant: string, device: string) {
-    return this.shared('read the device', () => this.inner.getDevice(tenant, device));
-  }
-
-  listDevices(tenant: string | null, limit: number) {
-    return this.shared('list devices', () => this.inner.listDevices(tenant, limit));
-  }
-
-  countStaleDevices(observedBefore: number) {
-    return this.inner.countStaleDevices(observedBefore);
-  }
-
-  /**
-   * The shared store's outbox. Decisions made while degraded wrote their
-   * entries to the journal's own outbox, read by `journal.listOutbox()`.
-   */
-  listOutbox() {
-    return this.inner.listOutbox();
   }
 
   /** Asks the shared store within the timeout; when it fails, or is known to be down, answers locally. */
@@ -174,21 +146,13 @@ export class FailOpenStore implements DedupStore {
 
   /** Only the shared store will do: while it is unreachable the call is refused (503). */
   private async shared<T>(what: string, call: () => Promise<T>): Promise<T> {
-    if (this.degraded) throw new StoreUnavailableError(`the shared store is unreachable; cannot ${what} now, retry`);
+    if (this.degraded) throw new StoreUnavailableError(`the shared store is unreachable; cannot run ${what} now, retry`);
     try {
       return await withTimeout(call(), this.timeoutMs * 4);
     } catch (err) {
       this.degrade(err);
-      throw new StoreUnavailableError(`the shared store did not answer; cannot ${what} now, retry: ${(err as Error).message}`);
+      throw new StoreUnavailableError(`the shared store did not answer; cannot run ${what} now, retry: ${(err as Error).message}`);
     }
-  }
-
-  countLiveIncidents() {
-    return this.inner.countLiveIncidents();
-  }
-
-  listIncidents(tenant: string, limit: number) {
-    return this.shared('list incidents', () => this.inner.listIncidents(tenant, limit));
   }
 
   sweepExpired() {
@@ -252,10 +216,7 @@ export class FailOpenStore implements DedupStore {
       if (rec.expiresAt <= now) {
         this.events.reconciled?.('expired');
       } else {
-        const outcome = await withTimeout(
-          this.inner.reconcileIncident(rec, rec.expiresAt - now, this.journal.entryId(rec)),
-          this.timeoutMs * 10,
-        );
+        const outcome = await withTimeout(this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec)), this.timeoutMs * 10);
         this.events.reconciled?.(outcome);
       }
       await this.journal.forget(rec);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import type { IncidentRecord } from '../contract.js';
+import type { IncidentRecord } from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
 
 /**
@@ -30,20 +30,21 @@ export class Journal extends SqliteStore {
   constructor(path: string, clock: Clock) {
     // A journal must survive the crash that follows an outage more often than usual.
     super(path, clock, { synchronous: 'full' });
-    this.db.exec(JOURNAL_SCHEMA);
-    this.db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('instance', ?)`).run(randomUUID());
-    this.instanceId = (this.db.prepare(`SELECT value FROM meta WHERE name = 'instance'`).get() as { value: string }).value;
+    const db = this.x.db;
+    db.exec(JOURNAL_SCHEMA);
+    db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('instance', ?)`).run(randomUUID());
+    this.instanceId = (db.prepare(`SELECT value FROM meta WHERE name = 'instance'`).get() as { value: string }).value;
     this.j = {
-      pick: this.db.prepare<[number], IncidentRecord>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
-      park: this.db.prepare(
+      pick: db.prepare<[number], IncidentRecord>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
+      park: db.prepare(
         `INSERT OR REPLACE INTO reconciling VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)`,
       ),
-      unjournal: this.db.prepare<[string, string]>(`DELETE FROM incidents WHERE tenant = ? AND key = ?`),
-      parked: this.db.prepare<[], IncidentRecord>(`SELECT ${COLUMNS} FROM reconciling`),
-      forget: this.db.prepare<[string, string, number]>(
+      unjournal: db.prepare<[string, string]>(`DELETE FROM incidents WHERE tenant = ? AND key = ?`),
+      parked: db.prepare<[], IncidentRecord>(`SELECT ${COLUMNS} FROM reconciling`),
+      forget: db.prepare<[string, string, number]>(
         `DELETE FROM reconciling WHERE tenant = ? AND key = ? AND created_at = ?`,
       ),
-      counts: this.db.prepare<[], { n: number }>(
+      counts: db.prepare<[], { n: number }>(
         `SELECT (SELECT count(*) FROM incidents) + (SELECT count(*) FROM reconciling) AS n`,
       ),
     };
@@ -51,7 +52,7 @@ export class Journal extends SqliteStore {
 
   /** Moves up to `limit` journal entries to `reconciling`, in one transaction. */
   takeBatch(limit: number): Promise<IncidentRecord[]> {
-    return this.writes.submit(() => {
+    return this.x.writes.submit(() => {
       const rows = this.j.pick.all(limit);
       for (const r of rows) {
         this.j.park.run(r);
@@ -68,7 +69,7 @@ export class Journal extends SqliteStore {
 
   /** The replay of this entry reached the shared store. */
   forget(rec: IncidentRecord): Promise<void> {
-    return this.writes.submit(() => {
+    return this.x.writes.submit(() => {
       this.j.forget.run(rec.tenant, rec.key, rec.createdAt);
     });
   }

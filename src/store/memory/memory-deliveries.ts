@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { isFailing, withAttempt, type Delivery, type DeliveryBacklog, type DeliveryScope, type DeliveryStore, type Settlement } from '../delivery-contract.js';
+import { sweepMap } from './sweep.js';
+import { COUNTER_MEMORY_MS, isFailing, withAttempt, type Delivery, type DeliveryBacklog, type DeliveryScope, type DeliveryStore, type Settlement } from '../contract/index.js';
 
 interface Row extends Delivery {
   dueAt: number;
@@ -16,7 +17,8 @@ const lineOf = (r: Row) => `${r.adapter}\u0000${scopeOf(r.entry)}`;
 /** Delivery state for the memory store; every method runs to completion synchronously (its atomic step). */
 export class MemoryDeliveries implements DeliveryStore {
   private readonly rows = new Map<string, Row>();
-  private readonly counters = new Map<string, number>();
+  /** the `n` of each (scope, action), and when it was last used */
+  private readonly counters = new Map<string, { n: number; usedAt: number }>();
   private nextId = 1;
 
   constructor(
@@ -29,8 +31,8 @@ export class MemoryDeliveries implements DeliveryStore {
     const taken = this.outbox.splice(0, limit);
     for (const entry of taken) {
       const c = `${scopeOf(entry)}\u0000${entry.action}`;
-      const n = (this.counters.get(c) ?? 0) + 1;
-      this.counters.set(c, n);
+      const n = (this.counters.get(c)?.n ?? 0) + 1;
+      this.counters.set(c, { n, usedAt: now });
       const base = this.nextId++;
       for (const adapter of adapters) {
         const id = `${base}.${adapter}`;
@@ -112,6 +114,12 @@ export class MemoryDeliveries implements DeliveryStore {
     r.dueAt = now;
     r.lease = '';
     delete r.deadAt;
+  }
+
+  /** Counters unused for COUNTER_MEMORY_MS, at most `batch`. */
+  sweep(batch: number): number {
+    const until = this.clock.now() - COUNTER_MEMORY_MS;
+    return sweepMap(this.counters, batch, (c) => c.usedAt <= until);
   }
 
   async backlog(): Promise<DeliveryBacklog> {

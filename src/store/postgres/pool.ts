@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreUnavailableError } from '../failopen/timeout.js';
+import { StoreUnavailableError } from '../errors.js';
 
 /** int8 (bigint) columns as JavaScript numbers: every one here is a millisecond time, a sequence or a count below 2^53. */
 const types = {

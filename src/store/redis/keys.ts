@@ -3,7 +3,8 @@
  * shards, so that all keys one script touches share a hash slot (Redis Cluster
  * refuses scripts whose keys span slots), while the keyspace still spreads
  * over the cluster's masters. The shard comes from the tenant and key, so the
- * record and its reconcile marker (and, later, its outbox shard) go together.
+ * record, its markers, its window and the outbox entries its decisions write
+ * all go to one shard.
  *
  *   {oo:S}:i:TENANT:KEY         an incident record
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)

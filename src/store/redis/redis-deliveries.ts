@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { MAX_ATTEMPTS_KEPT, type Delivery, type DeliveryBacklog, type DeliveryStore, type Settlement } from '../delivery-contract.js';
+import { COUNTER_MEMORY_MS, MAX_ATTEMPTS_KEPT, MAX_ERROR_CHARS, type Delivery, type DeliveryBacklog, type DeliveryStore, type Settlement } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { deliveryKeys, SHARDS } from './keys.js';
 import { scripts } from './scripts.js';
-
-/** How long a key's Idempotency-Key counter outlives its last delivery. */
-const COUNTER_MS = 30 * 86_400_000;
 
 const shards = Array.from({ length: SHARDS }, (_, s) => deliveryKeys(s));
 
@@ -44,7 +41,7 @@ export class RedisDeliveries implements DeliveryStore {
   async fanOut(adapters: readonly string[], limit: number) {
     const per = Math.max(1, Math.ceil(limit / SHARDS));
     const moved = await Promise.all(
-      shards.map((k) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MS, ...adapters])),
+      shards.map((k) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MEMORY_MS, ...adapters])),
     );
     return moved.reduce<number>((a, b) => a + Number(b), 0);
   }
@@ -69,7 +66,7 @@ export class RedisDeliveries implements DeliveryStore {
     const reply = await this.conn.evalScript(
       scripts.settleDelivery,
       [k.due, k.age, k.dead, k.delivery(id.member)],
-      [id.member, d.lease, s.outcome, s.outcome === 'retry' ? Math.ceil(s.delayMs) : 0, s.outcome === 'delivered' ? '' : s.error.slice(0, 500), MAX_ATTEMPTS_KEPT],
+      [id.member, d.lease, s.outcome, s.outcome === 'retry' ? Math.ceil(s.delayMs) : 0, s.outcome === 'delivered' ? '' : s.error.slice(0, MAX_ERROR_CHARS), MAX_ATTEMPTS_KEPT],
     );
     return Number(reply) === 1;
   }

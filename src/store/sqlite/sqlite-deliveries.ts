@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type Database from 'better-sqlite3';
-import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { withAttempt, type Delivery, type DeliveryScope, type DeliveryStore, type Settlement } from '../delivery-contract.js';
-import type { GroupCommit } from './group-commit.js';
-import * as sql from './delivery-statements.js';
+import { COUNTER_MEMORY_MS, type Delivery, type DeliveryScope, type DeliveryStore, type Settlement, withAttempt } from '../contract/index.js';
+import * as shared from '../sql/deliveries.js';
+import type { SqliteDb } from './sqlite-db.js';
 
 type Flat<T> = Omit<T, 'data'> & { data: string };
 type Row = Flat<OutboxEntry> & Omit<Delivery, 'entry' | 'attempts' | 'deadAt'> & { attempts: string; deadAt: number | null };
 
-function toDelivery(r: Row): Delivery {
+export function toDelivery(r: Row): Delivery {
   const { id, adapter, n, retries, attempts, status, lease, deadAt, tenant, kind, action, key, severity, summary, data, at } = r;
   return {
     id, adapter, n, retries, status, lease,
@@ -19,37 +17,60 @@ function toDelivery(r: Row): Delivery {
   };
 }
 
+/** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
+const SEQ = (t: string) => `CAST(substr(${t}.id, 1, instr(${t}.id, '.') - 1) AS INTEGER)`;
+
+/** SQLite's own: taking from the outbox, and the lease's pick. The rest is shared with Postgres (sql/deliveries.ts). */
+const SQL = {
+  takeOutbox: `SELECT id, tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id LIMIT ?`,
+  deleteOutbox: `DELETE FROM outbox WHERE id = ?`,
+  /**
+   * in: lease end, token, now, limit. One statement: the pick and the lease
+   * cannot be split. Of one key's deliveries to one adapter only the oldest
+   * unsettled one is picked: two calls in flight for one key would both find
+   * no ticket and both create one.
+   */
+  leaseDue: `
+UPDATE deliveries SET due_at = ?, lease = ?
+ WHERE id IN (
+   SELECT d.id FROM deliveries d
+    WHERE d.status = 'pending' AND d.due_at <= ?
+      AND NOT EXISTS (SELECT 1 FROM deliveries e
+                       WHERE e.kind = d.kind AND e.tenant = d.tenant AND e.key = d.key AND e.adapter = d.adapter
+                         AND e.status = 'pending' AND ${SEQ('e')} < ${SEQ('d')})
+    ORDER BY d.due_at LIMIT ?)
+RETURNING ${shared.DELIVERY_COLUMNS}`,
+};
+
 /** Delivery state in the SQLite file; every write is one GroupCommit transaction. */
 export class SqliteDeliveries implements DeliveryStore {
   private readonly s;
 
-  constructor(
-    db: Database.Database,
-    private readonly writes: GroupCommit,
-    private readonly clock: Clock,
-  ) {
+  constructor(private readonly x: SqliteDb) {
+    const db = x.db;
     this.s = {
-      take: db.prepare<[number], Flat<OutboxEntry> & { id: number }>(sql.TAKE_OUTBOX),
-      deleteOutbox: db.prepare<[number]>(sql.DELETE_OUTBOX),
-      nextN: db.prepare<[string, string, string, string], { n: number }>(sql.NEXT_N),
-      insert: db.prepare(sql.INSERT_DELIVERY),
-      lease: db.prepare<[number, string, number, number], Row>(sql.LEASE_DUE),
-      held: db.prepare<[string, string], Row>(sql.HELD),
-      delete: db.prepare<[string]>(sql.DELETE_DELIVERY),
-      failed: db.prepare<[string, number, string, number | null, string]>(sql.FAILED),
-      dead: db.prepare<[string | null, string | null, number], Row>(sql.DEAD_LETTERS),
-      retryDead: db.prepare<[number, string, string | null, string | null]>(sql.RETRY_DEAD),
-      requeue: db.prepare<[{ now: number } & DeliveryScope]>(sql.REQUEUE_FAILING),
-      backlog: db.prepare<[], { pending: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(sql.BACKLOG),
+      take: db.prepare<[number], Flat<OutboxEntry> & { id: number }>(SQL.takeOutbox),
+      deleteOutbox: db.prepare<[number]>(SQL.deleteOutbox),
+      lease: db.prepare<[number, string, number, number], Row>(SQL.leaseDue),
+      nextN: db.prepare<[DeliveryScope & { action: string; now: number }], { n: number }>(shared.NEXT_N),
+      insert: db.prepare(shared.INSERT_DELIVERY),
+      held: db.prepare<[{ id: string; lease: string }], Row>(shared.HELD),
+      delete: db.prepare<[{ id: string }]>(shared.DELETE_DELIVERY),
+      failed: db.prepare<[{ attempts: string; dueAt: number; status: string; deadAt: number | null; id: string }]>(shared.FAILED),
+      dead: db.prepare<[{ tenant: string | null; limit: number }], Row>(shared.DEAD_LETTERS),
+      retryDead: db.prepare<[{ now: number; id: string; tenant: string | null }]>(shared.RETRY_DEAD),
+      requeue: db.prepare<[{ now: number } & DeliveryScope]>(shared.REQUEUE_FAILING),
+      backlog: db.prepare<[], { pending: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(shared.BACKLOG),
+      sweepCounters: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_COUNTERS),
     };
   }
 
   fanOut(adapters: readonly string[], limit: number) {
-    return this.writes.submit(() => {
-      const now = this.clock.now();
+    return this.x.writes.submit(() => {
+      const now = this.x.clock.now();
       const rows = this.s.take.all(limit);
       for (const { id: outboxId, ...e } of rows) {
-        const n = this.s.nextN.get(e.kind, e.tenant, e.key, e.action)!.n;
+        const n = this.s.nextN.get({ kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })!.n;
         for (const adapter of adapters) this.s.insert.run({ ...e, id: `${outboxId}.${adapter}`, adapter, n, dueAt: now });
         this.s.deleteOutbox.run(outboxId);
       }
@@ -58,34 +79,34 @@ export class SqliteDeliveries implements DeliveryStore {
   }
 
   leaseDue(owner: string, leaseMs: number, limit: number) {
-    return this.writes.submit(() => {
-      const now = this.clock.now();
+    return this.x.writes.submit(() => {
+      const now = this.x.clock.now();
       return this.s.lease.all(now + leaseMs, `${owner}:${randomUUID()}`, now, limit).map(toDelivery);
     });
   }
 
   settle(d: Delivery, s: Settlement) {
-    return this.writes.submit(() => {
-      const row = this.s.held.get(d.id, d.lease);
+    return this.x.writes.submit(() => {
+      const row = this.s.held.get({ id: d.id, lease: d.lease });
       if (!row) return false;
       if (s.outcome === 'delivered') {
-        this.s.delete.run(d.id);
+        this.s.delete.run({ id: d.id });
         return true;
       }
-      const now = this.clock.now();
+      const now = this.x.clock.now();
       const attempts = JSON.stringify(withAttempt(JSON.parse(row.attempts) as Delivery['attempts'], now, s.error));
-      if (s.outcome === 'retry') this.s.failed.run(attempts, now + s.delayMs, 'pending', null, d.id);
-      else this.s.failed.run(attempts, now, 'dead', now, d.id);
+      if (s.outcome === 'retry') this.s.failed.run({ attempts, dueAt: now + s.delayMs, status: 'pending', deadAt: null, id: d.id });
+      else this.s.failed.run({ attempts, dueAt: now, status: 'dead', deadAt: now, id: d.id });
       return true;
     });
   }
 
   async deadLetters(tenant: string | null, limit: number) {
-    return this.s.dead.all(tenant, tenant, limit).map(toDelivery);
+    return this.s.dead.all({ tenant, limit }).map(toDelivery);
   }
 
   retryDeadLetter(tenant: string | null, id: string) {
-    return this.writes.submit(() => this.s.retryDead.run(this.clock.now(), id, tenant, tenant).changes === 1);
+    return this.x.writes.submit(() => this.s.retryDead.run({ now: this.x.clock.now(), id, tenant }).changes === 1);
   }
 
   /** Only inside a claim's own transaction. */
@@ -97,5 +118,10 @@ export class SqliteDeliveries implements DeliveryStore {
     const b = this.s.backlog.get()!;
     const ats = [b.outboxAt, b.pendingAt].filter((x): x is number => x !== null);
     return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+  }
+
+  /** Inside a sweep's transaction: counters unused for COUNTER_MEMORY_MS. */
+  sweep(batch: number): number {
+    return this.s.sweepCounters.run({ before: this.x.clock.now() - COUNTER_MEMORY_MS, batch }).changes;
   }
 }

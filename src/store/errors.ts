@@ -1,5 +1,6 @@
-/** Errors and the timeout race fail-open is built on. */
+/** The errors a store raises beyond its data's own, and the timeout race fail-open is built on. */
 
+/** The store cannot serve now (unreachable, or refusing while degraded): the caller answers 503 and the producer retries. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }

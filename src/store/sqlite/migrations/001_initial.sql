@@ -1,11 +1,5 @@
-/**
- * SQLite schema, applied idempotently at open. Times are integer milliseconds.
- * WITHOUT ROWID: the primary key is the only access path, and the table stays
- * a single B-tree (smaller file, one lookup per decision).
- */
-export const SCHEMA_VERSION = 1;
-
-export const SCHEMA = `
+-- 001: the schema as first shipped. IF NOT EXISTS throughout: a file made
+-- before migrations were numbered (user_version 0) takes it as a no-op.
 CREATE TABLE IF NOT EXISTS incidents (
   tenant       TEXT    NOT NULL,
   key          TEXT    NOT NULL,
@@ -100,4 +94,3 @@ CREATE TABLE IF NOT EXISTS delivery_counters (
   kind TEXT NOT NULL, tenant TEXT NOT NULL, key TEXT NOT NULL, action TEXT NOT NULL, n INTEGER NOT NULL,
   PRIMARY KEY (kind, tenant, key, action)
 ) WITHOUT ROWID;
-`;

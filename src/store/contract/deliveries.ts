@@ -1,4 +1,4 @@
-import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
+import type { OutboxEntry, OutboxKind } from '../../core/outbox.js';
 
 /**
  * Delivery state, kept in the same store as the decisions (so a replica that
@@ -49,10 +49,16 @@ export interface DeliveryBacklog {
   oldestAt: number | null;
 }
 
-/** What a windowed claim did: claimed it, found it live, or found it live with a failing delivery it re-queued. */
-export type WindowClaim = 'claimed' | 'repeat' | 'requeued';
-
+/** Failed attempts kept on a delivery: the most recent ones. */
 export const MAX_ATTEMPTS_KEPT = 20;
+/** Characters of one attempt's error kept. */
+export const MAX_ERROR_CHARS = 500;
+/**
+ * How long a key's per-action counter (the `n` of `Idempotency-Key`) is kept
+ * after its last use. A receiver remembers an Idempotency-Key for hours or
+ * days, not months: after this the count may start again at 1.
+ */
+export const COUNTER_MEMORY_MS = 30 * 86_400_000;
 
 export interface DeliveryStore {
   /**
@@ -72,7 +78,11 @@ export interface DeliveryStore {
   backlog(): Promise<DeliveryBacklog>;
 }
 
-/** A delivery has failed (and so makes a re-fire of its key re-queue it) once it has a failed attempt. */
+/**
+ * The requeue predicate: a delivery has failed (and so a re-fire of its key
+ * puts it back in the queue, due now, with a fresh budget) once it has a
+ * failed attempt or is dead.
+ */
 export const isFailing = (d: Pick<Delivery, 'retries' | 'status'>) => d.retries > 0 || d.status === 'dead';
 
 /** The key re-fires of which re-queue failing deliveries: kind, tenant and key. */
@@ -80,5 +90,5 @@ export type DeliveryScope = { kind: OutboxKind; tenant: string; key: string };
 
 /** Appends a failed attempt, keeping the most recent MAX_ATTEMPTS_KEPT. */
 export function withAttempt(attempts: Attempt[], at: number, error: string): Attempt[] {
-  return [...attempts, { at, error: error.slice(0, 500) }].slice(-MAX_ATTEMPTS_KEPT);
+  return [...attempts, { at, error: error.slice(0, MAX_ERROR_CHARS) }].slice(-MAX_ATTEMPTS_KEPT);
 }

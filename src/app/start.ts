@@ -1,0 +1,140 @@
+import { hostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import { ConfigHolder } from '../config/holder.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { startDelivery } from '../delivery/service.js';
+import { Deduplicator } from '../engine/deduplicator.js';
+import { EventIngest } from '../engine/events.js';
+import { ViolationIngest } from '../engine/violations.js';
+import { buildApp } from '../http/app.js';
+import { DecisionTally, observers } from '../observe/decision-tally.js';
+import { EventAccounting } from '../observe/event-accounting.js';
+import { instrumentStore } from '../observe/instrumented-store.js';
+import { createLogger, type Logger } from '../observe/logger.js';
+import { Metrics } from '../observe/metrics.js';
+import { openStore } from '../store/open.js';
+import { publicBindGuard, readTls, StartupError } from './bind.js';
+import { deliveryObserver, failOpenEvents, rateLimitedLog } from './observers.js';
+
+export { isLoopback, StartupError } from './bind.js';
+
+export interface ServerOptions {
+  port: number;
+  host: string;
+  store: string;
+  configPath?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** How often expired records are swept (they already read as absent before that). */
+  sweepIntervalMs?: number;
+  /** Delivery worker knobs for tests: the jitter source and the idle poll. */
+  delivery?: { random?: () => number; idleMs?: number };
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  url: string;
+  config: ConfigHolder;
+  logger: Logger;
+  /** Drains in-flight requests, stops the sweeper, closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: config, then metrics, the store, the engine, the
+ * HTTP routes, the delivery worker and the sweeper, in that order, and their
+ * shutdown in reverse. Nothing else in the code base wires parts together.
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger();
+  const config = ConfigHolder.fromFile(options.configPath);
+  const guard = publicBindGuard(options.host);
+  guard(config.current);
+  config.guard = guard;
+  const https = readTls(options.tlsCert, options.tlsKey);
+
+  const cfg = config.current;
+  const clock = options.clock ?? systemClock;
+  // Metrics come first: a journal left by a crash degrades the store while it opens.
+  const metrics = new Metrics(clock);
+  const raw = openStore(options.store, clock, {
+    expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
+    failOpen: {
+      timeoutMs: cfg.failopen.timeout_ms,
+      probeIntervalMs: cfg.failopen.probe_interval_ms,
+      journalPath: cfg.failopen.journal_path,
+      events: failOpenEvents(metrics, logger),
+    },
+    onConnectionError: rateLimitedLog(logger, 'store connection error'),
+    ledger: {
+      inputs: () => {
+        const c = config.current;
+        return { incidents: c.incidents.retention === 'forever', events: c.events.retention === 'forever', violations: c.violations.retention === 'forever' };
+      },
+      raceWindowMs: () => config.current.incidents.race_window_ms,
+      replica: `${hostname()}:${process.pid}`,
+    },
+  });
+  try {
+    await raw.init?.();
+  } catch (error) {
+    await raw.close().catch(() => {});
+    throw new StartupError(`cannot prepare the store: ${(error as Error).message}`);
+  }
+  const store = instrumentStore(raw, metrics.storeLatency);
+  metrics.watchStore(store);
+
+  const tally = new DecisionTally();
+  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
+  let sampled = 0;
+  const events = new EventIngest(store, () => config.current, clock, (e, o) => {
+    // Device identifiers go to sampled logs, never to metric labels.
+    if ((o.gap || o.outcome === 'rejected') && sampled++ % 100 === 0) {
+      logger.info({ tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, outcome: o.outcome, reason: o.reason, gap: o.gap }, 'event gap or rejection (1 in 100 logged)');
+    }
+  });
+  const accounting = new EventAccounting(metrics.registry, () => events.staleDevices());
+  const violations = new ViolationIngest(store, () => config.current, (v, d) => {
+    metrics.violations.labels(d.decision, d.severity, d.action).inc();
+    // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
+    if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
+  });
+  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock, tally });
+  try {
+    await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : options.port;
+  const hostPart = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
+  const url = `${https ? 'https' : 'http'}://${hostPart}:${port}`;
+
+  const delivery = startDelivery({ store: store.deliveries, config: () => config.current, clock, observer: deliveryObserver(metrics, logger), ...options.delivery });
+
+  const sweeper = setInterval(() => {
+    store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
+  }, options.sweepIntervalMs ?? 60_000);
+  sweeper.unref();
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    url,
+    config,
+    logger,
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweeper);
+        await app.close();
+        // After the last request: what it decided is in the outbox for the next start.
+        await delivery.stop();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

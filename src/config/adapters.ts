@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * Adapters' config, as the config file declares it. Each adapter declares its
+ * own fields beside its code and registers them here (the config layer knows
+ * no adapter): at run time with `registerAdapterConfig`, for the types by
+ * adding itself to `AdapterConfigs` (declaration merging). Loading
+ * `delivery/adapters/index.ts` registers every adapter; the library entry,
+ * the CLI and the server do.
+ */
+
+// biome-ignore lint/suspicious/noEmptyInterface: filled by each adapter's module.
+export interface AdapterConfigs {}
+export type AdapterConfig = AdapterConfigs[keyof AdapterConfigs];
+
+/** Fields every adapter has. `name` goes into delivery ids and metric labels, so it is kept plain. */
+export const adapterBase = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1..64 letters, digits, _ or -'),
+  /** which entries it takes; each type has its own default */
+  kinds: z.array(z.enum(['incident', 'violation', 'event'])).min(1).optional(),
+  /** per HTTP call (or MQTT publish) */
+  timeout_ms: z.number().int().positive().default(10_000),
+});
+
+type AdapterSchema = z.ZodObject<{ type: z.ZodLiteral<string> } & z.ZodRawShape>;
+const registered = new Map<string, AdapterSchema>();
+
+/** Adds one adapter type's config schema; returns it, so the adapter keeps its own typed reference. */
+export function registerAdapterConfig<T extends AdapterSchema>(schema: T): T {
+  registered.set(String(schema.shape.type.value), schema);
+  return schema;
+}
+
+/** The types registered so far (for messages and tests). */
+export const adapterTypes = () => [...registered.keys()];
+
+let union: z.ZodType | null = null;
+const oneAdapter = z.lazy(() => {
+  if (registered.size === 0) return z.never({ message: 'no adapter types are registered: import delivery/adapters/index.js first' });
+  // Built once, after every adapter module has registered (they load before any config is parsed).
+  union ??= z.discriminatedUnion('type', [...registered.values()] as [AdapterSchema, ...AdapterSchema[]]);
+  return union;
+}) as unknown as z.ZodType<AdapterConfig, { type: string; name: string; [field: string]: unknown }>;
+
+export const adaptersConfig = z
+  .array(oneAdapter)
+  .default([])
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((a, i) => {
+      if (seen.has(a.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `adapter name ${JSON.stringify(a.name)} is used twice; names must be unique` });
+      seen.add(a.name);
+    });
+  });

@@ -1,0 +1,171 @@
+import type { ClaimOutcome } from '../../core/decision.js';
+import type { OutboxPayload } from '../../core/outbox.js';
+import type { Origin } from './ledger.js';
+
+/**
+ * The incidents facet: claim-or-compare with a sliding TTL, close, and
+ * acknowledge. Each operation is ONE atomic step in its backend. The lifetimes
+ * every backend keeps are named here and read by all of them.
+ */
+
+export interface IncidentRecord {
+  tenant: string;
+  key: string;
+  fingerprint: string;
+  createdAt: number;
+  lastSeenAt: number;
+  /** every arrival after the CREATE */
+  refires: number;
+  /** the arrivals that were UPDATEs */
+  updates: number;
+  expiresAt: number;
+}
+
+export interface IncidentClaim {
+  tenant: string;
+  key: string;
+  fingerprint: string;
+  /** sliding TTL: every arrival sets expiry to now + ttlMs */
+  ttlMs: number;
+  /** written to the outbox in the same step when the decision is a CREATE or an UPDATE */
+  outbox?: OutboxPayload;
+  /**
+   * Alerts with episodes (Alertmanager): when the episode started (ms). If the
+   * key's recorded resolution ended at or after it, the claim belongs to a
+   * closed episode: outcome `stale`, nothing changes.
+   */
+  episodeStartedAt?: number;
+}
+
+export interface IncidentDecisionResult {
+  outcome: ClaimOutcome;
+  record: IncidentRecord;
+  /** Decided by the fail-open journal because the shared store was unreachable. */
+  provisional?: boolean;
+}
+
+export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
+
+/** A journal entry's replay: it stood (`claimed`), was a provisional duplicate (`merged`), or was replayed before (`done`). */
+export type ReconcileOutcome = 'claimed' | 'merged' | 'done';
+
+/** How long a resolution is remembered, to recognise a late firing of the episode it closed. */
+export const RESOLUTION_MEMORY_MS = 86_400_000;
+
+/**
+ * How long an expired record that was never closed is kept, so that the next
+ * arrival can be told apart as a premature expiry (`CREATE/expired`).
+ */
+export const DEFAULT_EXPIRED_GRACE_MS = 600_000;
+
+/**
+ * An acknowledgement marker goes with its incident (closed or swept, it goes
+ * too) and is never kept longer than this: a store that cannot tie the marker
+ * to the record (Redis keys expire alone) gives it this TTL.
+ */
+export const ACK_MEMORY_MS = 7 * 86_400_000;
+
+/** How long a replayed journal entry's marker is kept: a crashed replay must re-run within it to be recognised. */
+export const RECONCILE_MARKER_MS = 86_400_000;
+
+export interface IncidentStore {
+  /**
+   * Claim the key if absent (or expired); else compare the fingerprint, store
+   * the new one, slide the TTL, count the re-fire and re-queue the key's
+   * failing deliveries: all in one atomic step.
+   */
+  decide(claim: IncidentClaim, origin?: Origin): Promise<IncidentDecisionResult>;
+  /** The live record, or null when absent or expired. */
+  get(tenant: string, key: string): Promise<IncidentRecord | null>;
+  /**
+   * Close (delete) a live incident, writing a `close` outbox entry in the same
+   * step; returns its last record, or null when it was not live. With
+   * `resolvedAt` (an alert's episode end, ms) the key's resolution is recorded
+   * too (the later of the two when one is already recorded), live or not.
+   */
+  close(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<IncidentRecord | null>;
+  /**
+   * The first acknowledgement of a live incident's episode writes an `update`
+   * outbox entry; a repeat, or a key that is not live, changes nothing. One
+   * atomic step.
+   */
+  acknowledge(tenant: string, key: string, origin?: Origin): Promise<AckOutcome>;
+}
+
+/**
+ * The incidents facet of a store several replicas share (Redis, Postgres):
+ * what fail-open needs beyond the contract. Replaying one journal entry is
+ * idempotent per journalId: a key nobody created meanwhile is claimed, a key
+ * another replica created is merged (the provisional CREATE counted as one
+ * more arrival).
+ */
+export interface SharedIncidentStore extends IncidentStore {
+  reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome>;
+}
+
+/**
+ * Whether a claim belongs to an episode already resolved: `endedAt` is the
+ * key's recorded resolution (or null). Checked inside the claim's own step.
+ */
+export function isStale(claim: IncidentClaim, endedAt: number | null): boolean {
+  return claim.episodeStartedAt !== undefined && endedAt !== null && endedAt >= claim.episodeStartedAt;
+}
+
+/** A stale claim's result: nothing changed; the record is the live one, or an unstored one that is not live. */
+export function staleResult(live: IncidentRecord | null, claim: IncidentClaim, now: number): IncidentDecisionResult {
+  return {
+    outcome: { kind: 'stale' },
+    record: live ?? { tenant: claim.tenant, key: claim.key, fingerprint: claim.fingerprint, createdAt: now, lastSeenAt: now, refires: 0, updates: 0, expiresAt: now },
+  };
+}
+
+/** The pure rule every backend applies inside its atomic step. */
+export function nextIncidentRecord(
+  /** the stored record, live or expired within the grace */
+  existing: IncidentRecord | null,
+  claim: IncidentClaim,
+  now: number,
+): IncidentDecisionResult & { outcome: Exclude<ClaimOutcome, { kind: 'stale' }> } {
+  const expiresAt = now + claim.ttlMs;
+  if (existing === null || existing.expiresAt <= now) {
+    return {
+      outcome: existing ? { kind: 'created', expired: { updates: existing.updates } } : { kind: 'created' },
+      record: {
+        tenant: claim.tenant,
+        key: claim.key,
+        fingerprint: claim.fingerprint,
+        createdAt: now,
+        lastSeenAt: now,
+        refires: 0,
+        updates: 0,
+        expiresAt,
+      },
+    };
+  }
+  const changed = existing.fingerprint !== claim.fingerprint;
+  return {
+    outcome: changed
+      ? { kind: 'changed', previousFingerprint: existing.fingerprint, fingerprint: claim.fingerprint }
+      : { kind: 'unchanged', createdAt: existing.createdAt, now },
+    record: {
+      ...existing,
+      fingerprint: claim.fingerprint,
+      lastSeenAt: now,
+      refires: existing.refires + 1,
+      updates: existing.updates + (changed ? 1 : 0),
+      expiresAt,
+    },
+  };
+}
+
+/**
+ * A replayed journal entry against the live record (or none): the rule of
+ * every shared store's reconcile step, so Redis's script and Postgres's
+ * transaction cannot drift. `live` is null when the key is absent or expired.
+ */
+export function reconciledRecord(rec: IncidentRecord, live: IncidentRecord | null, ttlMs: number, now: number): { record: IncidentRecord; outcome: 'claimed' | 'merged' } {
+  const next = live
+    ? { createdAt: live.createdAt, refires: live.refires + rec.refires + 1, updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0) }
+    : { createdAt: now, refires: rec.refires, updates: rec.updates };
+  return { record: { ...rec, ...next, lastSeenAt: now, expiresAt: now + ttlMs }, outcome: live ? 'merged' : 'claimed' };
+}

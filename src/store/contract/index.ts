@@ -1,0 +1,54 @@
+import type { DeliveryStore } from './deliveries.js';
+import type { DeviceStore } from './devices.js';
+import type { IncidentStore, SharedIncidentStore } from './incidents.js';
+import type { QueryStore } from './queries.js';
+import type { WindowStore } from './windows.js';
+
+export * from './deliveries.js';
+export * from './devices.js';
+export * from './incidents.js';
+export * from './ledger.js';
+export * from './outbox.js';
+export * from './queries.js';
+export * from './windows.js';
+export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
+
+/**
+ * The store contract, in facets. Operations are semantic (decide, close),
+ * never raw commands, and each one is ONE atomic step in its backend: no
+ * check-then-act across round trips. Times are milliseconds since the epoch
+ * from the store's own clock (injected for embedded stores; the server's for
+ * remote ones).
+ *
+ * A facet is a small interface of related operations; decorators (fail-open,
+ * instrumentation) wrap a facet as a whole, so a new operation touches its
+ * facet's contract, one file per backend and one contract case.
+ */
+export interface DedupStore {
+  /** `memory`, `sqlite`, … : for logs and metrics. */
+  readonly kind: string;
+  readonly incidents: IncidentStore;
+  readonly devices: DeviceStore;
+  readonly windows: WindowStore;
+  /** Delivery state, kept beside the decisions and the outbox they write. */
+  readonly deliveries: DeliveryStore;
+  readonly queries: QueryStore;
+  /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
+  sweepExpired(): Promise<number>;
+  /** Prepares the store before first use (Postgres: applies migrations); optional. */
+  init?(): Promise<void>;
+  /** Throws when the store cannot serve. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A store several replicas share (Redis, Postgres): its incidents can replay a fail-open journal. */
+export interface SharedStore extends DedupStore {
+  readonly incidents: SharedIncidentStore;
+}
+
+/** The facets a store is made of, by name: what the decorators iterate over. */
+export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries';
+
+/** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
+export const SWEEP_BATCH = 1000;

@@ -1,0 +1,32 @@
+/** Ledger mode (retention: forever): which inputs' decisions go to an audit trail, and its rows. */
+
+/** Which inputs are in ledger mode: their decisions go to the audit trail. */
+export interface LedgerInputs {
+  incidents: boolean;
+  events: boolean;
+  violations: boolean;
+}
+
+/** What a store that keeps an audit trail (Postgres) needs to write it. */
+export interface Ledger {
+  inputs: () => LedgerInputs;
+  /** for the SUPPRESS reason (lost_race or unchanged), as the engine decides it */
+  raceWindowMs: () => number;
+  /** which replica decided */
+  replica: string;
+}
+
+export interface AuditRow {
+  at: number;
+  kind: keyof LedgerInputs;
+  key: string;
+  decision: string;
+  reason: string;
+  replica: string;
+  requestId: string;
+}
+
+/** Who asked: the request an operation serves, written into its audit row. Passed down as an argument, never read from ambient state. */
+export interface Origin {
+  requestId?: string;
+}

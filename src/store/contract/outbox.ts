@@ -1,0 +1,35 @@
+import type { DeviceEvent, Transition } from '../../core/event.js';
+import { incidentAction, severityOfFingerprint, type OutboxEntry, type OutboxPayload } from '../../core/outbox.js';
+import type { IncidentClaim, IncidentRecord } from './incidents.js';
+
+/** The outbox entries each store writes, built once here so every backend writes the same. */
+export const outboxEntries = {
+  incident(claim: IncidentClaim, outcomeKind: 'created' | 'unchanged' | 'changed', at: number): OutboxEntry | null {
+    const action = incidentAction(outcomeKind);
+    if (!action || !claim.outbox) return null;
+    return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, ...claim.outbox, at };
+  },
+  acknowledged(rec: IncidentRecord, at: number): OutboxEntry {
+    return {
+      tenant: rec.tenant, kind: 'incident', action: 'update', key: rec.key,
+      severity: severityOfFingerprint(rec.fingerprint), summary: 'acknowledged', data: { fingerprint: rec.fingerprint, acknowledged: true }, at,
+    };
+  },
+  close(rec: IncidentRecord, at: number): OutboxEntry {
+    return {
+      tenant: rec.tenant, kind: 'incident', action: 'close', key: rec.key,
+      severity: severityOfFingerprint(rec.fingerprint), summary: '', data: { fingerprint: rec.fingerprint }, at,
+    };
+  },
+  violation(tenant: string, key: string, payload: OutboxPayload, at: number): OutboxEntry {
+    return { tenant, kind: 'violation', action: 'create', key, ...payload, at };
+  },
+  transition(e: DeviceEvent, t: Transition, at: number): OutboxEntry {
+    return {
+      tenant: e.tenant, kind: 'event', action: 'notify', key: e.device, severity: 'INFO',
+      summary: `${e.device}: ${t.from} → ${t.to}`,
+      data: { device_id: e.device, boot_id: e.boot, sequence: e.sequence, from: t.from, to: t.to, observed_at: new Date(e.observedAt).toISOString() },
+      at,
+    };
+  },
+};

@@ -1,0 +1,36 @@
+import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
+import type { DeviceStore } from '../contract/index.js';
+import type { RedisConnection } from './connection.js';
+import { deviceKeys } from './keys.js';
+import { scripts } from './scripts.js';
+
+/** Device events on Redis: `apply` is one Lua script on the device's shard. */
+export class RedisDevices implements DeviceStore {
+  constructor(private readonly conn: RedisConnection) {}
+
+  async apply(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
+    const k = deviceKeys(e.tenant, e.device, e.boot, e.sequence);
+    const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
+      scripts.applyEvent,
+      [k.device, k.seen, k.boots, k.outbox, k.freshness],
+      [e.tenant, e.device, e.boot, e.sequence, e.state, e.observedAt, retentionMs, k.member, new Date(e.observedAt).toISOString()],
+    )) as [string, string, number, number, string, string];
+    if (outcome === 'duplicate') return { outcome, reason: null, gap: null, transition: null };
+    if (outcome === 'rejected') return { outcome, reason: reason as RejectReason, gap: null, transition: null };
+    return {
+      outcome: 'applied',
+      reason: null,
+      gap: Number(gapFrom) >= 0 ? { from: Number(gapFrom), to: Number(gapTo) } : null,
+      transition: from ? { from, to } : null,
+    };
+  }
+
+  async get(tenant: string, device: string): Promise<DeviceState | null> {
+    const k = deviceKeys(tenant, device, '', 0);
+    const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<
+      string | null
+    >;
+    if (boot == null) return null;
+    return { tenant, device, boot, sequence: Number(seq), state: state!, observedAt: Number(obs) };
+  }
+}

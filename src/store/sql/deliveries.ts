@@ -1,0 +1,56 @@
+/**
+ * Delivery statements both SQL backends run as written (see named.ts). Each
+ * runs inside its operation's one transaction, which is what makes fan-out,
+ * lease and settle atomic. What differs by dialect (the lease's pick, which
+ * Postgres makes with SKIP LOCKED, and taking from the outbox) stays in each
+ * backend's deliveries file.
+ */
+
+export const DELIVERY_COLUMNS = `id, adapter, tenant, kind, action, key, severity, summary, data, at, n, retries, attempts, status, lease, dead_at AS "deadAt"`;
+
+/** out: the new n of this (kind, tenant, key, action), the counter marked as used now. */
+export const NEXT_N = `
+INSERT INTO delivery_counters (kind, tenant, key, action, n, used_at) VALUES (@kind, @tenant, @key, @action, 1, @now)
+ON CONFLICT (kind, tenant, key, action) DO UPDATE SET n = delivery_counters.n + 1, used_at = excluded.used_at
+RETURNING n`;
+
+export const INSERT_DELIVERY = `
+INSERT INTO deliveries (id, adapter, tenant, kind, action, key, severity, summary, data, at, n, due_at)
+VALUES (@id, @adapter, @tenant, @kind, @action, @key, @severity, @summary, @data, @at, @n, @dueAt)`;
+
+/** The delivery, if this lease still holds it. */
+export const HELD = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = @id AND lease = @lease AND status = 'pending'`;
+
+export const DELETE_DELIVERY = `DELETE FROM deliveries WHERE id = @id`;
+
+/** A failed attempt: retried at @dueAt, or parked (status dead, @deadAt). */
+export const FAILED = `
+UPDATE deliveries SET retries = retries + 1, attempts = @attempts, due_at = @dueAt, status = @status, dead_at = @deadAt, lease = '' WHERE id = @id`;
+
+/** @tenant null: every tenant's. */
+export const DEAD_LETTERS = `
+SELECT ${DELIVERY_COLUMNS} FROM deliveries
+ WHERE status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant) ORDER BY dead_at, id LIMIT @limit`;
+
+export const RETRY_DEAD = `
+UPDATE deliveries SET status = 'pending', retries = 0, due_at = @now, lease = '', dead_at = NULL
+ WHERE id = @id AND status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant)`;
+
+/**
+ * A re-fire's re-queue of the key's failing deliveries (`isFailing`: a failed
+ * attempt, or dead) that no live lease holds, inside the claim's transaction.
+ */
+export const REQUEUE_FAILING = `
+UPDATE deliveries SET status = 'pending', retries = 0, due_at = @now, lease = '', dead_at = NULL
+ WHERE kind = @kind AND tenant = @tenant AND key = @key AND (retries > 0 OR status = 'dead') AND (lease = '' OR due_at <= @now)`;
+
+export const BACKLOG = `
+SELECT CAST((SELECT count(*) FROM deliveries WHERE status = 'pending') AS INTEGER) AS pending,
+       CAST((SELECT count(*) FROM deliveries WHERE status = 'dead') AS INTEGER) AS dead,
+       (SELECT min(at) FROM outbox) AS "outboxAt",
+       (SELECT min(at) FROM deliveries WHERE status = 'pending') AS "pendingAt"`;
+
+/** Counters last used at or before @before (COUNTER_MEMORY_MS ago), at most @batch. */
+export const SWEEP_COUNTERS = `
+DELETE FROM delivery_counters WHERE (kind, tenant, key, action) IN (
+  SELECT kind, tenant, key, action FROM delivery_counters WHERE used_at <= @before LIMIT @batch)`;

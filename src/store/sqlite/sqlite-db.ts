@@ -1,0 +1,60 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Clock } from '../../core/clock.js';
+import type { OutboxEntry } from '../../core/outbox.js';
+import { GroupCommit } from './group-commit.js';
+import { latestVersion, migrate } from './migrate.js';
+
+export type SqliteSynchronous = 'normal' | 'full';
+
+export interface SqliteOptions {
+  /**
+   * `normal` (default): with WAL, survives a process crash; the last commits may be
+   * lost on power loss. `full`: fsync on every commit, survives power loss too.
+   */
+  synchronous?: SqliteSynchronous;
+  /** How long a writer waits for another process's write lock before failing. */
+  busyTimeoutMs?: number;
+  /** How long an expired, unclosed record is kept to detect premature expiry. */
+  expiredGraceMs?: number;
+}
+
+const APPEND_OUTBOX = `
+INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
+VALUES (@tenant, @kind, @action, @key, @severity, @summary, @data, @at)`;
+
+/**
+ * One SQLite file as the facets share it: the connection (WAL, migrated),
+ * the group commit every write goes through, the clock, and the outbox
+ * append every deciding facet makes inside its own transaction.
+ */
+export class SqliteDb {
+  readonly db: Database.Database;
+  readonly writes: GroupCommit;
+  private readonly appendStmt;
+
+  constructor(
+    readonly path: string,
+    readonly clock: Clock,
+    options: SqliteOptions = {},
+  ) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${(options.synchronous ?? 'normal').toUpperCase()}`);
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version > latestVersion()) {
+      this.db.close();
+      throw new Error(`${path} is at schema version ${version}, newer than this onceonly knows (${latestVersion()}): run a newer onceonly on it`);
+    }
+    migrate(this.db);
+    this.writes = new GroupCommit(this.db);
+    this.appendStmt = this.db.prepare<[Omit<OutboxEntry, 'data'> & { data: string }]>(APPEND_OUTBOX);
+  }
+
+  /** Only ever called inside a write transaction (a GroupCommit batch). */
+  append(entry: OutboxEntry | null): void {
+    if (entry) this.appendStmt.run({ ...entry, data: JSON.stringify(entry.data) });
+  }
+}

@@ -1,0 +1,137 @@
+import {
+  type AckOutcome,
+  DEFAULT_EXPIRED_GRACE_MS,
+  type IncidentClaim,
+  type IncidentRecord,
+  type IncidentStore,
+  isStale,
+  nextIncidentRecord,
+  outboxEntries,
+  RESOLUTION_MEMORY_MS,
+  staleResult,
+} from '../contract/index.js';
+import type { SqliteDb } from './sqlite-db.js';
+import type { SqliteDeliveries } from './sqlite-deliveries.js';
+
+/**
+ * One statement per step. Each operation runs its statements inside a single
+ * BEGIN IMMEDIATE transaction (see group-commit.ts), which holds SQLite's write
+ * lock across the read and the write: that transaction is the atomic step, even
+ * with several processes sharing the file.
+ */
+export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt, refires, updates, expires_at AS expiresAt`;
+
+const SQL = {
+  /** in: tenant, key. out: the row or nothing. */
+  select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = ? AND key = ?`,
+  /** in: the whole record. Claims the key or replaces the record of the key. */
+  upsert: `
+INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
+VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)
+ON CONFLICT (tenant, key) DO UPDATE SET
+  fingerprint = excluded.fingerprint, created_at = excluded.created_at,
+  last_seen_at = excluded.last_seen_at, refires = excluded.refires,
+  updates = excluded.updates, expires_at = excluded.expires_at`,
+  /** in: tenant, key. A close deletes live and expired-in-grace records alike; the caller reads the row first. */
+  delete: `DELETE FROM incidents WHERE tenant = ? AND key = ?`,
+  /** in: tenant, key, the live episode's created_at. changes() is 1 exactly when this episode was not acknowledged yet. */
+  acknowledge: `
+INSERT INTO acks (tenant, key, created_at) VALUES (?, ?, ?)
+ON CONFLICT (tenant, key) DO UPDATE SET created_at = excluded.created_at WHERE acks.created_at <> excluded.created_at`,
+  /** in: tenant, key. */
+  deleteAck: `DELETE FROM acks WHERE tenant = ? AND key = ?`,
+  /** in: tenant, key, now. The recorded resolution still remembered, if any. */
+  resolution: `SELECT ended_at AS endedAt FROM resolutions WHERE tenant = ? AND key = ? AND expires_at > ?`,
+  /** in: tenant, key, endedAt, expiresAt, now. Keeps the later end (of a still remembered one). */
+  recordResolution: `
+INSERT INTO resolutions (tenant, key, ended_at, expires_at) VALUES (@tenant, @key, @endedAt, @expiresAt)
+ON CONFLICT (tenant, key) DO UPDATE SET
+  ended_at = CASE WHEN resolutions.expires_at > @now AND resolutions.ended_at > excluded.ended_at THEN resolutions.ended_at ELSE excluded.ended_at END,
+  expires_at = excluded.expires_at`,
+  /** in: now minus the grace, batch size. Small batches keep the write lock short. */
+  sweep: `DELETE FROM incidents WHERE (tenant, key) IN (SELECT tenant, key FROM incidents WHERE expires_at <= ? LIMIT ?)`,
+  /** in: batch. Markers whose incident is gone (swept). */
+  sweepAcks: `
+DELETE FROM acks WHERE (tenant, key) IN (
+  SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i ON i.tenant = a.tenant AND i.key = a.key WHERE i.key IS NULL LIMIT ?)`,
+  /** in: now, batch. */
+  sweepResolutions: `DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= ? LIMIT ?)`,
+};
+
+/** Incidents in the SQLite file; every write is one GroupCommit transaction. */
+export class SqliteIncidents implements IncidentStore {
+  private readonly s;
+
+  constructor(
+    private readonly x: SqliteDb,
+    private readonly deliveries: SqliteDeliveries,
+    private readonly expiredGraceMs = DEFAULT_EXPIRED_GRACE_MS,
+  ) {
+    const db = x.db;
+    this.s = {
+      select: db.prepare<[string, string], IncidentRecord>(SQL.select),
+      upsert: db.prepare<[IncidentRecord]>(SQL.upsert),
+      delete: db.prepare<[string, string]>(SQL.delete),
+      acknowledge: db.prepare<[string, string, number]>(SQL.acknowledge),
+      deleteAck: db.prepare<[string, string]>(SQL.deleteAck),
+      resolution: db.prepare<[string, string, number], { endedAt: number }>(SQL.resolution),
+      recordResolution: db.prepare<[{ tenant: string; key: string; endedAt: number; expiresAt: number; now: number }]>(SQL.recordResolution),
+      sweep: db.prepare<[number, number]>(SQL.sweep),
+      sweepAcks: db.prepare<[number]>(SQL.sweepAcks),
+      sweepResolutions: db.prepare<[number, number]>(SQL.sweepResolutions),
+    };
+  }
+
+  decide(claim: IncidentClaim) {
+    return this.x.writes.submit(() => {
+      const now = this.x.clock.now();
+      const row = this.s.select.get(claim.tenant, claim.key);
+      if (claim.episodeStartedAt !== undefined && isStale(claim, this.s.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) {
+        return staleResult(row && row.expiresAt > now ? row : null, claim, now);
+      }
+      const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
+      const result = nextIncidentRecord(existing, claim, now);
+      this.s.upsert.run(result.record);
+      // A re-fire gives the key's failing deliveries another go, in this transaction.
+      if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
+      this.x.append(outboxEntries.incident(claim, result.outcome.kind, now));
+      return result;
+    });
+  }
+
+  async get(tenant: string, key: string) {
+    const rec = this.s.select.get(tenant, key);
+    return rec && rec.expiresAt > this.x.clock.now() ? rec : null;
+  }
+
+  close(tenant: string, key: string, resolvedAt?: number) {
+    return this.x.writes.submit(() => {
+      const now = this.x.clock.now();
+      if (resolvedAt !== undefined) this.s.recordResolution.run({ tenant, key, endedAt: resolvedAt, expiresAt: now + RESOLUTION_MEMORY_MS, now });
+      const row = this.s.select.get(tenant, key);
+      this.s.delete.run(tenant, key);
+      this.s.deleteAck.run(tenant, key);
+      const live = row && row.expiresAt > now ? row : null;
+      if (live) this.x.append(outboxEntries.close(live, now));
+      return live ?? null;
+    });
+  }
+
+  /** One INSERT … ON CONFLICT … WHERE marks the episode; the update entry is in the same transaction. */
+  acknowledge(tenant: string, key: string) {
+    return this.x.writes.submit((): AckOutcome => {
+      const now = this.x.clock.now();
+      const row = this.s.select.get(tenant, key);
+      if (!row || row.expiresAt <= now) return 'absent';
+      if (this.s.acknowledge.run(tenant, key, row.createdAt).changes === 0) return 'repeat';
+      this.x.append(outboxEntries.acknowledged(row, now));
+      return 'acknowledged';
+    });
+  }
+
+  /** Inside a sweep's transaction. */
+  sweep(batch: number): number {
+    const now = this.x.clock.now();
+    return this.s.sweep.run(now - this.expiredGraceMs, batch).changes + this.s.sweepAcks.run(batch).changes + this.s.sweepResolutions.run(now, batch).changes;
+  }
+}
