@@ -18,7 +18,9 @@ export function topFrames(path: string, count: number): string {
     return `(no profile at ${path}: ${(err as Error).message})`;
   }
   const byNode = new Map<number, number>();
-  p.samples.forEach((id, i) => byNode.set(id, (byNode.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  p.samples.forEach((id, i) => {
+    byNode.set(id, (byNode.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
   const byFrame = new Map<string, number>();
   let total = 0;
   for (const n of p.nodes) {

@@ -1,5 +1,5 @@
 /**
- * The benchmark suite (issue 9): `npm run bench`. Starts what it needs (its
+ * The benchmark suite: `npm run bench`. Starts what it needs (its
  * own redis-server and a 3-master Redis Cluster on free ports; the machine's
  * Postgres), measures every comparison in the same run, prints one report
  * and writes it into docs/benchmarks.md. No assertions: figures and ratios,
@@ -62,7 +62,17 @@ if (want('decisions')) {
   }
   const cluster = await startRedisCluster(3);
   try {
-    figures.push(await measureBackend(await redisBackend(cluster.url, cluster.nodes.map((n) => n.port), true), sizes, log));
+    figures.push(
+      await measureBackend(
+        await redisBackend(
+          cluster.url,
+          cluster.nodes.map((n) => n.port),
+          true,
+        ),
+        sizes,
+        log,
+      ),
+    );
   } finally {
     await cluster.stop();
   }
@@ -75,7 +85,10 @@ if (want('memory')) sections.push(await serverMemorySection(log));
 
 const v = await versions();
 const cmd = `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`;
-const envs = ['N', 'GROWTH_MAX'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]} `).join('');
+const envs = ['N', 'GROWTH_MAX']
+  .filter((k) => process.env[k])
+  .map((k) => `${k}=${process.env[k]} `)
+  .join('');
 const targets = sections.flatMap((s) => s.targets);
 const report = [
   `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${envs}${cmd}\` in ${((Date.now() - started) / 60000).toFixed(1)} min on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}; Node ${process.version}, Redis ${v.redis}, PostgreSQL ${v.postgres}.`,

@@ -19,7 +19,25 @@ const admin = new pg.Pool({ connectionString: url, max: 1 });
 try {
   await migrate(pool, schema);
   const u = new URL(url);
-  const raw = execFileSync('pg_dump', ['-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'), '-d', u.pathname.slice(1), '--schema-only', '--no-owner', '--no-privileges', '-n', schema], { encoding: 'utf8' });
+  const raw = execFileSync(
+    'pg_dump',
+    [
+      '-h',
+      u.hostname,
+      '-p',
+      u.port || '5432',
+      '-U',
+      decodeURIComponent(u.username || 'postgres'),
+      '-d',
+      u.pathname.slice(1),
+      '--schema-only',
+      '--no-owner',
+      '--no-privileges',
+      '-n',
+      schema,
+    ],
+    { encoding: 'utf8' },
+  );
   const dump = raw
     .split('\n')
     .filter((l) => !/^(--|SET |SELECT pg_catalog\.|\\restrict|\\unrestrict)/.test(l))

@@ -2,10 +2,12 @@
 // Runs every test file under test/ with node's own test runner, TypeScript
 // loaded by tsx. Node 20's --test does not expand globs or find .ts files, so
 // the list is made here. `npm test -- PATTERN` runs only files whose path
-// contains PATTERN.
+// contains PATTERN. What the chosen files need beyond npm is installed or
+// started first (scripts/test-prereqs.mjs).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { ensure } from './test-prereqs.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -25,6 +27,10 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+// What the chosen files need beyond npm (their `// needs: …` lines), installed or started first.
+const needs = new Set(files.flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/^\/\/ needs: (.+)$/gm)].flatMap((m) => m[1].trim().split(/\s+/))));
+ensure([...needs]);
+
 const r = spawnSync(
   process.execPath,
   // A test that hangs fails after 5 minutes instead of holding CI to its limit.

@@ -1,5 +1,5 @@
 /**
- * One store under benchmark: onceonly's own decision on it, the seed
+ * One store under benchmark: onceonly's own decision on it, the naive algorithm
  * document's algorithm on the same server as the baseline, and the most that
  * server does with one bare statement or script (the ceiling).
  */
@@ -21,8 +21,8 @@ export interface Backend {
   store: DedupStore;
   /** operations in flight for the concurrent figures */
   inflight: number;
-  /** the seed's multi-step algorithm, written as the seed has it, on the same server */
-  seed: (op: IncidentOp) => unknown;
+  /** the naive algorithm's multi-step algorithm, written as the naive algorithm has it, on the same server */
+  naive: (op: IncidentOp) => unknown;
   ceiling: Ceiling;
   /** anything else worth a row, e.g. the other Redis client */
   extra?: Array<{ label: string; run: (op: IncidentOp) => unknown }>;

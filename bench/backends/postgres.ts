@@ -8,7 +8,7 @@ const POOL = 16;
 
 /**
  * The machine's Postgres, in a schema of its own dropped afterwards, with
- * synchronous_commit as the server has it. The seed's algorithm and the
+ * synchronous_commit as the server has it. The naive algorithm and the
  * ceiling use a second pool of the same size on the same schema.
  */
 export async function postgresBackend(): Promise<Backend> {
@@ -17,19 +17,19 @@ export async function postgresBackend(): Promise<Backend> {
   const store = new PgStore(pool, systemClock, { expiredGraceMs: GRACE_MS, schema: s.schema });
   await store.init?.();
   const raw = openPool(PG_URL, s.schema, POOL);
-  await raw.query('CREATE TABLE seed (key text PRIMARY KEY, fp text NOT NULL, expires_at bigint NOT NULL)');
+  await raw.query('CREATE TABLE naive (key text PRIMARY KEY, fp text NOT NULL, expires_at bigint NOT NULL)');
   await raw.query('CREATE TABLE ceil (key text PRIMARY KEY, fp text NOT NULL, last_seen_at bigint NOT NULL, refires int NOT NULL)');
   return {
     name: 'postgres',
     store,
     inflight: 64,
-    // The seed's steps in SQL: claim if absent; on a hit read, compare and write (racy: no lock).
-    async seed({ key, fp }) {
+    // The naive steps in SQL: claim if absent; on a hit read, compare and write (racy: no lock).
+    async naive({ key, fp }) {
       const now = Date.now();
-      const claimed = await raw.query('INSERT INTO seed (key, fp, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [key, fp, now + TTL_MS]);
+      const claimed = await raw.query('INSERT INTO naive (key, fp, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [key, fp, now + TTL_MS]);
       if (claimed.rowCount === 1) return 'CREATE';
-      const { rows } = await raw.query<{ fp: string }>('SELECT fp FROM seed WHERE key = $1', [key]);
-      await raw.query('UPDATE seed SET fp = $2, expires_at = $3 WHERE key = $1', [key, fp, now + TTL_MS]);
+      const { rows } = await raw.query<{ fp: string }>('SELECT fp FROM naive WHERE key = $1', [key]);
+      await raw.query('UPDATE naive SET fp = $2, expires_at = $3 WHERE key = $1', [key, fp, now + TTL_MS]);
       return rows[0]?.fp === fp ? 'SUPPRESS' : 'UPDATE';
     },
     ceiling: {

@@ -23,10 +23,31 @@ export function scriptCeiling(port: number, cluster: boolean, n: number): number
     'redis-benchmark',
     [
       ...(cluster ? ['--cluster'] : []),
-      '-p', String(port), '-n', String(n), '-c', '50', '-P', '16', '-r', String(Math.round(n / 1.6)), '-q',
-      'EVALSHA', scripts.decideIncident.sha, '5',
-      `${tag}:i:${TENANT}:dedup:__rand_int__`, `${tag}:o`, `${tag}:kf:x`, `${tag}:q`, `${tag}:e:x`,
-      'MAJOR|0', String(TTL_MS), String(GRACE_MS), ...OUTBOX_ARGS, tag, '',
+      '-p',
+      String(port),
+      '-n',
+      String(n),
+      '-c',
+      '50',
+      '-P',
+      '16',
+      '-r',
+      String(Math.round(n / 1.6)),
+      '-q',
+      'EVALSHA',
+      scripts.decideIncident.sha,
+      '5',
+      `${tag}:i:${TENANT}:dedup:__rand_int__`,
+      `${tag}:o`,
+      `${tag}:kf:x`,
+      `${tag}:q`,
+      `${tag}:e:x`,
+      'MAJOR|0',
+      String(TTL_MS),
+      String(GRACE_MS),
+      ...OUTBOX_ARGS,
+      tag,
+      '',
     ],
     { encoding: 'utf8' },
   );
@@ -41,20 +62,18 @@ function loadScript(ports: number[]) {
 }
 
 /**
- * A Redis server or cluster started by the suite. The seed's algorithm runs
+ * A Redis server or cluster started by the suite. The naive algorithm runs
  * on node-redis like the store; on a single server the same Lua decision is
  * also driven by ioredis, so the client is chosen by measurement (ADR 3).
  */
 export async function redisBackend(url: string, ports: number[], cluster: boolean): Promise<Backend> {
   const store = new RedisStore(redisConnection(url), cluster ? 'redis-cluster' : 'redis', { expiredGraceMs: GRACE_MS });
-  const nr = cluster
-    ? createCluster({ rootNodes: ports.map((p) => ({ url: `redis://127.0.0.1:${p}` })) })
-    : createClient({ url });
+  const nr = cluster ? createCluster({ rootNodes: ports.map((p) => ({ url: `redis://127.0.0.1:${p}` })) }) : createClient({ url });
   await nr.connect();
   loadScript(ports);
-  // The seed's steps: SET NX EX; on a hit GET, EXPIRE and maybe SET. Up to four round trips, racy.
-  const seed = async ({ key, fp }: IncidentOp) => {
-    const k = `seed:${key}`;
+  // The naive steps: SET NX EX; on a hit GET, EXPIRE and maybe SET. Up to four round trips, racy.
+  const naive = async ({ key, fp }: IncidentOp) => {
+    const k = `naive:${key}`;
     const record = JSON.stringify({ fp, ts: Date.now() / 1000 });
     if ((await nr.set(k, record, { NX: true, EX: TTL_MS / 1000 })) === 'OK') return 'CREATE';
     const stored = await nr.get(k);
@@ -77,8 +96,22 @@ export async function redisBackend(url: string, ports: number[], cluster: boolea
       run: ({ key, fp }) => {
         const k = deliveryKeys(shardOf(TENANT, key));
         return call.decideIncident(
-          incidentRecordKey(TENANT, key), k.outbox, failingKey('incident', TENANT, key), k.due, resolutionKey(TENANT, key),
-          fp, TTL_MS, GRACE_MS, '1', TENANT, key, OUTBOX.severity, OUTBOX.summary, JSON.stringify(OUTBOX.data), k.tag, '',
+          incidentRecordKey(TENANT, key),
+          k.outbox,
+          failingKey('incident', TENANT, key),
+          k.due,
+          resolutionKey(TENANT, key),
+          fp,
+          TTL_MS,
+          GRACE_MS,
+          '1',
+          TENANT,
+          key,
+          OUTBOX.severity,
+          OUTBOX.summary,
+          JSON.stringify(OUTBOX.data),
+          k.tag,
+          '',
         );
       },
     });
@@ -87,7 +120,7 @@ export async function redisBackend(url: string, ports: number[], cluster: boolea
     name: cluster ? `redis cluster (${ports.length} masters)` : 'redis',
     store,
     inflight: 256,
-    seed,
+    naive,
     ceiling: { label: `redis-benchmark${cluster ? ' --cluster' : ''}, same script by SHA, -P 16`, rate: (n) => scriptCeiling(ports[0]!, cluster, n) },
     extra,
     async close() {

@@ -5,7 +5,7 @@ import { tempDir } from '../../test/helpers/tmp.js';
 import { GRACE_MS, TTL_MS, type Backend } from './backend.js';
 
 /**
- * SQLite in WAL with synchronous=NORMAL (the default store). The seed's
+ * SQLite in WAL with synchronous=NORMAL (the default store). The naive algorithm's
  * algorithm and the ceiling run on a second database file with the same
  * settings, one autocommit statement at a time, as a plain loop would.
  */
@@ -16,11 +16,11 @@ export async function sqliteBackend(): Promise<Backend & { path: string }> {
   const db = new Database(`${dir.path}/baseline.db`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(`CREATE TABLE seed (key TEXT PRIMARY KEY, fp TEXT NOT NULL, expires_at INTEGER NOT NULL);
+  db.exec(`CREATE TABLE naive (key TEXT PRIMARY KEY, fp TEXT NOT NULL, expires_at INTEGER NOT NULL);
            CREATE TABLE ceil (key TEXT PRIMARY KEY, fp TEXT NOT NULL, last_seen_at INTEGER NOT NULL, refires INTEGER NOT NULL)`);
-  const claim = db.prepare('INSERT INTO seed (key, fp, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
-  const read = db.prepare('SELECT fp FROM seed WHERE key = ?').pluck();
-  const write = db.prepare('UPDATE seed SET fp = ?, expires_at = ? WHERE key = ?');
+  const claim = db.prepare('INSERT INTO naive (key, fp, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+  const read = db.prepare('SELECT fp FROM naive WHERE key = ?').pluck();
+  const write = db.prepare('UPDATE naive SET fp = ?, expires_at = ? WHERE key = ?');
   const upsert = db.prepare(
     'INSERT INTO ceil (key, fp, last_seen_at, refires) VALUES (?, ?, ?, 0) ON CONFLICT (key) DO UPDATE SET fp = excluded.fp, last_seen_at = excluded.last_seen_at, refires = refires + 1',
   );
@@ -29,7 +29,7 @@ export async function sqliteBackend(): Promise<Backend & { path: string }> {
     path,
     store,
     inflight: 256,
-    async seed({ key, fp }) {
+    async naive({ key, fp }) {
       const now = Date.now();
       if (claim.run(key, fp, now + TTL_MS).changes === 1) return 'CREATE';
       const stored = read.get(key);

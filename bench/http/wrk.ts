@@ -40,7 +40,11 @@ export interface Listening {
 
 /** Starts a process that prints `listening on URL` (as onceonly serve does) and waits for that line. */
 export async function startListening(cmd: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Listening> {
-  const proc: ChildProcess = spawn(cmd, args, { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+  const proc: ChildProcess = spawn(cmd, args, {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
+  });
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,5 +1,5 @@
 /**
- * Sections 1 and 5: the store's decision on every backend, beside the seed's
+ * Sections 1 and 5: the store's decision on every backend, beside the naive algorithm's
  * algorithm and the store's ceiling, and the device-event and violation
  * decisions on the same backends.
  */
@@ -19,10 +19,10 @@ interface Figures {
   name: string;
   inflight: number;
   seqOnce: Latency;
-  seqSeed: Latency;
+  seqNaive: Latency;
   seqCeil: Latency | null;
   once: number;
-  seed: number;
+  naive: number;
   ceil: number;
   ceilLabel: string;
   extra: Array<{ label: string; rate: number }>;
@@ -41,11 +41,11 @@ export async function measureBackend(b: Backend, sizes: Sizes, log: (s: string) 
     const warm = incidentMix(Math.min(2000, sizes.seq), `${p}w`);
     log(`${b.name}: sequential`);
     const seqOnce = await sequential(run, incidentMix(sizes.seq, `${p}so`), warm);
-    const seqSeed = await sequential(b.seed, incidentMix(sizes.seq, `${p}ss`), warm);
+    const seqNaive = await sequential(b.naive, incidentMix(sizes.seq, `${p}ss`), warm);
     const seqCeil = b.ceiling.run ? await sequential(b.ceiling.run, incidentMix(sizes.seq, `${p}sc`), warm) : null;
     log(`${b.name}: concurrent, ${b.inflight} in flight`);
     const once = await concurrent(run, incidentMix(sizes.n, `${p}co`), b.inflight);
-    const seed = await concurrent(b.seed, incidentMix(sizes.n, `${p}cs`), b.inflight);
+    const naive = await concurrent(b.naive, incidentMix(sizes.n, `${p}cs`), b.inflight);
     const ceil = b.ceiling.run ? await concurrent(b.ceiling.run, incidentMix(sizes.n, `${p}cc`), b.inflight) : b.ceiling.rate!(sizes.n * 2);
     const extra = [];
     for (const e of b.extra ?? []) extra.push({ label: e.label, rate: await concurrent(e.run, incidentMix(sizes.n, `${p}ce${extra.length}`), b.inflight) });
@@ -61,44 +61,53 @@ export async function measureBackend(b: Backend, sizes: Sizes, log: (s: string) 
       seq: await sequential(claim, violationMix(sizes.seq, `${p}vs`)),
       rate: await concurrent(claim, violationMix(sizes.n, `${p}vc`), b.inflight),
     };
-    return { name: b.name, inflight: b.inflight, seqOnce, seqSeed, seqCeil, once, seed, ceil, ceilLabel: b.ceiling.label, extra, events, violations };
+    return { name: b.name, inflight: b.inflight, seqOnce, seqNaive, seqCeil, once, naive, ceil, ceilLabel: b.ceiling.label, extra, events, violations };
   } finally {
     await b.close();
   }
 }
 
 const SEED_NOTE =
-  "the seed's SET NX / GET / EXPIRE / SET are native commands Redis runs several times faster than any script (see the script ceiling), so no one-round-trip script can reach 2× them; onceonly's answer is the correct one under races, the seed's is not";
+  "the naive SET NX / GET / EXPIRE / SET are native commands Redis runs several times faster than any script (see the script ceiling), so no one-round-trip script can reach 2× them; onceonly's answer is the correct one under races, the naive one is not";
 
 export function decisionsSection(all: Figures[], sizes: Sizes): Section {
   const rows = all.map((f) => [
     f.name,
     lat(f.seqOnce),
-    lat(f.seqSeed),
+    lat(f.seqNaive),
     lat(f.seqCeil),
     `${int(f.once)} (${f.inflight})`,
-    int(f.seed),
+    int(f.naive),
     `${int(f.ceil)}: ${f.ceilLabel}`,
-    x(ratio(f.once, f.seed)),
+    x(ratio(f.once, f.naive)),
     x(ratio(f.once, f.ceil)),
   ]);
-  const clientRows = all.flatMap((f) => f.extra.map((e) => `- ${f.name}: ${e.label}: ${int(e.rate)} decisions/s; node-redis (the store's client) ${x(ratio(f.once, e.rate))} of it.`));
+  const clientRows = all.flatMap((f) =>
+    f.extra.map((e) => `- ${f.name}: ${e.label}: ${int(e.rate)} decisions/s; node-redis (the store's client) ${x(ratio(f.once, e.rate))} of it.`),
+  );
   const targets: Target[] = [];
   for (const f of all) {
     const isRedis = f.name.startsWith('redis');
     const why =
       f.name === 'postgres'
-        ? "onceonly's decision is one transaction under the key's advisory lock (ADR 11); the seed's racy statements take no lock, so they are cheaper and wrong under concurrency"
+        ? "onceonly's decision is one transaction under the key's advisory lock (ADR 11); the naive algorithm's racy statements take no lock, so they are cheaper and wrong under concurrency"
         : isRedis
           ? SEED_NOTE
           : f.name === 'memory'
-            ? "the seed's baseline is a bare Map with no TTL, outbox or counters: the comparison measures what the contract costs in-process"
-            : "the seed's baseline writes no outbox row and keeps no counters";
-    targets.push(targetAtLeast(`${f.name}: decisions/s vs the seed's algorithm`, ratio(f.once, f.seed), 2, why));
+            ? 'the naive baseline is a bare Map with no TTL, outbox or counters: the comparison measures what the contract costs in-process'
+            : 'the naive baseline writes no outbox row and keeps no counters';
+    targets.push(targetAtLeast(`${f.name}: decisions/s vs the naive algorithm`, ratio(f.once, f.naive), 2, why));
   }
   const redis = all.find((f) => f.name === 'redis');
   if (redis) {
-    targets.push(targetAtLeast('redis: in-process decisions/s vs redis-benchmark running the same script', ratio(redis.once, redis.ceil), 0.8, 'the client side (node-redis encoding and parsing, on one core shared with redis-server) is the limit'));
+    targets.push(
+      targetAtLeast(
+        'redis: in-process decisions/s vs redis-benchmark running the same script',
+        ratio(redis.once, redis.ceil),
+        0.8,
+        'the client side (node-redis encoding and parsing, on one core shared with redis-server) is the limit',
+      ),
+    );
     targets.push(targetAtMost('redis: sequential decision p99', redis.seqOnce.p99, 250, 'µs', 'loopback round trip on a shared 2-core machine'));
   }
   const sqlite = all.find((f) => f.name === 'sqlite');
@@ -107,10 +116,7 @@ export function decisionsSection(all: Figures[], sizes: Sizes): Section {
     title: 'Store decisions',
     body: [
       `Incident decisions straight on each store (no HTTP), the mix 50% new / 40% unchanged re-fire / 10% changed, every CREATE and UPDATE writing its outbox entry as the server does. Latency over ${int(sizes.seq)} decisions one at a time (µs: p50 / p99 / p999); throughput over ${int(sizes.n)} decisions (Postgres: a fifth) with the given number in flight.`,
-      table(
-        ['store', 'onceonly, µs', 'seed algorithm, µs', 'ceiling, µs', 'onceonly/s (in flight)', 'seed/s', 'ceiling/s', 'vs seed', 'vs ceiling'],
-        rows,
-      ),
+      table(['store', 'onceonly, µs', 'naive algorithm, µs', 'ceiling, µs', 'onceonly/s (in flight)', 'naive/s', 'ceiling/s', 'vs naive', 'vs ceiling'], rows),
       ...(clientRows.length ? ['Redis client, chosen by measurement (ADR 3):', clientRows.join('\n')] : []),
     ],
     targets,

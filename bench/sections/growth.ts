@@ -63,7 +63,8 @@ async function redisGrowth(levels: number[], log: (s: string) => void) {
       const value = `${now},0,${TTL_MS},0,0,MAJOR|0`;
       for (; loaded < live; ) {
         const batch = [];
-        for (const end = Math.min(live, loaded + 20_000); loaded < end; loaded++) batch.push(loader.set(incidentRecordKey(TENANT, liveKey(loaded)), value, { PX: TTL_MS + GRACE_MS }));
+        for (const end = Math.min(live, loaded + 20_000); loaded < end; loaded++)
+          batch.push(loader.set(incidentRecordKey(TENANT, liveKey(loaded)), value, { PX: TTL_MS + GRACE_MS }));
         await Promise.all(batch);
       }
       // Over the keys this step loaded only: the decisions measured between steps add outbox entries.
@@ -141,15 +142,25 @@ export async function growthSection(max: number, log: (s: string) => void): Prom
   const sqlite = await sqliteGrowth(levels, log);
   const rows = (name: string, ls: Level[], unit: string) =>
     ls.map((l) => [
-      name, int(l.live), int(l.rate), x(ratio(l.rate, ls[0]!.rate)), int(l.p99), `${l.bytesPerKey.toFixed(0)} ${unit}`,
+      name,
+      int(l.live),
+      int(l.rate),
+      x(ratio(l.rate, ls[0]!.rate)),
+      int(l.p99),
+      `${l.bytesPerKey.toFixed(0)} ${unit}`,
       l.bare === undefined ? '—' : `${int(l.bare)} (${x(ratio(l.bare, ls[0]!.bare!))})`,
     ]);
   const targets: Target[] = [];
   const flat = (name: string, ls: Level[], note?: string) => {
     const last = ls[ls.length - 1]!;
-    if (ls.length > 1) targets.push(targetAtLeast(`${name}: decisions/s at ${int(last.live)} live keys vs at 10,000`, ratio(last.rate, ls[0]!.rate), 0.85, note));
+    if (ls.length > 1)
+      targets.push(targetAtLeast(`${name}: decisions/s at ${int(last.live)} live keys vs at 10,000`, ratio(last.rate, ls[0]!.rate), 0.85, note));
   };
-  flat('redis', redis.levels, 'not explained yet: the script does the same O(1) work at every size and the client the same; the likely cause is Redis reaching a 2 GB keyspace through CPU-cache and TLB misses, which a redis-benchmark run over the same live set would confirm (not built)');
+  flat(
+    'redis',
+    redis.levels,
+    'not explained yet: the script does the same O(1) work at every size and the client the same; the likely cause is Redis reaching a 2 GB keyspace through CPU-cache and TLB misses, which a redis-benchmark run over the same live set would confirm (not built)',
+  );
   const sqLast = sqlite[sqlite.length - 1];
   flat(
     'sqlite',
@@ -164,10 +175,10 @@ export async function growthSection(max: number, log: (s: string) => void): Prom
     title: 'Live-set growth and memory',
     body: [
       `Live incidents are loaded straight into each store's own record format; then ${int(OPS)} decisions of the mix run with 256 in flight (decisions/s), and 10,000 one at a time (p99), with every re-fire aimed at a random key of the whole live set. Memory per live key: what loading that level's new keys added to Redis \`used_memory\` (key, record, expiry and dictionary entries: all of it) or to the SQLite file (page_count × page_size after a checkpoint: table, primary key and expiry index), over the keys added.`,
-      table(['store', 'live keys', 'decisions/s', 'vs 10^4', 'sequential p99 µs', 'memory per live key', 'bare upsert/s (vs 10^4)'], [
-        ...rows('redis', redis.levels, 'B of used_memory'),
-        ...rows('sqlite', sqlite, 'B of file'),
-      ]),
+      table(
+        ['store', 'live keys', 'decisions/s', 'vs 10^4', 'sequential p99 µs', 'memory per live key', 'bare upsert/s (vs 10^4)'],
+        [...rows('redis', redis.levels, 'B of used_memory'), ...rows('sqlite', sqlite, 'B of file')],
+      ),
       `Redis \`MEMORY USAGE\` of one incident record (mean of 1,000): ${redis.sampleBytes.toFixed(1)} B; \`used_memory\` per key at ${int(million.live)} live keys: ${million.bytesPerKey.toFixed(0)} B (adds the keyspace and expiry dictionaries).`,
     ],
     targets,

@@ -41,8 +41,15 @@ export async function serverMemorySection(log: (s: string) => void): Promise<Sec
         }
         const reported = await liveIncidents(srv.url);
         const rss = rssMiB(srv.pid);
-        const redisMiB = name === 'redis' ? `; redis-server used_memory ${(Number(/used_memory:(\d+)/.exec(redis.cli('INFO', 'memory'))![1]) / 2 ** 20).toFixed(0)} MiB` : '';
-        rows.push([name, `${int(live)} (server says ${int(reported)})`, empty.toFixed(0), rss.toFixed(0), `${(((rss - empty) * 2 ** 20) / live).toFixed(0)}${redisMiB}`]);
+        const redisMiB =
+          name === 'redis' ? `; redis-server used_memory ${(Number(/used_memory:(\d+)/.exec(redis.cli('INFO', 'memory'))![1]) / 2 ** 20).toFixed(0)} MiB` : '';
+        rows.push([
+          name,
+          `${int(live)} (server says ${int(reported)})`,
+          empty.toFixed(0),
+          rss.toFixed(0),
+          `${(((rss - empty) * 2 ** 20) / live).toFixed(0)}${redisMiB}`,
+        ]);
       } finally {
         await srv.stop();
       }

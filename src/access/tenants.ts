@@ -23,13 +23,14 @@ export const tenantsConfig = z
       ids.add(t.id);
       t.tokens.forEach((tok, j) => {
         // The message never repeats the token: config errors are printed and logged.
-        if (tokens.has(tok)) ctx.addIssue({ code: 'custom', path: [i, 'tokens', j], message: 'this token is already given to a tenant; each token belongs to one tenant' });
+        if (tokens.has(tok))
+          ctx.addIssue({ code: 'custom', path: [i, 'tokens', j], message: 'this token is already given to a tenant; each token belongs to one tenant' });
         tokens.add(tok);
       });
     });
   });
 
-/** An event for another tenant than the caller's (API.md: 403, nothing changed). */
+/** An event for another tenant than the caller's (403, nothing changed). */
 export class ForbiddenError extends Error {
   override name = 'ForbiddenError';
 }

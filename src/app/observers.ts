@@ -30,7 +30,8 @@ export function deliveryObserver(metrics: Metrics, logger: Logger): DeliveryObse
       metrics.settled(d, outcome, reason, detail);
       const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
-      else if (outcome === 'retried') logger.debug({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
+      else if (outcome === 'retried')
+        logger.debug({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
     },
     error: (err, what) => {
       if (what === 'delivery pass') passFailed(err as Error);

@@ -89,19 +89,47 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const tally = new DecisionTally();
   const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
   let sampled = 0;
-  const events = new EventIngest(store, () => config.current, clock, (e, o) => {
-    // Device identifiers go to sampled logs, never to metric labels.
-    if ((o.gap || o.outcome === 'rejected') && sampled++ % 100 === 0) {
-      logger.info({ tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, outcome: o.outcome, reason: o.reason, gap: o.gap }, 'event gap or rejection (1 in 100 logged)');
-    }
-  });
+  const events = new EventIngest(
+    store,
+    () => config.current,
+    clock,
+    (e, o) => {
+      // Device identifiers go to sampled logs, never to metric labels.
+      if ((o.gap || o.outcome === 'rejected') && sampled++ % 100 === 0) {
+        logger.info(
+          { tenant: e.tenant, device: e.device, boot: e.boot, sequence: e.sequence, outcome: o.outcome, reason: o.reason, gap: o.gap },
+          'event gap or rejection (1 in 100 logged)',
+        );
+      }
+    },
+  );
   const accounting = new EventAccounting(metrics.registry, () => events.staleDevices());
-  const violations = new ViolationIngest(store, () => config.current, (v, d) => {
-    metrics.violations.labels(d.decision, d.severity, d.action).inc();
-    // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
-    if (d.decision === 'CREATE') logger.info({ process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action }, 'SPC alarm');
+  const violations = new ViolationIngest(
+    store,
+    () => config.current,
+    (v, d) => {
+      metrics.violations.labels(d.decision, d.severity, d.action).inc();
+      // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
+      if (d.decision === 'CREATE')
+        logger.info(
+          { process_id: v.process_id, rule_id: v.rule_id, key: d.key, alarm_code: d.alarm_code, severity: d.severity, action: d.action },
+          'SPC alarm',
+        );
+    },
+  );
+  const app = buildApp({
+    dedup,
+    events,
+    violations,
+    accounting,
+    deliveries: store.deliveries,
+    metrics,
+    logger,
+    https,
+    config: () => config.current,
+    clock,
+    tally,
   });
-  const app = buildApp({ dedup, events, violations, accounting, deliveries: store.deliveries, metrics, logger, https, config: () => config.current, clock, tally });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
   } catch (error) {
@@ -113,7 +141,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const hostPart = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   const url = `${https ? 'https' : 'http'}://${hostPart}:${port}`;
 
-  const delivery = startDelivery({ store: store.deliveries, config: () => config.current, clock, observer: deliveryObserver(metrics, logger), ...options.delivery });
+  const delivery = startDelivery({
+    store: store.deliveries,
+    config: () => config.current,
+    clock,
+    observer: deliveryObserver(metrics, logger),
+    ...options.delivery,
+  });
 
   const sweeper = setInterval(() => {
     store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));

@@ -34,7 +34,7 @@ export function deadLettersCommand(program: Command): void {
         const a = await client.get(`/v1/dead-letters?limit=${encodeURIComponent(opts.limit)}`);
         if (a.status !== 200) return fail('dead-letters list', failed('listing failed', a));
         const list = (a.body as { dead_letters: DeadLetter[] }).dead_letters;
-        process.stdout.write((opts.json ? JSON.stringify(a.body) : formatDeadLetters(list)) + '\n');
+        process.stdout.write(`${opts.json ? JSON.stringify(a.body) : formatDeadLetters(list)}\n`);
       });
     });
 

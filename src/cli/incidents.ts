@@ -7,7 +7,14 @@ export function formatIncidents(list: IncidentView[]): string {
   const rows = list.map((i) => [i.dedup_key, i.severity + (i.cleared ? ' cleared' : ''), String(i.refires), String(i.updates), i.created_at, i.last_seen_at]);
   const head = ['key', 'severity', 'refires', 'updates', 'created', 'last seen'];
   const width = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-  return [head, ...rows].map((r) => r.map((v, c) => v.padEnd(width[c]!)).join('  ').trimEnd()).join('\n');
+  return [head, ...rows]
+    .map((r) =>
+      r
+        .map((v, c) => v.padEnd(width[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** `onceonly incidents list|show|close`: the live incidents of a running server. */
@@ -22,7 +29,7 @@ export function incidentsCommand(program: Command): void {
         const a = await client.get(`/v1/incidents?limit=${encodeURIComponent(o.limit)}`);
         if (a.status !== 200) return fail('incidents list', failed('listing failed', a));
         const list = (a.body as { incidents: IncidentView[] }).incidents;
-        process.stdout.write((o.json ? JSON.stringify(a.body) : formatIncidents(list)) + '\n');
+        process.stdout.write(`${o.json ? JSON.stringify(a.body) : formatIncidents(list)}\n`);
       });
     });
 
@@ -30,7 +37,7 @@ export function incidentsCommand(program: Command): void {
     await withServer(o, async (client) => {
       const a = await client.get(`/v1/incidents/${encodeURIComponent(key)}`);
       if (a.status !== 200) return fail('incidents show', failed(key, a));
-      process.stdout.write(JSON.stringify(a.body, null, 2) + '\n');
+      process.stdout.write(`${JSON.stringify(a.body, null, 2)}\n`);
     });
   });
 

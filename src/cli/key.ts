@@ -13,7 +13,7 @@ async function readStdin(): Promise<string> {
 export function keyCommand(program: Command): void {
   program
     .command('key')
-    .description("read one incident as JSON on stdin and print its dedup_key")
+    .description('read one incident as JSON on stdin and print its dedup_key')
     .action(async () => {
       const text = await readStdin();
       try {
@@ -23,7 +23,7 @@ export function keyCommand(program: Command): void {
         } catch (error) {
           throw new ValidationError(`stdin is not valid JSON: ${(error as Error).message}`, []);
         }
-        process.stdout.write(incidentKey(parseWith(incidentIdentitySchema, body, 'incident')) + '\n');
+        process.stdout.write(`${incidentKey(parseWith(incidentIdentitySchema, body, 'incident'))}\n`);
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         process.stderr.write(`onceonly key: ${error.message}\n`);

@@ -12,9 +12,7 @@ import { auditCommand } from './audit.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-const program = new Command('onceonly')
-  .description('one fault, one key, one ticket: an idempotent deduplication gateway')
-  .version(pkg.version);
+const program = new Command('onceonly').description('one fault, one key, one ticket: an idempotent deduplication gateway').version(pkg.version);
 serveCommand(program);
 keyCommand(program);
 replayCommand(program);

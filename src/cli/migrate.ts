@@ -11,11 +11,13 @@ export function migrateCommand(program: Command): void {
     .requiredOption('--store <url>', 'postgres://user@host:port/db[?schema=onceonly] (env ONCEONLY_STORE)', process.env.ONCEONLY_STORE)
     .action(async (o: { store: string }) => {
       if (!/^(postgres|postgresql):\/\//.test(o.store)) {
-        process.stderr.write('onceonly migrate: only postgres:// stores have migrations (SQLite and Redis need none)\n');
+        process.stderr.write(
+          'onceonly migrate: only postgres:// stores are migrated by this command (a SQLite file migrates itself when opened; Redis needs none)\n',
+        );
         process.exitCode = 2;
         return;
       }
-      let pool;
+      let pool: ReturnType<typeof openPool> | undefined;
       try {
         const { connection, schema } = postgresUrl(o.store);
         pool = openPool(connection, schema, 1);

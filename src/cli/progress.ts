@@ -20,7 +20,9 @@ export class Progress {
     if (this.tty) {
       const width = 30;
       const filled = Math.round(frac * width);
-      process.stderr.write(`\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(frac * 100)}% ${this.done}/${this.total} ${rate}/s`);
+      process.stderr.write(
+        `\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(frac * 100)}% ${this.done}/${this.total} ${rate}/s`,
+      );
     } else {
       const decile = Math.floor(frac * 10);
       if (decile !== this.lastDecile) {

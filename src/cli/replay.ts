@@ -16,12 +16,14 @@ export interface ReplayReport {
 }
 
 /**
- * The seed's drill: sends a recorded NDJSON stream of device events through
+ * The device-event drill: sends a recorded NDJSON stream of device events through
  * the public HTTP boundary with bounded concurrency and accounts for every
  * line from the answers: received = applied + duplicate + rejected.
  */
 export async function replay(file: string, baseUrl: string, concurrency: number, token?: string): Promise<ReplayReport> {
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const client = jsonClient(baseUrl, token);
   const r: ReplayReport = { received: 0, applied: 0, duplicate: 0, rejected: {}, sequence_gaps: 0, notifications: 0, unanswered: 0, invariant_holds: false };
   const progress = new Progress('replay', lines.length);
@@ -59,7 +61,9 @@ export async function replay(file: string, baseUrl: string, concurrency: number,
 
 export function formatReport(r: ReplayReport): string {
   const rejected = Object.values(r.rejected).reduce((a, b) => a + b, 0);
-  const reasons = Object.entries(r.rejected).map(([k, v]) => `${k} ${v}`).join(', ');
+  const reasons = Object.entries(r.rejected)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   return [
     `received       ${r.received}`,
     `applied        ${r.applied}`,
@@ -96,7 +100,7 @@ export function replayCommand(program: Command): void {
         process.exitCode = 2;
         return;
       }
-      process.stdout.write((opts.json ? JSON.stringify(report) : formatReport(report)) + '\n');
+      process.stdout.write(`${opts.json ? JSON.stringify(report) : formatReport(report)}\n`);
       if (!report.invariant_holds) process.exitCode = 1;
     });
 }

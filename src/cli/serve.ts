@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../observe/logger.js';
 import { DEFAULT_STORE_URL, StoreUrlError } from '../store/open.js';
-import { StartupError, startServer } from '../app/start.js';
+import { type RunningServer, StartupError, startServer } from '../app/start.js';
 import { parsePort } from './options.js';
 
 export function serveCommand(program: Command): void {
@@ -11,13 +11,17 @@ export function serveCommand(program: Command): void {
     .description('serve the HTTP API')
     .option('--port <n>', 'HTTP port; 0 picks a free one (env PORT)', process.env.PORT ?? '8080')
     .option('--host <addr>', 'bind address (env HOST)', process.env.HOST ?? '127.0.0.1')
-    .option('--store <url>', 'memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://user@host/db (env ONCEONLY_STORE)', process.env.ONCEONLY_STORE ?? DEFAULT_STORE_URL)
+    .option(
+      '--store <url>',
+      'memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://user@host/db (env ONCEONLY_STORE)',
+      process.env.ONCEONLY_STORE ?? DEFAULT_STORE_URL,
+    )
     .option('--config <file>', 'YAML or JSON config file (env ONCEONLY_CONFIG)', process.env.ONCEONLY_CONFIG)
     .option('--tls-cert <file>', 'PEM certificate: serve HTTPS (env ONCEONLY_TLS_CERT)', process.env.ONCEONLY_TLS_CERT)
     .option('--tls-key <file>', 'PEM private key (env ONCEONLY_TLS_KEY)', process.env.ONCEONLY_TLS_KEY)
     .action(async (opts: Record<string, string | undefined>) => {
       const logger = createLogger();
-      let server;
+      let server: RunningServer | undefined;
       try {
         server = await startServer({
           port: parsePort(opts.port ?? '8080'),

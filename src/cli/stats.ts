@@ -21,11 +21,16 @@ export function statsCommand(program: Command): void {
         const s = a.body as Stats;
         const rejected = Object.values(s.rejected).reduce((x, y) => x + y, 0);
         const holds = s.received === s.applied + s.duplicate + rejected;
-        if (o.json) process.stdout.write(JSON.stringify({ ...s, invariant_holds: holds }) + '\n');
+        if (o.json) process.stdout.write(`${JSON.stringify({ ...s, invariant_holds: holds })}\n`);
         else {
           const report: ReplayReport = { ...s, notifications: 0, unanswered: 0, invariant_holds: holds };
           // The replay report minus what only a replay knows (its own unanswered requests and notifications).
-          process.stdout.write(formatReport(report).split('\n').filter((l) => !/^(unanswered|notifications)/.test(l)).join('\n') + '\n');
+          process.stdout.write(
+            `${formatReport(report)
+              .split('\n')
+              .filter((l) => !/^(unanswered|notifications)/.test(l))
+              .join('\n')}\n`,
+          );
         }
         if (!holds) process.exitCode = 1;
       });

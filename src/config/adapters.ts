@@ -17,7 +17,10 @@ export type AdapterConfig = AdapterConfigs[keyof AdapterConfigs];
 export const adapterBase = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1..64 letters, digits, _ or -'),
   /** which entries it takes; each type has its own default */
-  kinds: z.array(z.enum(['incident', 'violation', 'event'])).min(1).optional(),
+  kinds: z
+    .array(z.enum(['incident', 'violation', 'event']))
+    .min(1)
+    .optional(),
   /** per HTTP call (or MQTT publish) */
   timeout_ms: z.number().int().positive().default(10_000),
 });
@@ -48,7 +51,8 @@ export const adaptersConfig = z
   .superRefine((list, ctx) => {
     const seen = new Set<string>();
     list.forEach((a, i) => {
-      if (seen.has(a.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `adapter name ${JSON.stringify(a.name)} is used twice; names must be unique` });
+      if (seen.has(a.name))
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `adapter name ${JSON.stringify(a.name)} is used twice; names must be unique` });
       seen.add(a.name);
     });
   });

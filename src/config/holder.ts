@@ -11,7 +11,10 @@ export class ConfigHolder {
   /** Extra rules a running server puts on a reload (e.g. a public bind needs tenants); throws to refuse. */
   guard: (next: Config) => void = () => {};
 
-  constructor(initial: Config = defaultConfig, readonly path?: string) {
+  constructor(
+    initial: Config = defaultConfig,
+    readonly path?: string,
+  ) {
     this.value = initial;
   }
 

@@ -19,7 +19,7 @@ const classification = z.strictObject({
 const action = z.strictObject({ route: z.boolean(), notify: z.boolean() });
 
 /**
- * `forever` is ledger mode (seed 002: a permanent, auditable uniqueness
+ * `forever` is ledger mode (a permanent, auditable uniqueness
  * decision): identities of that input never expire, and on Postgres every
  * decision of it is appended to the audit trail. `ttl` (default): they live
  * their TTL, window or retention.
@@ -29,7 +29,7 @@ const retention = z.enum(['ttl', 'forever']).default('ttl');
 /** How long "forever" is for a store that needs a number: a hundred years. */
 export const FOREVER_MS = 100 * 365 * 86_400_000;
 
-/** API.md's rule table. */
+/** The default rule table: each control-chart rule's alarm code and severity. */
 const DEFAULT_RULES = {
   nelson_1: { alarm_code: 'SPC-BEYOND-3S', severity: 'CRITICAL' as const },
   nelson_2: { alarm_code: 'SPC-SHIFT-9', severity: 'MAJOR' as const },
@@ -56,80 +56,85 @@ const ttlOverride = z
     message: 'give exactly one of fault_class or element_prefix',
   });
 
-export const configSchema = z.strictObject({
-  incidents: z
-    .strictObject({
-      ttl_seconds: positiveInt.default(3600),
-      /**
-       * A SUPPRESS whose claim was made at most this long ago is reported as
-       * `lost_race` (a concurrent copy) rather than `unchanged` (a later re-fire).
-       */
-      race_window_ms: z.number().int().nonnegative().default(1000),
-      /** First match wins: the seed's "shorter window for flap-prone tiers". */
-      ttl_overrides: z.array(ttlOverride).default([]),
-      /**
-       * An expired incident that was never closed is kept this long, so the next
-       * arrival is reported as CREATE/expired (a premature expiry). Read at start.
-       */
-      expired_grace_seconds: z.number().int().nonnegative().default(600),
-      retention,
-    })
-    .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600, retention: 'ttl' }),
-  /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
-  failopen: z
-    .strictObject({
-      /** unset: 50 ms on Redis (one round trip), 1000 ms on Postgres (a transaction of several) */
-      timeout_ms: positiveInt.optional(),
-      probe_interval_ms: positiveInt.default(250),
-      journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
-    })
-    .default({ probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
-  violations: z
-    .strictObject({
-      window_seconds: positiveInt.default(300),
-      retention,
-      /** rule_id → alarm code and severity; replaces the default table when given. */
-      rules: z.record(z.string().min(1), classification).default(DEFAULT_RULES),
-      /** any rule not in `rules` */
-      unknown_rule: classification.default({ alarm_code: 'SPC-UNKNOWN', severity: 'MINOR' }),
-      /** the decision table: by severity, whether a new alarm is routed to ticketing and whether it pages */
-      actions: z
-        .strictObject(Object.fromEntries(SEVERITIES.map((s) => [s, action.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof action>>)
-        // prefault: an absent table is parsed as {} so the transform fills in the defaults
-        .prefault({})
-        .transform((given) => ({ ...DEFAULT_ACTIONS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) }) as Record<(typeof SEVERITIES)[number], { route: boolean; notify: boolean }>),
-    })
-    .prefault({}),
-  /**
-   * Alerts from Alertmanager's webhook. A firing alert is re-sent only every
-   * repeat_interval (4 h by default), so their TTL is longer than incidents':
-   * keep it above repeat_interval, or a re-send after expiry opens a second ticket.
-   */
-  alertmanager: z
-    .strictObject({ ttl_seconds: positiveInt.default(86_400) })
-    .default({ ttl_seconds: 86_400 }),
-  events: z
-    .strictObject({
-      retention_seconds: positiveInt.default(86400),
-      stale_after_seconds: positiveInt.default(300),
-      retention,
-    })
-    .default({ retention_seconds: 86400, stale_after_seconds: 300, retention: 'ttl' }),
-  /** Seed 003's backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)). */
-  delivery: z
-    .strictObject({
-      max_retries: z.number().int().nonnegative().default(4),
-      base_delay_ms: positiveInt.default(500),
-      max_delay_ms: positiveInt.default(8000),
-      /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms) */
-      lease_ms: positiveInt.default(60_000),
-    })
-    .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000, lease_ms: 60_000 })
-    .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
-  /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
-  adapters: adaptersConfig,
-  /** With tenants, every /v1 and /v2 call needs a tenant's bearer token (API.md "Tenants and access"). */
-  tenants: tenantsConfig,
+export const configSchema = z
+  .strictObject({
+    incidents: z
+      .strictObject({
+        ttl_seconds: positiveInt.default(3600),
+        /**
+         * A SUPPRESS whose claim was made at most this long ago is reported as
+         * `lost_race` (a concurrent copy) rather than `unchanged` (a later re-fire).
+         */
+        race_window_ms: z.number().int().nonnegative().default(1000),
+        /** First match wins: a shorter window for flap-prone tiers. */
+        ttl_overrides: z.array(ttlOverride).default([]),
+        /**
+         * An expired incident that was never closed is kept this long, so the next
+         * arrival is reported as CREATE/expired (a premature expiry). Read at start.
+         */
+        expired_grace_seconds: z.number().int().nonnegative().default(600),
+        retention,
+      })
+      .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600, retention: 'ttl' }),
+    /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
+    failopen: z
+      .strictObject({
+        /** unset: 50 ms on Redis (one round trip), 1000 ms on Postgres (a transaction of several) */
+        timeout_ms: positiveInt.optional(),
+        probe_interval_ms: positiveInt.default(250),
+        journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
+      })
+      .default({ probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
+    violations: z
+      .strictObject({
+        window_seconds: positiveInt.default(300),
+        retention,
+        /** rule_id → alarm code and severity; replaces the default table when given. */
+        rules: z.record(z.string().min(1), classification).default(DEFAULT_RULES),
+        /** any rule not in `rules` */
+        unknown_rule: classification.default({ alarm_code: 'SPC-UNKNOWN', severity: 'MINOR' }),
+        /** the decision table: by severity, whether a new alarm is routed to ticketing and whether it pages */
+        actions: z
+          .strictObject(Object.fromEntries(SEVERITIES.map((s) => [s, action.optional()])) as Record<(typeof SEVERITIES)[number], z.ZodOptional<typeof action>>)
+          // prefault: an absent table is parsed as {} so the transform fills in the defaults
+          .prefault({})
+          .transform(
+            (given) =>
+              ({ ...DEFAULT_ACTIONS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) }) as Record<
+                (typeof SEVERITIES)[number],
+                { route: boolean; notify: boolean }
+              >,
+          ),
+      })
+      .prefault({}),
+    /**
+     * Alerts from Alertmanager's webhook. A firing alert is re-sent only every
+     * repeat_interval (4 h by default), so their TTL is longer than incidents':
+     * keep it above repeat_interval, or a re-send after expiry opens a second ticket.
+     */
+    alertmanager: z.strictObject({ ttl_seconds: positiveInt.default(86_400) }).default({ ttl_seconds: 86_400 }),
+    events: z
+      .strictObject({
+        retention_seconds: positiveInt.default(86400),
+        stale_after_seconds: positiveInt.default(300),
+        retention,
+      })
+      .default({ retention_seconds: 86400, stale_after_seconds: 300, retention: 'ttl' }),
+    /** Capped, jittered exponential backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)). */
+    delivery: z
+      .strictObject({
+        max_retries: z.number().int().nonnegative().default(4),
+        base_delay_ms: positiveInt.default(500),
+        max_delay_ms: positiveInt.default(8000),
+        /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms) */
+        lease_ms: positiveInt.default(60_000),
+      })
+      .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000, lease_ms: 60_000 })
+      .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
+    /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
+    adapters: adaptersConfig,
+    /** With tenants, every /v1 and /v2 call needs a tenant's bearer token (docs/api.md, "Tenants and access"). */
+    tenants: tenantsConfig,
   })
   .superRefine((c, ctx) => {
     // A lease shorter than a call would let a second worker deliver while the first still waits.

@@ -1,5 +1,5 @@
 /**
- * Device status events (seed 002). Identity is (tenant, device, boot, sequence).
+ * Device status events. Identity is (tenant, device, boot, sequence).
  * The rule below is the whole decision; each store applies it in one atomic
  * step together with the seen-marker, the device state and the notification.
  *
@@ -51,11 +51,7 @@ export function rejected(reason: RejectReason): EventOutcome {
  * Decides an event that is not a duplicate. `bootSeen` says whether the
  * event's boot was seen before for this device.
  */
-export function decideEvent(
-  current: DeviceState | null,
-  bootSeen: boolean,
-  e: DeviceEvent,
-): { result: EventOutcome; next: DeviceState | null } {
+export function decideEvent(current: DeviceState | null, bootSeen: boolean, e: DeviceEvent): { result: EventOutcome; next: DeviceState | null } {
   const next: DeviceState = { ...e };
   const transition = current && current.state !== e.state ? { from: current.state, to: e.state } : null;
   if (current === null) {

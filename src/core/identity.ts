@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
  * Fields are joined with `|`. A plain join is ambiguous (`a|b`,`c` and `a`,`b|c`
  * would collide), so inside each field `\` is written `\\` and `|` is written
  * `\|` first. Fields that contain neither character hash exactly as a plain
- * join does, which keeps keys compatible with the seed's formula.
+ * join does, which keeps keys compatible with the plain `|`-join formula older producers use.
  */
 export function escapeField(field: string): string {
   return field.replace(/\\/g, '\\\\').replace(/\|/g, '\\|');
@@ -34,5 +34,5 @@ export const INCIDENT_KEY_PATTERN = /^dedup:[0-9a-f]{32}$/;
 
 /** `dedup:` + the first 32 hex characters of SHA-256 over the escaped join. */
 export function incidentKey(id: IncidentIdentity): string {
-  return 'dedup:' + sha256Hex(joinIdentity([id.element_id, id.fault_class, id.root_cause_id])).slice(0, 32);
+  return `dedup:${sha256Hex(joinIdentity([id.element_id, id.fault_class, id.root_cause_id])).slice(0, 32)}`;
 }

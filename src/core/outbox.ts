@@ -1,7 +1,7 @@
 /**
  * The outbox: what must leave the building because of a decision, written in
  * the same atomic step as the decision (so a crash between deciding and
- * delivering loses nothing). Its shape is what an adapter receives (API.md).
+ * delivering loses nothing). Its shape is what an adapter receives (docs/adapters.md).
  */
 export type OutboxKind = 'incident' | 'violation' | 'event';
 export type OutboxAction = 'create' | 'update' | 'close' | 'notify';

@@ -48,6 +48,6 @@ export function parseWith<S extends z.ZodType>(schema: S, body: unknown, what: s
   if (result.success) return result.data;
   const issues = formatIssues(result.error.issues);
   const first = issues[0];
-  const where = first && first.path ? `${first.path}: ` : '';
+  const where = first?.path ? `${first.path}: ` : '';
   throw new ValidationError(`invalid ${what}: ${where}${first?.message ?? 'invalid'}`, issues);
 }

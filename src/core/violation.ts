@@ -2,7 +2,7 @@ import { joinIdentity, sha1Hex } from './identity.js';
 import type { Severity } from './fingerprint.js';
 
 /**
- * SPC violations (seed 003). The key is windowed: one violation of one rule on
+ * SPC violations. The key is windowed: one violation of one rule on
  * one process within one window of `window_seconds` is one alarm, however
  * often the control chart re-fires it.
  */
@@ -19,7 +19,7 @@ export function windowIndex(timestamp: number, windowSeconds: number): number {
 
 /** Lowercase hex SHA-1 over `process_id|rule_id|window`, text fields escaped as for incidents. */
 export function violationKey(v: ViolationIdentity, windowSeconds: number): string {
-  return sha1Hex(joinIdentity([v.process_id, v.rule_id]) + '|' + windowIndex(v.timestamp, windowSeconds));
+  return sha1Hex(`${joinIdentity([v.process_id, v.rule_id])}|${windowIndex(v.timestamp, windowSeconds)}`);
 }
 
 export interface Classification {
@@ -27,7 +27,7 @@ export interface Classification {
   severity: Severity;
 }
 
-/** What the decision table says to do with a new alarm (the seed's OCAP table). */
+/** What the decision table says to do with a new alarm (the out-of-control action plan). */
 export type ViolationAction = 'route_and_notify' | 'route' | 'log';
 
 export function actionOf(route: boolean, notify: boolean): ViolationAction {

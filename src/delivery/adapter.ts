@@ -3,7 +3,7 @@ import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
 /** One delivery as an adapter sees it. */
 export interface DeliveryJob {
   entry: OutboxEntry;
-  /** `key:action:n`: the same for every retry of this delivery (API.md). */
+  /** `key:action:n`: the same for every retry of this delivery. */
   idempotencyKey: string;
   /** 1 for the first try of this delivery since it was (re)queued */
   attempt: number;

@@ -1,5 +1,5 @@
 /**
- * Seed 003's capped, jittered exponential backoff: the i-th retry (from 0)
+ * Capped, jittered exponential backoff: the i-th retry (from 0)
  * waits d_i = min(d_max, d_0 * 2^i) * (1 + U), U uniform in [0, 0.25). The
  * jitter spreads a recovering destination's retries; `random` is injected.
  */

@@ -8,7 +8,7 @@ export interface HttpAnswer {
   text: string;
 }
 
-/** A failed answer, classified as API.md says: 408, 429 and 5xx retry; any other non-2xx is permanent. */
+/** A failed answer, classified as docs/adapters.md says: 408, 429 and 5xx retry; any other non-2xx is permanent. */
 export class HttpFailure extends Error {
   constructor(readonly result: Extract<AdapterResult, { ok: false }>) {
     super(result.error);

@@ -134,7 +134,7 @@ export class DeliveryWorker {
     }
   }
 
-  /** The retry rules of API.md: 2xx delivered; 408/429/5xx/network retried until the budget is spent; anything else dead. */
+  /** The retry rules (docs/adapters.md): 2xx delivered; 408/429/5xx/network retried until the budget is spent; anything else dead. */
   private judge(d: Delivery, r: AdapterResult): [Settlement, DeliveryOutcome, string] {
     if (r.ok) return [{ outcome: 'delivered' }, 'delivered', 'ok'];
     if (!r.retryable) return [{ outcome: 'dead', error: r.error }, 'dead', r.reason];

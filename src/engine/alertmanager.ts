@@ -60,18 +60,27 @@ export class AlertmanagerIngest {
       return (await this.dedup.closeKey(tenant, key, resolvedAt, origin)) ? 'closed' : 'ignored';
     }
     const severity = alertSeverity(a.labels.severity);
-    const d = await this.dedup.decide({
-      tenant,
-      key,
-      fingerprint: `${severity}|0`,
-      ttlMs: this.config().alertmanager.ttl_seconds * 1000,
-      episodeStartedAt: Date.parse(a.startsAt),
-      outbox: {
-        severity,
-        summary: a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint,
-        data: { fingerprint: a.fingerprint, labels: a.labels, annotations: a.annotations, startsAt: a.startsAt, ...(a.generatorURL ? { generatorURL: a.generatorURL } : {}) },
+    const d = await this.dedup.decide(
+      {
+        tenant,
+        key,
+        fingerprint: `${severity}|0`,
+        ttlMs: this.config().alertmanager.ttl_seconds * 1000,
+        episodeStartedAt: Date.parse(a.startsAt),
+        outbox: {
+          severity,
+          summary: a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint,
+          data: {
+            fingerprint: a.fingerprint,
+            labels: a.labels,
+            annotations: a.annotations,
+            startsAt: a.startsAt,
+            ...(a.generatorURL ? { generatorURL: a.generatorURL } : {}),
+          },
+        },
       },
-    }, origin);
+      origin,
+    );
     return d.reason === 'stale' ? 'stale' : d.decision;
   }
 }

@@ -58,24 +58,27 @@ export class Deduplicator {
    */
   async decideIncident(input: IncidentInput | unknown, tenant = DEFAULT_TENANT, origin?: Origin): Promise<IncidentDecision> {
     const incident = parseIncident(input);
-    return this.decide({
-      tenant,
-      key: incidentKey(incident),
-      fingerprint: incidentFingerprint(incident),
-      ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000,
-      // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
-      outbox: {
-        severity: incident.severity,
-        summary: incident.summary ?? '',
-        data: {
-          element_id: incident.element_id,
-          fault_class: incident.fault_class,
-          root_cause_id: incident.root_cause_id,
-          cleared: incident.cleared,
-          ...(incident.details ? { details: incident.details } : {}),
+    return this.decide(
+      {
+        tenant,
+        key: incidentKey(incident),
+        fingerprint: incidentFingerprint(incident),
+        ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000,
+        // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
+        outbox: {
+          severity: incident.severity,
+          summary: incident.summary ?? '',
+          data: {
+            element_id: incident.element_id,
+            fault_class: incident.fault_class,
+            root_cause_id: incident.root_cause_id,
+            cleared: incident.cleared,
+            ...(incident.details ? { details: incident.details } : {}),
+          },
         },
       },
-    }, origin);
+      origin,
+    );
   }
 
   /**

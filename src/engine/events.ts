@@ -5,7 +5,7 @@ import { parseEvent } from '../inputs/event/schema.js';
 import type { DedupStore, Origin } from '../store/contract/index.js';
 import { ForbiddenError } from '../access/tenants.js';
 
-/** `GET /v1/devices/{tenant}/{device}` as API.md gives it. */
+/** `GET /v1/devices/{tenant}/{device}` as docs/api.md gives it. */
 export interface DeviceView {
   tenant_id: string;
   device_id: string;
@@ -17,7 +17,7 @@ export interface DeviceView {
   stale: boolean;
 }
 
-/** Device status events (seed 002): validate, apply once in the store, account. */
+/** Device status events: validate, apply once in the store, account. */
 export class EventIngest {
   constructor(
     private readonly store: DedupStore,

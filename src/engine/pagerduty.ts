@@ -37,25 +37,28 @@ export class PagerdutyIngest {
     }
     const p = e.payload!;
     const severity = SEVERITY[p.severity];
-    const d = await this.dedup.decide({
-      tenant,
-      key,
-      fingerprint: `${severity}|0`,
-      ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
-      outbox: {
-        severity,
-        summary: p.summary,
-        data: {
-          dedup_key: dedupKey,
-          source: p.source,
-          ...(p.component !== undefined ? { component: p.component } : {}),
-          ...(p.group !== undefined ? { group: p.group } : {}),
-          ...(p.class !== undefined ? { class: p.class } : {}),
-          ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
-          ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),
+    const d = await this.dedup.decide(
+      {
+        tenant,
+        key,
+        fingerprint: `${severity}|0`,
+        ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+        outbox: {
+          severity,
+          summary: p.summary,
+          data: {
+            dedup_key: dedupKey,
+            source: p.source,
+            ...(p.component !== undefined ? { component: p.component } : {}),
+            ...(p.group !== undefined ? { group: p.group } : {}),
+            ...(p.class !== undefined ? { class: p.class } : {}),
+            ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
+            ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),
+          },
         },
       },
-    }, origin);
+      origin,
+    );
     return { dedup_key: dedupKey, outcome: d.decision, provisional: d.provisional };
   }
 }

@@ -1,7 +1,7 @@
 import { parseIncidentFingerprint, type Severity } from '../core/fingerprint.js';
 import type { IncidentRecord } from '../store/contract/index.js';
 
-/** `GET /v1/incidents/{key}` as API.md gives it. */
+/** `GET /v1/incidents/{key}` as docs/api.md gives it. */
 export interface IncidentView {
   dedup_key: string;
   severity: Severity;

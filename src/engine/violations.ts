@@ -19,7 +19,7 @@ export function classify(cfg: Config['violations'], ruleId: string): Classificat
 }
 
 /**
- * SPC violations (seed 003): classify by rule, key by process, rule and time
+ * SPC violations: classify by rule, key by process, rule and time
  * window, claim the key for the window in one atomic step. A claim lives two
  * windows, so a late sample of a window still finds it.
  */
@@ -45,10 +45,12 @@ export class ViolationIngest {
         }
       : undefined;
     const claim = await this.store.windows.claim(tenant, key, cfg.retention === 'forever' ? FOREVER_MS : 2 * cfg.window_seconds * 1000, outbox, origin);
-    // A repeat that re-queued a failing delivery is not suppressed (API.md): the create goes out again.
+    // A repeat that re-queued a failing delivery is not suppressed: the create goes out again.
     const d: ViolationDecision = {
       decision: claim === 'repeat' ? 'SUPPRESS' : 'CREATE',
-      key, ...cls, action: actionOf(act.route, act.notify),
+      key,
+      ...cls,
+      action: actionOf(act.route, act.notify),
       ...(claim === 'requeued' ? { requeued: true } : {}),
     };
     this.observe(v, d);

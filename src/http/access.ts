@@ -5,7 +5,7 @@ import type { RateLimiter } from '../access/rate-limit.js';
 import { ApiError } from './errors.js';
 
 /**
- * API.md "Tenants and access", as one onRequest hook: with tenants
+ * Tenants and access (docs/api.md), as one onRequest hook: with tenants
  * configured, every /v1 and /v2 call needs `Authorization: Bearer <token>`;
  * the token names the tenant every read and write is then limited to, and that
  * tenant's bucket must have a token left. Operations (/healthz, /readyz,
@@ -36,5 +36,11 @@ export function admit(req: FastifyRequest, tenant: TenantConfig, limiter: RateLi
   req.tenant = tenant.id;
   req.scoped = true;
   const wait = limiter.take(tenant.id, tenant.rate_limit.per_second, tenant.rate_limit.burst);
-  if (wait > 0) throw new ApiError('rate_limited', `tenant ${tenant.id} is over its rate limit (${tenant.rate_limit.per_second}/s); retry after ${wait} s`, undefined, wait);
+  if (wait > 0)
+    throw new ApiError(
+      'rate_limited',
+      `tenant ${tenant.id} is over its rate limit (${tenant.rate_limit.per_second}/s); retry after ${wait} s`,
+      undefined,
+      wait,
+    );
 }

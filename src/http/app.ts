@@ -27,10 +27,15 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { auditRoutes } from './routes/audit.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryStore } from '../store/contract/index.js';
-
-export const BODY_LIMIT_BYTES = 512 * 1024;
+import { BODY_LIMIT_BYTES } from './limits.js';
+import { openApiRoutes } from './routes/openapi.js';
+import type { DocumentedRoute } from './openapi/document.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered (method, URL and its doc, if it has one), HEAD aside. */
+    routeTable: ReadonlyArray<{ method: string; url: string; doc?: import('./openapi/route-doc.js').RouteDoc }>;
+  }
   interface FastifyRequest {
     /** The caller's tenant; `default` while no tenants are configured. */
     tenant: string;
@@ -67,6 +72,12 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
 
+  // Every route as registered, with the doc it carries: the OpenAPI document is made from this table.
+  const routes: Array<DocumentedRoute | { method: string; url: string; doc?: undefined }> = [];
+  app.decorate('routeTable', routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url, doc: r.config?.doc });
+  });
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.decorateRequest('scoped', false);
   const limiter = new RateLimiter(clock);
@@ -85,14 +96,15 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
             ? new ApiError('unavailable', err.message)
             : err instanceof ForbiddenError
               ? new ApiError('forbidden', err.message)
-            : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
+              : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
     if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
     metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
     // An unauthenticated request belongs to no tenant: it is in no tenant's accounting.
-    if (req.method === 'POST' && req.routeOptions.url === '/v1/events' && apiError.code !== 'unauthorized') accounting.refused(eventRefusal(apiError.code), req.tenant);
+    if (req.method === 'POST' && req.routeOptions.url === '/v1/events' && apiError.code !== 'unauthorized')
+      accounting.refused(eventRefusal(apiError.code), req.tenant);
     if (apiError.code === 'rate_limited') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
     if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
-    // The one exception to the error shape (API.md): /v2/enqueue answers as PagerDuty does.
+    // The one exception to the error shape: /v2/enqueue answers as PagerDuty does.
     return reply.code(apiError.status).send(req.routeOptions.url === ENQUEUE ? pagerdutyError(apiError) : errorBody(apiError));
   });
 
@@ -111,6 +123,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock));
   dashboardRoutes(app, { dedup, tally, events, accounting, deliveries, metrics, clock });
   auditRoutes(app, dedup.store);
+  openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));
   return app;
 }
 

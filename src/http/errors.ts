@@ -2,7 +2,7 @@ import type { Issue } from '../core/validation.js';
 
 /**
  * The one error registry: every 4xx/5xx the API sends has a stable code from
- * this table (API.md "Errors"; docs/http-errors.md is tested against it).
+ * this table (docs/http-errors.md is tested against it).
  */
 export const ERROR_CODES = {
   invalid_input: 400,
@@ -52,9 +52,7 @@ export function fromFastifyError(err: { code?: string; statusCode?: number; mess
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_input', 'request body is empty', [{ path: '', message: 'expected a JSON object' }]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError('invalid_input', `request body is not valid JSON: ${err.message}`, [
-        { path: '', message: 'not valid JSON' },
-      ]);
+      return new ApiError('invalid_input', `request body is not valid JSON: ${err.message}`, [{ path: '', message: 'not valid JSON' }]);
   }
   if (err.statusCode === 400) {
     return new ApiError('invalid_input', err.message, [{ path: '', message: err.message }]);

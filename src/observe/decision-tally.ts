@@ -32,7 +32,11 @@ export class DecisionTally implements DecisionObserver {
 /** Several observers as one. */
 export function observers(...all: DecisionObserver[]): DecisionObserver {
   return {
-    decided: (d, tenant) => all.forEach((o) => o.decided(d, tenant)),
-    ended: (u, how) => all.forEach((o) => o.ended(u, how)),
+    decided: (d, tenant) => {
+      for (const o of all) o.decided(d, tenant);
+    },
+    ended: (u, how) => {
+      for (const o of all) o.ended(u, how);
+    },
   };
 }

@@ -2,7 +2,15 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { EVENT_REJECT_REASONS, gapSize, type EventOutcome } from '../core/event.js';
 
 /** Rejections at the boundary, beside the store's own reasons. */
-export const BOUNDARY_REJECT_REASONS = ['invalid', 'payload_too_large', 'unsupported_media_type', 'forbidden', 'rate_limited', 'unavailable', 'internal'] as const;
+export const BOUNDARY_REJECT_REASONS = [
+  'invalid',
+  'payload_too_large',
+  'unsupported_media_type',
+  'forbidden',
+  'rate_limited',
+  'unavailable',
+  'internal',
+] as const;
 export type EventRejectReason = (typeof EVENT_REJECT_REASONS)[number] | (typeof BOUNDARY_REJECT_REASONS)[number];
 
 export interface EventStats {
@@ -14,7 +22,7 @@ export interface EventStats {
 }
 
 /**
- * The seed's accounting invariant at the boundary of this process:
+ * The accounting invariant (received = applied + duplicate + rejected) at the boundary of this process:
  *   received = applied + duplicate + sum(rejected by reason)
  * Every request to POST /v1/events lands in exactly one bucket, including
  * those refused before the store (invalid, too large, unavailable). Gaps count
@@ -40,7 +48,11 @@ export class EventAccounting {
       registers,
     });
     this.gaps = new Counter({ name: 'onceonly_event_sequence_gaps_total', help: 'Missing sequence numbers reported in gaps (page on its rate).', registers });
-    this.transitions = new Counter({ name: 'onceonly_event_transitions_total', help: 'Applied events that changed a device state (each is one notification).', registers });
+    this.transitions = new Counter({
+      name: 'onceonly_event_transitions_total',
+      help: 'Applied events that changed a device state (each is one notification).',
+      registers,
+    });
     new Gauge({
       name: 'onceonly_devices_stale',
       help: 'Devices whose last applied observation is older than events.stale_after_seconds.',
@@ -69,7 +81,10 @@ export class EventAccounting {
     const stats = this.stats(tenant);
     stats.received++;
     this.received.inc();
-    if (o.outcome === 'rejected') return this.countRejected(stats, o.reason);
+    if (o.outcome === 'rejected') {
+      this.countRejected(stats, o.reason);
+      return;
+    }
     stats[o.outcome]++;
     this.outcomes.labels(o.outcome, '').inc();
     const missing = gapSize(o.gap);

@@ -4,8 +4,8 @@ import { wrapFacet } from '../store/facet.js';
 
 /**
  * Times every store call the engine, the dashboard and metrics make, by
- * `facet.method` and outcome (the seed's "store round trip under 2 ms" is
- * watched here). Deliveries are timed by the worker, per adapter.
+ * `facet.method` and outcome (a store round trip should stay under
+ * 2 ms: watched here). Deliveries are timed by the worker, per adapter.
  */
 export function instrumentStore(inner: DedupStore, latency: Histogram<'operation' | 'outcome'>): DedupStore {
   const timed = (facet: string) => async (method: string, call: () => Promise<unknown>) => {

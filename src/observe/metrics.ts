@@ -84,7 +84,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     for (const o of ['claimed', 'merged', 'done', 'expired']) this.reconciled.labels(o).inc(0);
     this.violations = new Counter({
       name: 'onceonly_violation_decisions_total',
-      help: 'SPC violation decisions by decision, severity and the decision table\'s action for it.',
+      help: "SPC violation decisions by decision, severity and the decision table's action for it.",
       labelNames: ['decision', 'severity', 'action'],
       registers: [this.registry],
     });

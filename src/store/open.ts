@@ -50,7 +50,9 @@ export function postgresUrl(url: string): { connection: string; schema: string }
     throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL`);
   }
   if (u.hostname === '' || u.pathname.length < 2) {
-    throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL: give a host and a database, e.g. postgres://user@127.0.0.1:5432/onceonly`);
+    throw new StoreUrlError(
+      `store URL ${JSON.stringify(url)} is not a valid postgres:// URL: give a host and a database, e.g. postgres://user@127.0.0.1:5432/onceonly`,
+    );
   }
   const schema = u.searchParams.get('schema') ?? 'onceonly';
   if (!SCHEMA_NAME.test(schema)) throw new StoreUrlError(`store URL option schema=${JSON.stringify(schema)} must be lower-case letters, digits and _`);
@@ -70,7 +72,10 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
   const grace = options.expiredGraceMs;
   if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock, grace);
   if (url.startsWith('sqlite:')) {
-    const [rawPath = '', query = ''] = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '').split('?', 2);
+    const [rawPath = '', query = ''] = url
+      .slice('sqlite:'.length)
+      .replace(/^\/\/(?=\/)/, '')
+      .split('?', 2);
     if (rawPath === '') throw new StoreUrlError(`store URL ${JSON.stringify(url)} has no file path: use sqlite:./data/onceonly.db`);
     const params = new URLSearchParams(query);
     for (const name of params.keys()) {
@@ -96,7 +101,17 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
   }
   if (/^(postgres|postgresql):\/\//.test(url)) {
     const { connection, schema } = postgresUrl(url);
-    return failOpen(new PgStore(openPool(connection, schema, 10, options.onConnectionError), clock, { expiredGraceMs: grace, schema, ...(options.ledger ? { ledger: options.ledger } : {}) }), clock, options);
+    return failOpen(
+      new PgStore(openPool(connection, schema, 10, options.onConnectionError), clock, {
+        expiredGraceMs: grace,
+        schema,
+        ...(options.ledger ? { ledger: options.ledger } : {}),
+      }),
+      clock,
+      options,
+    );
   }
-  throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`);
+  throw new StoreUrlError(
+    `store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`,
+  );
 }

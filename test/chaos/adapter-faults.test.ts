@@ -22,8 +22,7 @@ function prng(seed: number) {
   };
 }
 
-
-// Issue 10, item 5 (and issue 5's "faults at scale"): a ServiceNow that fails
+// a ServiceNow that fails
 // 30% of calls with 500, 10% with 429 and Retry-After, and applies-then-drops
 // 5%, plus one permanent 400 for every 100th violation. Real server process,
 // SQLite store, real time.
@@ -50,7 +49,12 @@ test(`adapter chaos: ${N} violations → exactly ${N} records; no retry before R
       const nb = notBefore.get(key);
       if (nb !== undefined && r.at < nb) early.push(`${key}: ${nb - r.at} ms early`);
     }
-    const processId = r.method === 'POST' ? String((r.body as { short_description?: string }).short_description ?? '').split(' on ')[1]?.split(' ')[0] : undefined;
+    const processId =
+      r.method === 'POST'
+        ? String((r.body as { short_description?: string }).short_description ?? '')
+            .split(' on ')[1]
+            ?.split(' ')[0]
+        : undefined;
     if (processId && permanent.has(processId) && !refused.has(processId)) {
       refused.add(processId);
       injected.e400++;
@@ -97,7 +101,9 @@ adapters:
       () => `records ${snow.records.size}`,
     );
     const dead = await metric(s.url, /^onceonly_dead_letters (\d+)/m);
-    console.log(`adapter chaos (seed ${seed}): ${N} violations, injected ${JSON.stringify(injected)}, ITSM requests ${snow.requests.length}, records ${snow.records.size}, dead letters ${dead}, early retries ${early.length}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `adapter chaos (seed ${seed}): ${N} violations, injected ${JSON.stringify(injected)}, ITSM requests ${snow.requests.length}, records ${snow.records.size}, dead letters ${dead}, early retries ${early.length}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     assert.equal(dead, permanentCount, 'dead letters equal the permanent errors injected');
     assert.equal(injected.e400, permanentCount);
     assert.equal(snow.records.size, N - permanentCount);
@@ -110,8 +116,16 @@ adapters:
     const retried = runCli(['dead-letters', 'retry', '--all', '--url', s.url]);
     assert.equal(retried.status, 0, retried.stderr);
     assert.match(retried.stdout, new RegExp(`re-queued ${permanentCount} of ${permanentCount} dead letter`));
-    await until(() => snow.records.size === N, 60_000, () => `records ${snow.records.size}`);
-    await until(async () => (await metric(s.url, /^onceonly_deliveries_pending (\d+)/m)) === 0, 60_000, () => 'pending');
+    await until(
+      () => snow.records.size === N,
+      60_000,
+      () => `records ${snow.records.size}`,
+    );
+    await until(
+      async () => (await metric(s.url, /^onceonly_deliveries_pending (\d+)/m)) === 0,
+      60_000,
+      () => 'pending',
+    );
     assert.equal(snow.records.size, N, `exactly ${N} records`);
     assert.equal(new Set([...snow.records.values()].map((r) => r.correlation_id)).size, N, 'one per key');
     assert.equal(await metric(s.url, /^onceonly_dead_letters (\d+)/m), 0);

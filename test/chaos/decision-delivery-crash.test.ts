@@ -9,7 +9,7 @@ import { checkHistory, describe as describeViolation, History } from './history.
 
 const KEYS = 2000;
 
-// Issue 10, item 4: one replica on SQLite is SIGKILLed three times while it
+// one replica on SQLite is SIGKILLed three times while it
 // decides and delivers. The receiver takes 150 ms a call, so at every kill
 // decisions are committed and not yet delivered (counted just before it),
 // and calls are in flight. After the restarts every decision is delivered,
@@ -19,7 +19,12 @@ test(`crash between decision and delivery: ${KEYS} incidents, the replica SIGKIL
   const sink = await startSink(200, {});
   sink.faults = () => ({ delayMs: 150 });
   const dir = tempDir();
-  const replicas = await startReplicas(1, `sqlite:${dir.path}/onceonly.db`, dir.path, `delivery: { lease_ms: 2000 }\nadapters: [ { name: hook, type: webhook, url: "${sink.url}/in", timeout_ms: 1000 } ]\n`);
+  const replicas = await startReplicas(
+    1,
+    `sqlite:${dir.path}/onceonly.db`,
+    dir.path,
+    `delivery: { lease_ms: 2000 }\nadapters: [ { name: hook, type: webhook, url: "${sink.url}/in", timeout_ms: 1000 } ]\n`,
+  );
   const history = new History();
   try {
     const shots: IngestShot[] = Array.from({ length: KEYS }, (_, k) => {
@@ -55,11 +60,17 @@ test(`crash between decision and delivery: ${KEYS} incidents, the replica SIGKIL
         `committed-undelivered at the kills ${undelivered.join(' / ')}; delivered ${keys.size} keys in ${creates.length} calls ` +
         `(${repeats} repeats of a call applied before a kill, each with its Idempotency-Key), history violations ${violations.length}`,
     );
-    assert.ok(undelivered.some((n) => n > 0), 'the kills caught decisions not yet delivered');
+    assert.ok(
+      undelivered.some((n) => n > 0),
+      'the kills caught decisions not yet delivered',
+    );
     assert.equal(keys.size, KEYS, 'every decision delivered');
     assert.equal(perIdem.size, KEYS, 'once each in effect: one Idempotency-Key per decision');
     assert.ok([...perIdem.keys()].every((k) => k.endsWith(':create:1')));
-    assert.deepEqual(violations.slice(0, 5).map((v) => describeViolation(v)), []);
+    assert.deepEqual(
+      violations.slice(0, 5).map((v) => describeViolation(v)),
+      [],
+    );
   } finally {
     await replicas.stop();
     await sink.close();

@@ -1,3 +1,4 @@
+// needs: redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSink } from '../fakes/http-fake.js';
@@ -11,7 +12,7 @@ const EVENTS = 50;
 const LANES = 16;
 
 /**
- * A recorded device stream (seed 002): each device reports EVENTS events in
+ * A recorded device stream (the device-event drill): each device reports EVENTS events in
  * order; every fourth reboots at its 30th (a new boot, sequence from 1 again);
  * every 10th event is re-sent at once and every 20th again five events later
  * (a reconnecting producer). Each device is one producer, so its events leave
@@ -31,7 +32,14 @@ function recordedStream() {
       const boot_id = rebooted ? 'b2' : 'b1';
       const sequence = rebooted ? i - 29 : 1000 + i;
       const state = ['UP', 'UP', 'DEGRADED', 'UP', 'DOWN', 'DOWN', 'UP'][(i * 3 + d) % 7]!;
-      const body = { tenant_id: 'acme', device_id: device, boot_id, sequence, state, observed_at: new Date(Date.UTC(2026, 10, 30, 12) + i * 1000).toISOString() };
+      const body = {
+        tenant_id: 'acme',
+        device_id: device,
+        boot_id,
+        sequence,
+        state,
+        observed_at: new Date(Date.UTC(2026, 10, 30, 12) + i * 1000).toISOString(),
+      };
       const shot = { key: `${device}|${boot_id}|${sequence}`, fp: state, path: '/v1/events', body };
       shots.push(shot);
       if (i % 10 === 9) shots.push(shot);
@@ -64,7 +72,7 @@ function recordedStream() {
   return { lanes, finals, transitions, identities: DEVICES * EVENTS, sent: perDevice.reduce((s, x) => s + x.length, 0) };
 }
 
-// Issue 10, item 6: the stream replayed through two replicas on one Redis
+// the stream replayed through two replicas on one Redis
 // while one replica is SIGKILLed twice and restarted. Every identity is
 // applied once, the final state of every device is the model's, every
 // transition makes exactly one notification, and the accounting adds up.
@@ -72,7 +80,12 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
   const redis = await startRedis();
   const sink = await startSink(200, {});
   const dir = tempDir();
-  const replicas = await startReplicas(2, redis.url, dir.path, `delivery: { lease_ms: 3000, base_delay_ms: 50, max_delay_ms: 500 }\nadapters: [ { name: hook, type: webhook, url: "${sink.url}/in", kinds: [event], timeout_ms: 2000 } ]\n`);
+  const replicas = await startReplicas(
+    2,
+    redis.url,
+    dir.path,
+    `delivery: { lease_ms: 3000, base_delay_ms: 50, max_delay_ms: 500 }\nadapters: [ { name: hook, type: webhook, url: "${sink.url}/in", kinds: [event], timeout_ms: 2000 } ]\n`,
+  );
   const history = new History();
   try {
     const s = recordedStream();
@@ -111,7 +124,8 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
     for (const [device, want] of s.finals) {
       const r = await fetch(`${replicas.urls[1]}/v1/devices/acme/${device}`);
       const got = (await r.json()) as { boot_id: string; sequence: number; state: string };
-      if (got.boot_id !== want.boot_id || got.sequence !== want.sequence || got.state !== want.state) wrong.push(`${device}: ${JSON.stringify(got)} ≠ ${JSON.stringify(want)}`);
+      if (got.boot_id !== want.boot_id || got.sequence !== want.sequence || got.state !== want.state)
+        wrong.push(`${device}: ${JSON.stringify(got)} ≠ ${JSON.stringify(want)}`);
     }
     assert.deepEqual(wrong, []);
 
@@ -121,7 +135,12 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
     const distinct = new Set(notifies.map((r) => r.headers['idempotency-key']));
 
     // The accounting invariant on each replica (a killed replica's counters went with it).
-    const stats = await Promise.all(replicas.urls.map(async (u) => (await (await fetch(`${u}/v1/stats`)).json()) as { received: number; applied: number; duplicate: number; rejected: Record<string, number> }));
+    const stats = await Promise.all(
+      replicas.urls.map(
+        async (u) =>
+          (await (await fetch(`${u}/v1/stats`)).json()) as { received: number; applied: number; duplicate: number; rejected: Record<string, number> },
+      ),
+    );
     const balanced = stats.every((x) => x.received === x.applied + x.duplicate + Object.values(x.rejected).reduce((a, b) => a + b, 0));
     const lost = history.ops.filter(History.indeterminate).length;
     console.log(

@@ -30,7 +30,10 @@ export interface Replicas {
 export async function startReplicas(n: number, store: string, dir: string, extraConfig = '', failOpenTimeoutMs = 2000): Promise<Replicas> {
   const args = (i: number) => {
     const config = join(dir, `replica-${i}.yaml`);
-    writeFileSync(config, `failopen:\n  timeout_ms: ${failOpenTimeoutMs}\n  probe_interval_ms: 100\n  journal_path: ${join(dir, `journal-${i}.db`)}\n${extraConfig}`);
+    writeFileSync(
+      config,
+      `failopen:\n  timeout_ms: ${failOpenTimeoutMs}\n  probe_interval_ms: 100\n  journal_path: ${join(dir, `journal-${i}.db`)}\n${extraConfig}`,
+    );
     return ['--port', '0', '--store', store, '--config', config];
   };
   const procs: ServerProcess[] = await Promise.all(Array.from({ length: n }, (_, i) => spawnServer(args(i))));
@@ -59,11 +62,15 @@ export interface IngestShot {
 
 /**
  * Sends one shot as client `client` would: to its replica, and on no answer
- * (or a 5xx) to the next, until one answers (up to `attempts`), recording
- * every attempt. A 4xx is the test's own mistake and throws.
+ * (or a 5xx) to the next, until one answers or `budgetMs` has passed (a
+ * replica restarting on a loaded machine takes seconds, so the budget is
+ * time, not a count of attempts), recording every attempt. A 4xx is the
+ * test's own mistake and throws.
  */
-async function send(shot: IngestShot, client: number, replicas: Replicas, history: History, attempts: number): Promise<{ op: Op; body: any; tries: number }> {
-  for (let a = 0; a < attempts; a++) {
+async function send(shot: IngestShot, client: number, replicas: Replicas, history: History, budgetMs: number): Promise<{ op: Op; body: any; tries: number }> {
+  const deadline = Date.now() + budgetMs;
+  let a = 0;
+  for (; a === 0 || Date.now() < deadline; a++) {
     const i = (client + a) % replicas.urls.length;
     const url = replicas.urls[i];
     if (!url) {
@@ -73,14 +80,20 @@ async function send(shot: IngestShot, client: number, replicas: Replicas, histor
     const start = history.now();
     const r = await post(`${url}${shot.path}`, shot.body);
     const op = history.record({
-      kind: 'ingest', key: shot.key, fp: shot.fp, replica: i, start, end: history.now(), status: r.status,
+      kind: 'ingest',
+      key: shot.key,
+      fp: shot.fp,
+      replica: i,
+      start,
+      end: history.now(),
+      status: r.status,
       ...(r.status === 200 && r.body.decision ? { decision: r.body.decision as Decision, provisional: r.body.provisional === true } : {}),
       ...(r.status === 200 && r.body.outcome ? { outcome: r.body.outcome as string } : {}),
     });
     if (History.ok(op)) return { op, body: r.body, tries: a + 1 };
     if (op.status !== 0 && op.status < 500) throw new Error(`shot ${JSON.stringify(shot.body)} refused with ${op.status}: ${JSON.stringify(r.body)}`);
   }
-  throw new Error(`shot ${JSON.stringify(shot.body)} got no answer in ${attempts} attempts`);
+  throw new Error(`shot ${JSON.stringify(shot.body)} got no answer in ${budgetMs} ms (${a} attempts)`);
 }
 
 /**
@@ -94,7 +107,7 @@ export async function drive(
   replicas: Replicas,
   history: History,
   progress: (done: number) => void = () => {},
-  attempts = 50,
+  budgetMs = 60_000,
 ): Promise<{ answered: number; retried: number }> {
   let next = 0;
   let answered = 0;
@@ -102,7 +115,7 @@ export async function drive(
   await Promise.all(
     Array.from({ length: concurrency }, async (_, client) => {
       while (next < shots.length) {
-        const { tries } = await send(shots[next++]!, client, replicas, history, attempts);
+        const { tries } = await send(shots[next++]!, client, replicas, history, budgetMs);
         retried += tries - 1;
         progress(++answered);
       }
@@ -174,7 +187,11 @@ export async function delivered(replicas: Replicas, what: () => string, also: ()
  * standing, and duplicates the adapter cancelled (merged).
  */
 export async function settledTickets(replicas: Replicas, records: Map<string, SnowRecord>, keys: number) {
-  await delivered(replicas, () => `${openTickets(records).length} tickets of ${keys}`, () => openTickets(records).length >= keys);
+  await delivered(
+    replicas,
+    () => `${openTickets(records).length} tickets of ${keys}`,
+    () => openTickets(records).length >= keys,
+  );
   const tickets = openTickets(records);
   const perKey = new Map<string, number>();
   for (const r of tickets) perKey.set(r.correlation_id!, (perKey.get(r.correlation_id!) ?? 0) + 1);

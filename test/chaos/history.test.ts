@@ -49,7 +49,10 @@ test('after a close the next decision must be a CREATE', () => {
   const v = checkHistory(
     history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 3, kind: 'close', status: 204 }, { start: 4, end: 5, decision: 'SUPPRESS' }),
   );
-  assert.ok(v.some((x) => /episode 1/.test(x.rule)), JSON.stringify(v.map((x) => x.rule)));
+  assert.ok(
+    v.some((x) => /episode 1/.test(x.rule)),
+    JSON.stringify(v.map((x) => x.rule)),
+  );
 });
 
 test('a provisional CREATE beside the real one is allowed (it is merged on reconciliation)', () => {
@@ -58,7 +61,12 @@ test('a provisional CREATE beside the real one is allowed (it is merged on recon
 
 test('an operation that overlaps a close may belong to either episode: rules lean on it but do not count it', () => {
   // The CREATE at 2–5 overlaps the close at 3: the SUPPRESS after the close may be re-firing what it created.
-  const ops = history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 5, decision: 'CREATE' }, { start: 3, end: 3, kind: 'close', status: 204 }, { start: 6, end: 7, decision: 'SUPPRESS' });
+  const ops = history(
+    { start: 0, end: 1, decision: 'CREATE' },
+    { start: 2, end: 5, decision: 'CREATE' },
+    { start: 3, end: 3, kind: 'close', status: 204 },
+    { start: 6, end: 7, decision: 'SUPPRESS' },
+  );
   assert.deepEqual(checkHistory(ops), []);
   // Without that overlap the same SUPPRESS is illegal.
   const clear = history({ start: 0, end: 1, decision: 'CREATE' }, { start: 3, end: 3, kind: 'close', status: 204 }, { start: 6, end: 7, decision: 'SUPPRESS' });

@@ -1,6 +1,6 @@
 /**
  * A recorded history of requests and the checker that says whether it was
- * legal (issue 10, item 7), in the manner of Jepsen's checkers: every
+ * legal, in the manner of Jepsen's checkers: every
  * request is an operation with a start, an end and an outcome; one that got
  * no answer (the replica died, the connection broke) is indeterminate: it may
  * or may not have taken effect, and the checker allows both.
@@ -129,6 +129,9 @@ export function checkHistory(ops: Op[]): Violation[] {
 export function describe(v: Violation, max = 40): string {
   const lines = v.ops
     .slice(0, max)
-    .map((o) => `  #${o.id} ${o.kind} replica ${o.replica} ${o.start.toFixed(1)}–${o.end.toFixed(1)} ms status ${o.status} ${o.decision ?? ''}${o.provisional ? ' (provisional)' : ''} ${o.fp ?? ''}`);
+    .map(
+      (o) =>
+        `  #${o.id} ${o.kind} replica ${o.replica} ${o.start.toFixed(1)}–${o.end.toFixed(1)} ms status ${o.status} ${o.decision ?? ''}${o.provisional ? ' (provisional)' : ''} ${o.fp ?? ''}`,
+    );
   return [`${v.key}: ${v.rule}`, ...lines, ...(v.ops.length > max ? [`  … ${v.ops.length - max} more`] : [])].join('\n');
 }

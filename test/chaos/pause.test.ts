@@ -1,3 +1,4 @@
+// needs: redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSink } from '../fakes/http-fake.js';
@@ -10,7 +11,7 @@ import { startReplicas } from './harness.js';
 const KEYS = 20;
 const TTL_S = 10;
 
-// Issue 10, item 3: a replica is SIGSTOPped while it holds leases with calls
+// a replica is SIGSTOPped while it holds leases with calls
 // in flight, for longer than the lease and the incidents' TTL, while another
 // replica takes the deliveries over and decides newer changes. When it is
 // continued, nothing it still holds may land: its settles are refused by the
@@ -29,18 +30,36 @@ test(`pause: a replica SIGSTOPped mid-delivery for longer than the TTL makes no 
     for (let k = 0; k < KEYS; k++) assert.equal((await post(`${a.urls[0]}/v1/incidents`, body(k, 'MAJOR'))).body.decision, 'CREATE');
     // Every key's create is in flight (a pass waits for its slowest call, so the last ones may come with the first retries).
     const keysCalled = () => new Set(sink.requests.map((r) => r.body.key)).size;
-    await until(() => keysCalled() === KEYS, 20_000, () => `${keysCalled()} keys called`);
+    await until(
+      () => keysCalled() === KEYS,
+      20_000,
+      () => `${keysCalled()} keys called`,
+    );
     a.procs[0]!.proc.kill('SIGSTOP');
     const pausedAt = Date.now();
     const held = sink.requests.length;
-    const since = (n: number, action: string) => new Set(sink.requests.slice(n).filter((r) => r.body.action === action).map((r) => r.body.key)).size;
+    const since = (n: number, action: string) =>
+      new Set(
+        sink.requests
+          .slice(n)
+          .filter((r) => r.body.action === action)
+          .map((r) => r.body.key),
+      ).size;
 
     // The other replica takes over once the leases run out, and decides newer changes.
     sink.faults = () => 'ok';
     b = await startReplicas(1, redis.url, dirB.path, config);
-    await until(() => since(held, 'create') === KEYS, 20_000, () => `${since(held, 'create')} taken over`);
+    await until(
+      () => since(held, 'create') === KEYS,
+      20_000,
+      () => `${since(held, 'create')} taken over`,
+    );
     for (let k = 0; k < KEYS; k++) assert.equal((await post(`${b.urls[0]}/v1/incidents`, body(k, 'CRITICAL'))).body.decision, 'UPDATE');
-    await until(() => since(held, 'update') === KEYS, 20_000, () => `${since(held, 'update')} updates delivered`);
+    await until(
+      () => since(held, 'update') === KEYS,
+      20_000,
+      () => `${since(held, 'update')} updates delivered`,
+    );
     // Paused past the lease and the TTL.
     await new Promise((r) => setTimeout(r, Math.max(0, TTL_S * 1000 + 2000 - (Date.now() - pausedAt))));
     const before = sink.requests.length;
@@ -48,7 +67,11 @@ test(`pause: a replica SIGSTOPped mid-delivery for longer than the TTL makes no 
     const pausedMs = Date.now() - pausedAt;
     // Its calls time out, its settles are refused; give it a few passes to do anything else.
     const refused = () => metric(a.urls[0]!, /^onceonly_deliveries_total\{adapter="hook",outcome="lost_lease",reason="[^"]*"\} (\d+)/m);
-    await until(async () => (await refused()) > 0, 10_000, () => 'stale settles');
+    await until(
+      async () => (await refused()) > 0,
+      10_000,
+      () => 'stale settles',
+    );
     await new Promise((r) => setTimeout(r, 5000)); // its calls' timeouts (4 s) have all fired by now
     const after = sink.requests.slice(before);
     const refusedSettles = await refused();
@@ -59,7 +82,11 @@ test(`pause: a replica SIGSTOPped mid-delivery for longer than the TTL makes no 
         `after SIGCONT: ${refusedSettles} settles refused by the fencing token, ${after.length} calls made`,
     );
     assert.deepEqual(after, [], 'the continued replica made no call with what it held');
-    assert.deepEqual([...new Set([...lastPerKey.values()].map((x) => `${x.action} ${x.severity}`))], ['update CRITICAL'], 'the newest decision is the last word at the receiver');
+    assert.deepEqual(
+      [...new Set([...lastPerKey.values()].map((x) => `${x.action} ${x.severity}`))],
+      ['update CRITICAL'],
+      'the newest decision is the last word at the receiver',
+    );
     assert.equal(lastPerKey.size, KEYS);
   } finally {
     a.procs[0]!.proc.kill('SIGCONT');

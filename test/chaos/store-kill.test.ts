@@ -1,3 +1,4 @@
+// needs: redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { incidentKey } from '../../src/core/identity.js';
@@ -18,7 +19,7 @@ const shotFor = (k: number): IngestShot => {
   return { key: incidentKey(body), fp: 'MAJOR|0', path: '/v1/incidents', body };
 };
 
-// Issue 10, item 2: redis-server is SIGKILLed under load with two replicas
+// redis-server is SIGKILLed under load with two replicas
 // serving and comes back empty 5 s later. Nothing may fail or hang past the
 // fail-open timeout; once the journals are replayed, every key is live once
 // and has one ticket, the provisional duplicates merged and counted.
@@ -30,7 +31,10 @@ test(`store kill: redis-server SIGKILLed under load, back empty after 5 s; ${KEY
   const history = new History();
   try {
     // Three copies of every key while the store dies and returns, then one more of each once it is back.
-    const during = shuffle(Array.from({ length: KEYS * 3 }, (_, n) => shotFor(n % KEYS)), SEED);
+    const during = shuffle(
+      Array.from({ length: KEYS * 3 }, (_, n) => shotFor(n % KEYS)),
+      SEED,
+    );
     let killed: Promise<void> | null = null;
     let killedAt = Infinity;
     await drive(during, 32, replicas, history, (done) => {
@@ -47,13 +51,22 @@ test(`store kill: redis-server SIGKILLed under load, back empty after 5 s; ${KEY
     const degraded = history.ops.filter((o) => o.provisional).length;
     const latencyOfProvisional = history.ops.filter((o) => o.provisional).map((o) => o.end - o.start);
     // The journals are replayed: both replicas ready again.
-    await until(async () => (await Promise.all(replicas.urls.map(async (u) => (await fetch(`${u}/readyz`)).status))).every((s) => s === 200), 30_000, () => 'replicas not ready');
+    await until(
+      async () => (await Promise.all(replicas.urls.map(async (u) => (await fetch(`${u}/readyz`)).status))).every((s) => s === 200),
+      30_000,
+      () => 'replicas not ready',
+    );
     // A provisional decision reaches the shared store only when its journal is replayed, at some time up
     // to now (before the kill, if the replica failed open on a slow store and recovered; or after the
     // restart): for the checker it is in flight until then.
     const replayedBy = history.now();
     for (const o of history.ops) if (o.provisional) o.end = replayedBy;
-    await drive(Array.from({ length: KEYS }, (_, k) => shotFor(k)), 32, replicas, history);
+    await drive(
+      Array.from({ length: KEYS }, (_, k) => shotFor(k)),
+      32,
+      replicas,
+      history,
+    );
 
     const slowest = Math.max(...history.ops.filter((o) => !o.provisional).map((o) => o.end - o.start), ...latencyOfProvisional);
     const failed = history.ops.filter((o) => !History.ok(o)).length;
@@ -68,7 +81,10 @@ test(`store kill: redis-server SIGKILLed under load, back empty after 5 s; ${KEY
     // cancelled as a duplicate of the first by the adapter (merged), and only tickets that stand count.
     const { tickets, duplicates, merged: mergedTickets } = await settledTickets(replicas, snow.records, KEYS);
     const reconciled = async (outcome: string) =>
-      (await Promise.all(replicas.urls.map((u) => metric(u, new RegExp(`^onceonly_failopen_reconciled_total\\{outcome="${outcome}"\\} (\\d+)`))))).reduce((a, b) => a + b, 0);
+      (await Promise.all(replicas.urls.map((u) => metric(u, new RegExp(`^onceonly_failopen_reconciled_total\\{outcome="${outcome}"\\} (\\d+)`))))).reduce(
+        (a, b) => a + b,
+        0,
+      );
     const [claimed, merged] = [await reconciled('claimed'), await reconciled('merged')];
     console.log(
       `store kill (seed ${SEED}): ${history.ops.length - KEYS} requests, ${failed} failed, slowest ${slowest.toFixed(0)} ms (fail-open timeout ${TIMEOUT_MS} ms), ` +
@@ -78,13 +94,25 @@ test(`store kill: redis-server SIGKILLed under load, back empty after 5 s; ${KEY
     assert.equal(failed, 0, 'no request failed');
     assert.ok(slowest < TIMEOUT_MS + 1500, `no request hung past the fail-open timeout (slowest ${slowest} ms)`);
     assert.ok(degraded > 0, 'the outage really happened under load');
-    assert.deepEqual(violations.slice(0, 5).map((v) => describeViolation(v)), [], `illegal history (seed ${SEED})`);
+    assert.deepEqual(
+      violations.slice(0, 5).map((v) => describeViolation(v)),
+      [],
+      `illegal history (seed ${SEED})`,
+    );
     assert.equal(tickets.length, KEYS, 'one ticket per key');
-    assert.ok(tickets.every((t) => t.state !== '8'), 'no standing ticket is cancelled');
+    assert.ok(
+      tickets.every((t) => t.state !== '8'),
+      'no standing ticket is cancelled',
+    );
     assert.equal(duplicates, 0);
     // One live record per key, and a further re-fire of any of them is a SUPPRESS.
     const again = history.ops.length;
-    await drive(Array.from({ length: KEYS }, (_, k) => shotFor(k)), 32, replicas, history);
+    await drive(
+      Array.from({ length: KEYS }, (_, k) => shotFor(k)),
+      32,
+      replicas,
+      history,
+    );
     const last = history.ops.slice(again);
     assert.deepEqual([...new Set(last.map((o) => `${o.decision}${o.provisional ? ' provisional' : ''}`))], ['SUPPRESS']);
   } finally {

@@ -123,14 +123,20 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       const [again] = await lease();
       assert.equal(again?.id, d!.id);
       assert.equal(again.retries, 1);
-      assert.deepEqual(again.attempts.map((a) => a.error), ['HTTP 503']);
+      assert.deepEqual(
+        again.attempts.map((a) => a.error),
+        ['HTTP 503'],
+      );
       assert.equal(await fx.store.deliveries.settle(again, { outcome: 'dead', error: 'HTTP 400: bad field' }), true);
       assert.deepEqual(await lease(), []);
       const dead = (await fx.store.deliveries.deadLetters(null, 1000)).filter((x) => x.entry.key.startsWith(prefix));
       assert.equal(dead.length, 1);
       assert.equal(dead[0]!.id, d!.id);
       assert.equal(dead[0]!.status, 'dead');
-      assert.deepEqual(dead[0]!.attempts.map((a) => a.error), ['HTTP 503', 'HTTP 400: bad field']);
+      assert.deepEqual(
+        dead[0]!.attempts.map((a) => a.error),
+        ['HTTP 503', 'HTTP 400: bad field'],
+      );
       assert.ok(dead[0]!.attempts.every((a) => typeof a.at === 'number' && a.at > 0));
       assert.deepEqual(dead[0]!.entry.data, payload.data, 'the payload is kept');
       assert.equal((await fx.store.deliveries.deadLetters('other', 1000)).filter((x) => x.entry.key.startsWith(prefix)).length, 0);
@@ -183,7 +189,10 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       const [first, ...others] = await lease();
       assert.deepEqual([first?.entry.action, others.length], ['create', 0], 'the dead create is back, and goes before the new update');
       assert.ok(await fx.store.deliveries.settle(first!, { outcome: 'delivered' }));
-      assert.deepEqual((await lease()).map((x) => x.entry.action), ['update']);
+      assert.deepEqual(
+        (await lease()).map((x) => x.entry.action),
+        ['update'],
+      );
     });
 
     test("one key's deliveries to one adapter go out one at a time, oldest first; a dead one does not hold the rest back", async () => {

@@ -8,7 +8,7 @@ let seq = 0;
 const freshDevice = () => `term-${process.pid}-${Date.now() % 1e8}-${++seq}`;
 
 /**
- * The seed's adversarial drill, against every backend: each case checks the
+ * The adversarial device-event drill, against every backend: each case checks the
  * final state AND the notifications recorded.
  */
 export function eventStoreContract(backend: string, open: (clock: ManualClock) => StoreFixture | Promise<StoreFixture>) {
@@ -54,7 +54,10 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
       assert.deepEqual(await apply(ev(42, 'OFFLINE')), { outcome: 'rejected', reason: 'stale_sequence', gap: null, transition: null });
       const d = await fx.store.devices.get('acme', device);
       assert.deepEqual(d && { boot: d.boot, sequence: d.sequence, state: d.state }, { boot: 'boot-1', sequence: 43, state: 'BUSY' });
-      assert.deepEqual((await mine()).map((n) => [n.sequence, n.from, n.to]), [[41, 'ONLINE', 'BUSY']]);
+      assert.deepEqual(
+        (await mine()).map((n) => [n.sequence, n.from, n.to]),
+        [[41, 'ONLINE', 'BUSY']],
+      );
     });
 
     test('100 concurrent copies of one event: 1 applied, 99 duplicates, 1 notification', async () => {
@@ -83,7 +86,10 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
       assert.ok((await Promise.all(window.map((e) => apply(e, 5 * T)))).every((r) => r.outcome === 'duplicate'));
       await fx.advance(6 * T); // the seen-markers are gone
       const replay = await Promise.all(window.map((e) => apply(e, 5 * T)));
-      assert.ok(replay.every((r) => r.outcome === 'rejected' && r.reason === 'stale_sequence'), JSON.stringify(replay));
+      assert.ok(
+        replay.every((r) => r.outcome === 'rejected' && r.reason === 'stale_sequence'),
+        JSON.stringify(replay),
+      );
       assert.equal((await mine()).length, 3);
       assert.equal((await fx.store.devices.get('acme', device))?.sequence, 4);
     });
@@ -94,14 +100,28 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
       await apply(ev(1, 'BUSY', { tenant, device: `${device}-a`, observedAt: 1000 }));
       await apply(ev(1, 'IDLE', { tenant: `${tenant}x`, device: `${device}-c`, observedAt: 500 }));
       const got = await fx.store.queries.listDevices(tenant, 10);
-      assert.deepEqual(got.map((d) => [d.device, d.state, d.observedAt, d.gaps]), [[`${device}-a`, 'BUSY', 1000, 0], [`${device}-b`, 'IDLE', 2000, 0]]);
+      assert.deepEqual(
+        got.map((d) => [d.device, d.state, d.observedAt, d.gaps]),
+        [
+          [`${device}-a`, 'BUSY', 1000, 0],
+          [`${device}-b`, 'IDLE', 2000, 0],
+        ],
+      );
       await apply(ev(4, 'BUSY', { tenant, device: `${device}-a`, observedAt: 1500 })); // 2..3 missing
       await apply(ev(10, 'IDLE', { tenant, device: `${device}-a`, observedAt: 1600 })); // 5..9 missing
       await apply(ev(11, 'IDLE', { tenant, device: `${device}-a`, observedAt: 1700 }));
       assert.equal((await fx.store.queries.listDevices(tenant, 10)).find((d) => d.device === `${device}-a`)?.gaps, 7, 'missing sequence numbers in all');
       assert.equal((await fx.store.queries.listDevices(tenant, 1)).length, 1);
       const all = (await fx.store.queries.listDevices(null, 10_000)).filter((d) => d.device.startsWith(device));
-      assert.deepEqual(all.map((d) => [d.tenant, d.device]).sort(), [[tenant, `${device}-a`], [tenant, `${device}-b`], [`${tenant}x`, `${device}-c`]], 'null: every tenant');
+      assert.deepEqual(
+        all.map((d) => [d.tenant, d.device]).sort(),
+        [
+          [tenant, `${device}-a`],
+          [tenant, `${device}-b`],
+          [`${tenant}x`, `${device}-c`],
+        ],
+        'null: every tenant',
+      );
     });
 
     test('the same device id under two tenants is two devices', async () => {
@@ -115,7 +135,7 @@ export function eventStoreContract(backend: string, open: (clock: ManualClock) =
     test('stale devices are counted by their last applied observation', async () => {
       const base = Date.UTC(2030, 0, 1);
       await apply(ev(1, 'ONLINE', { observedAt: base }));
-      const other = device + '-b';
+      const other = `${device}-b`;
       await fx.store.devices.apply({ tenant: 'acme', device: other, boot: 'x', sequence: 1, state: 'ONLINE', observedAt: base + 60_000 }, 60_000);
       const before = await fx.store.queries.countStaleDevices(base + 30_000);
       const none = await fx.store.queries.countStaleDevices(base);

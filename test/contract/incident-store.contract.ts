@@ -22,7 +22,8 @@ export const GRACE_UNITS = 5;
 
 let seq = 0;
 /** A fresh key per test, so stores that outlive one test (a shared Redis) never see stale state. */
-const freshKey = () => `dedup:${process.pid.toString(16).padStart(8, '0')}${(Date.now() % 1e9).toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(12, '0')}`;
+const freshKey = () =>
+  `dedup:${process.pid.toString(16).padStart(8, '0')}${(Date.now() % 1e9).toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(12, '0')}`;
 
 /**
  * The one contract every DedupStore backend must meet. Each backend's test
@@ -35,11 +36,7 @@ export interface BackendTraits {
   peers: boolean;
 }
 
-export function incidentStoreContract(
-  backend: string,
-  traits: BackendTraits,
-  open: (clock: ManualClock) => StoreFixture | Promise<StoreFixture>,
-) {
+export function incidentStoreContract(backend: string, traits: BackendTraits, open: (clock: ManualClock) => StoreFixture | Promise<StoreFixture>) {
   // Traits decide skips when tests are declared: a test skipped from inside its
   // body would not run afterEach, and would leak the store it opened.
   describe(`DedupStore contract: incidents on ${backend}`, () => {
@@ -154,10 +151,18 @@ export function incidentStoreContract(
       assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', "the HA peer's late firing");
       assert.equal(await fx.store.incidents.get('default', key), null, 'not reopened');
       assert.equal(await fx.store.incidents.close('default', key, t0 + 30_000), null, 'a resolved for a closed episode does nothing');
-      assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 + 60_000 }))).outcome.kind, 'stale', 'the earlier end did not replace the later one');
+      assert.equal(
+        (await fx.store.incidents.decide(claim({ episodeStartedAt: t0 + 60_000 }))).outcome.kind,
+        'stale',
+        'the earlier end did not replace the later one',
+      );
       assert.equal(await entries(), before, 'no outbox entry for any of it');
       assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 + 60_001 }))).outcome.kind, 'created', 'a new episode');
-      assert.equal((await fx.store.incidents.decide(claim({ episodeStartedAt: t0 }))).outcome.kind, 'stale', 'the old episode stays closed even while a new one is live');
+      assert.equal(
+        (await fx.store.incidents.decide(claim({ episodeStartedAt: t0 }))).outcome.kind,
+        'stale',
+        'the old episode stays closed even while a new one is live',
+      );
       assert.equal((await fx.store.incidents.decide(claim())).outcome.kind, 'unchanged', 'claims without episodes ignore resolutions');
       assert.equal((await fx.store.incidents.decide(claim({ tenant: 'other', episodeStartedAt: t0 }))).outcome.kind, 'created', 'per tenant');
     });
@@ -169,10 +174,17 @@ export function incidentStoreContract(
         await fx.advance(T / 10);
       }
       await fx.store.incidents.decide({ tenant: `${tenant}x`, key: `${key}-z`, fingerprint: 'MAJOR|0', ttlMs: 60 * T });
-      assert.deepEqual((await fx.store.queries.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`, `${key}-a`]);
+      assert.deepEqual(
+        (await fx.store.queries.listIncidents(tenant, 10)).map((r) => r.key),
+        [`${key}-c`, `${key}-b`, `${key}-a`],
+      );
       assert.equal((await fx.store.queries.listIncidents(tenant, 2)).length, 2);
       await fx.advance(3 * T);
-      assert.deepEqual((await fx.store.queries.listIncidents(tenant, 10)).map((r) => r.key), [`${key}-c`, `${key}-b`], 'expired ones are gone');
+      assert.deepEqual(
+        (await fx.store.queries.listIncidents(tenant, 10)).map((r) => r.key),
+        [`${key}-c`, `${key}-b`],
+        'expired ones are gone',
+      );
     });
 
     test('tenants are separate key spaces', async () => {
@@ -248,9 +260,7 @@ export function incidentStoreContract(
     test('two handles on the same data race to exactly one CREATE', { skip: peerSkip }, async () => {
       const peer = await fx.openPeer!();
       try {
-        const both = await Promise.all(
-          Array.from({ length: 100 }, (_, i) => (i % 2 ? fx.store : peer).incidents.decide(claim())),
-        );
+        const both = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? fx.store : peer).incidents.decide(claim())));
         assert.equal(both.filter((r) => r.outcome.kind === 'created').length, 1);
       } finally {
         await peer.close();

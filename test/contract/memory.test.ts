@@ -4,6 +4,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
+import { rulesContract } from './rules.contract.js';
 
 const unit = 1000;
 const fixture = (clock: ManualClock): StoreFixture => ({
@@ -18,3 +19,4 @@ incidentStoreContract('memory', { exactCount: true, peers: false }, fixture);
 eventStoreContract('memory', fixture);
 windowStoreContract('memory', fixture);
 deliveryStoreContract('memory', fixture);
+rulesContract('memory', fixture);

@@ -1,3 +1,4 @@
+// needs: postgres
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ManualClock } from '../../src/core/clock.js';
@@ -6,6 +7,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
+import { rulesContract } from './rules.contract.js';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';
 import { openPool } from '../../src/store/postgres/pool.js';
 import { migrate } from '../../src/store/postgres/migrate.js';
@@ -28,6 +30,7 @@ incidentStoreContract('postgres', { exactCount: true, peers: true }, fixture);
 eventStoreContract('postgres', fixture);
 windowStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
+rulesContract('postgres', fixture);
 
 test('postgres: migrations are numbered, applied once, and replicas starting together apply them once', async () => {
   const s = await freshSchema();

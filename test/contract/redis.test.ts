@@ -1,8 +1,10 @@
+// needs: redis
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { incidentRecordKey } from '../../src/store/redis/keys.js';
+import { ackMarkerKey, incidentRecordKey, reconcileMarkerKey } from '../../src/store/redis/keys.js';
+import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS } from '../../src/store/contract/index.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
@@ -29,14 +31,40 @@ const fixture = (url: () => string, kind: 'redis' | 'redis-cluster') => () => {
 };
 const traits = { exactCount: false, peers: true };
 
-incidentStoreContract('redis', traits, fixture(() => single.url, 'redis'));
-incidentStoreContract('redis cluster (3 masters)', traits, fixture(() => cluster.url, 'redis-cluster'));
-eventStoreContract('redis', fixture(() => single.url, 'redis'));
-eventStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
-windowStoreContract('redis', fixture(() => single.url, 'redis'));
-windowStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
-deliveryStoreContract('redis', fixture(() => single.url, 'redis'));
-deliveryStoreContract('redis cluster (3 masters)', fixture(() => cluster.url, 'redis-cluster'));
+incidentStoreContract(
+  'redis',
+  traits,
+  fixture(() => single.url, 'redis'),
+);
+incidentStoreContract(
+  'redis cluster (3 masters)',
+  traits,
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+eventStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+eventStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+windowStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+windowStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+deliveryStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+deliveryStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
 
 describe('redis: backend-only', () => {
   test("a key's order does not wait forever on a delivery whose hash is gone (evicted)", async () => {
@@ -57,7 +85,10 @@ describe('redis: backend-only', () => {
       single.cli('DEL', hashKey);
       await sleep(4 * unit); // the update, held back behind the head, is due again after a lease
       const next = await mine();
-      assert.deepEqual(next.map((d) => d.entry.action), ['update']);
+      assert.deepEqual(
+        next.map((d) => d.entry.action),
+        ['update'],
+      );
     } finally {
       await store.close();
     }
@@ -97,6 +128,27 @@ describe('redis: backend-only', () => {
       assert.equal((await store.incidents.decide(claim)).outcome.kind, 'unchanged');
       const stats = single.cli('INFO', 'commandstats');
       assert.match(stats, /cmdstat_evalsha:calls=\d+/);
+    } finally {
+      await store.close();
+    }
+  });
+  test('lifetimes are the contract constants: counter, acknowledgement and reconcile markers expire as named', async () => {
+    const store = new RedisStore(redisConnection(single.url));
+    try {
+      const tenant = `life${Date.now()}`;
+      const key = 'dedup:lifetimes';
+      await store.incidents.decide({ tenant, key, fingerprint: 'MAJOR|0', ttlMs: 60_000, outbox: { severity: 'MAJOR', summary: 's', data: {} } });
+      while ((await store.deliveries.fanOut(['hook'], 1000)) > 0);
+      assert.equal(await store.incidents.acknowledge(tenant, key), 'acknowledged');
+      const rec = (await store.incidents.get(tenant, key))!;
+      assert.equal(await store.incidents.reconcile(rec, 60_000, 'journal-1:1'), 'merged');
+      const pttl = (k: string) => Number(single.cli('PTTL', k));
+      const within = (ms: number, want: number, what: string) => assert.ok(ms <= want && ms > want - 60_000, `${what}: PTTL ${ms}, want about ${want}`);
+      within(pttl(ackMarkerKey(tenant, key)), ACK_MEMORY_MS, 'acknowledgement marker');
+      within(pttl(reconcileMarkerKey(tenant, key, 'journal-1:1')), RECONCILE_MARKER_MS, 'reconcile marker');
+      const counter = single.cli('--scan', '--pattern', `*:n:*${tenant}*`);
+      assert.ok(counter, 'found the counter');
+      within(pttl(counter), COUNTER_MEMORY_MS, 'Idempotency-Key counter');
     } finally {
       await store.close();
     }

@@ -9,6 +9,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
+import { rulesContract } from './rules.contract.js';
 
 const unit = 1000;
 /** A fresh file per test, with a second connection on it as the peer. */
@@ -30,6 +31,7 @@ incidentStoreContract('sqlite', { exactCount: true, peers: true }, fixture);
 eventStoreContract('sqlite', fixture);
 windowStoreContract('sqlite', fixture);
 deliveryStoreContract('sqlite', fixture);
+rulesContract('sqlite', fixture);
 
 test('sqlite: decisions survive reopening the file', async () => {
   const dir = tempDir();
@@ -56,9 +58,7 @@ test('sqlite: WAL stays small over many decisions (the file is checkpointed)', a
     const store = new SqliteStore(path, clock);
     for (let batch = 0; batch < 20; batch++) {
       await Promise.all(
-        Array.from({ length: 1000 }, (_, i) =>
-          store.incidents.decide({ tenant: 't', key: `k${batch}-${i}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 }),
-        ),
+        Array.from({ length: 1000 }, (_, i) => store.incidents.decide({ tenant: 't', key: `k${batch}-${i}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 })),
       );
     }
     const { statSync } = await import('node:fs');

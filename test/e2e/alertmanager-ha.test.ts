@@ -1,3 +1,4 @@
+// needs: alertmanager
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -31,10 +32,18 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
       generatorURL: 'http://prometheus.example/graph',
     });
     await Promise.all(peers.map((p) => postAlerts(p, [alert(new Date(Date.now() + 3_600_000).toISOString())])));
-    await until(() => hook.requests.some((r) => r.body.action === 'create'), 30_000, () => 'no create delivered');
+    await until(
+      () => hook.requests.some((r) => r.body.action === 'create'),
+      30_000,
+      () => 'no create delivered',
+    );
 
     await Promise.all(peers.map((p) => postAlerts(p, [alert(new Date().toISOString())])));
-    await until(() => hook.requests.some((r) => r.body.action === 'close'), 30_000, () => 'no close delivered');
+    await until(
+      () => hook.requests.some((r) => r.body.action === 'close'),
+      30_000,
+      () => 'no close delivered',
+    );
     // HA peers keep notifying after the first resolution (their own copies, a stale firing): wait them out.
     await new Promise((r) => setTimeout(r, 20_000));
 
@@ -51,14 +60,22 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        version: '4', status: 'firing', receiver: 'onceonly', groupKey: '{}:{alertname="DiskFull"}', externalURL: 'http://am-2:9093',
+        version: '4',
+        status: 'firing',
+        receiver: 'onceonly',
+        groupKey: '{}:{alertname="DiskFull"}',
+        externalURL: 'http://am-2:9093',
         alerts: [{ ...alert('0001-01-01T00:00:00Z'), status: 'firing', fingerprint: fp }],
       }),
     });
     assert.equal(late.status, 200);
     assert.deepEqual(((await late.json()) as { alerts: unknown[] }).alerts, [{ fingerprint: fp, status: 'firing', outcome: 'stale' }]);
     await new Promise((r) => setTimeout(r, 1000));
-    assert.deepEqual(hook.requests.map((r) => r.body.action), ['create', 'close'], 'still one ticket');
+    assert.deepEqual(
+      hook.requests.map((r) => r.body.action),
+      ['create', 'close'],
+      'still one ticket',
+    );
     assert.equal(hook.requests[0]!.body.key, hook.requests[1]!.body.key);
     assert.match(hook.requests[0]!.body.key, /^am:[0-9a-f]+$/);
     assert.equal(hook.requests[0]!.body.severity, 'CRITICAL');

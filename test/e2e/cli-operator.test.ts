@@ -20,7 +20,14 @@ test('operator CLI against a running server: stats, incidents list / show / clos
     assert.match(stats.stdout, /duplicate\s+1/);
     assert.match(stats.stdout, /rejected\s+1 \(invalid 1\)/);
     assert.match(stats.stdout, /invariant .*: holds/);
-    assert.deepEqual(JSON.parse(runCli(['stats', '--url', s.url, '--json']).stdout), { received: 3, applied: 1, duplicate: 1, rejected: { invalid: 1 }, sequence_gaps: 0, invariant_holds: true });
+    assert.deepEqual(JSON.parse(runCli(['stats', '--url', s.url, '--json']).stdout), {
+      received: 3,
+      applied: 1,
+      duplicate: 1,
+      rejected: { invalid: 1 },
+      sequence_gaps: 0,
+      invariant_holds: true,
+    });
 
     const list = runCli(['incidents', 'list', '--url', s.url]);
     assert.equal(list.status, 0, list.stderr);

@@ -1,3 +1,4 @@
+// needs: chromium
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,15 @@ const launch = () =>
   chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 
 test('dashboard in a real browser: behind the token, an incident appears live, a dead letter is retried from its button', async () => {
@@ -25,7 +34,10 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
   hook.faults = () => ({ status: 503 });
   const dir = tempDir();
   const config = join(dir.path, 'c.yaml');
-  writeFileSync(config, `tenants: [ { id: acme, tokens: [${TOKEN}] } ]\ndelivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
+  writeFileSync(
+    config,
+    `tenants: [ { id: acme, tokens: [${TOKEN}] } ]\ndelivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`,
+  );
   const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config]);
   let browser: Browser | undefined;
   try {
@@ -60,7 +72,14 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
       await fetch(`${s.url}/v1/events`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ tenant_id: 'acme', device_id: 'pos-17', boot_id: 'b1', sequence, state: 'OFFLINE', observed_at: new Date(Date.now() - 3 * 3600_000).toISOString() }),
+        body: JSON.stringify({
+          tenant_id: 'acme',
+          device_id: 'pos-17',
+          boot_id: 'b1',
+          sequence,
+          state: 'OFFLINE',
+          observed_at: new Date(Date.now() - 3 * 3600_000).toISOString(),
+        }),
       });
     }
     const device = page.locator('#devices tr[data-device="pos-17"]', { hasText: 'b1 · 9' });
@@ -80,7 +99,11 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     const before = hook.requests.length;
     await row.locator('button', { hasText: 'Retry' }).click();
     await row.locator('button', { hasText: 'queued' }).waitFor({ timeout: 5000 });
-    await until(() => hook.requests.length > before, 10_000, () => 'the retried delivery did not arrive');
+    await until(
+      () => hook.requests.length > before,
+      10_000,
+      () => 'the retried delivery did not arrive',
+    );
     assert.equal(hook.requests.at(-1)!.body.key, key);
     await page.locator('#dead tbody tr', { hasText: key }).waitFor({ state: 'detached', timeout: 10_000 });
 

@@ -8,7 +8,6 @@ import { runCli, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 
-
 // The receiver holds the first deliveries open, so the server is killed with
 // decisions answered, some deliveries leased mid-call and some not yet fanned
 // out. The restarted server takes them over once the dead worker's lease runs
@@ -29,7 +28,11 @@ test('SIGKILL after the decision and before delivery: after a restart every tick
     }));
     const answers = await fire(shots, 8);
     assert.ok(answers.every((a) => a.status === 200 && a.body.decision === 'CREATE'));
-    await until(() => hook.requests.length > 0, 10_000, () => 'no delivery started');
+    await until(
+      () => hook.requests.length > 0,
+      10_000,
+      () => 'no delivery started',
+    );
     assert.equal(await s.stop('SIGKILL'), null);
     const beforeRestart = hook.requests.length;
     assert.ok(beforeRestart < 50 + 1, `at most one call per decision so far (${beforeRestart})`);
@@ -38,12 +41,19 @@ test('SIGKILL after the decision and before delivery: after a restart every tick
     s = await spawnServer(args);
     const keys = new Set(answers.map((a) => a.body.dedup_key as string));
     const applied = () => hook.requests.slice(beforeRestart);
-    await until(() => new Set(applied().map((r) => r.body.key)).size === keys.size, 20_000, () => `${new Set(applied().map((r) => r.body.key)).size} of ${keys.size}`);
+    await until(
+      () => new Set(applied().map((r) => r.body.key)).size === keys.size,
+      20_000,
+      () => `${new Set(applied().map((r) => r.body.key)).size} of ${keys.size}`,
+    );
     await new Promise((r) => setTimeout(r, 2000)); // a late duplicate would show up by now (leases are 1.5 s)
     const perKey = new Map<string, number>();
     for (const r of applied()) perKey.set(r.body.key, (perKey.get(r.body.key) ?? 0) + 1);
     assert.deepEqual([...perKey.keys()].sort(), [...keys].sort());
-    assert.ok([...perKey.values()].every((n) => n === 1), `each exactly once: ${JSON.stringify([...perKey.values()])}`);
+    assert.ok(
+      [...perKey.values()].every((n) => n === 1),
+      `each exactly once: ${JSON.stringify([...perKey.values()])}`,
+    );
     assert.ok(applied().every((r) => r.headers['idempotency-key'] === `${r.body.key}:create:1`));
 
     // The operator's CLI against the restarted server: nothing is dead; misuse is a clear error.
@@ -74,9 +84,16 @@ test('SIGTERM lets the deliveries in flight finish, then exits 0; nothing is del
   const args = ['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config];
   let s = await spawnServer(args);
   try {
-    const shots = Array.from({ length: 5 }, (_, i) => ({ url: `${s.url}/v1/violations`, body: { process_id: `p-${i}`, rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 } }));
+    const shots = Array.from({ length: 5 }, (_, i) => ({
+      url: `${s.url}/v1/violations`,
+      body: { process_id: `p-${i}`, rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 },
+    }));
     assert.ok((await fire(shots, 5)).every((a) => a.status === 200 && a.body.decision === 'CREATE'));
-    await until(() => hook.requests.length === 5, 10_000, () => `${hook.requests.length} in flight`);
+    await until(
+      () => hook.requests.length === 5,
+      10_000,
+      () => `${hook.requests.length} in flight`,
+    );
     assert.equal(await s.stop('SIGTERM'), 0, 'exit 0 after the drain');
     const settled = s.lines.filter((l) => /delivery parked|will retry|failed; the lease/.test(l));
     assert.deepEqual(settled, [], 'the in-flight calls were answered and settled before exit');

@@ -1,3 +1,4 @@
+// needs: redis postgres
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -32,7 +33,14 @@ function recordedStream() {
       const boot = rebooted ? 'b2' : 'b1';
       const sequence = rebooted ? i - 24 : 100 + i;
       const state = ['IDLE', 'IDLE', 'BUSY', 'BUSY', 'BUSY', 'OFFLINE'][(i + d) % 6]!;
-      const line = JSON.stringify({ tenant_id: 'acme', device_id: device, boot_id: boot, sequence, state, observed_at: new Date(Date.UTC(2026, 10, 30, 12) + i * 1000).toISOString() });
+      const line = JSON.stringify({
+        tenant_id: 'acme',
+        device_id: device,
+        boot_id: boot,
+        sequence,
+        state,
+        observed_at: new Date(Date.UTC(2026, 10, 30, 12) + i * 1000).toISOString(),
+      });
       lines.push(line);
       if (lines.length % 10 === 0) lines.push(line);
       if (last.has(device) && last.get(device) !== state) transitions++;
@@ -59,8 +67,8 @@ async function replayDrill(storeUrl: string) {
     const s = recordedStream();
     const cut1 = Math.floor(s.lines.length * 0.7);
     const cut2 = Math.floor(s.lines.length * 0.3);
-    writeFileSync(join(dir.path, 'w1.ndjson'), s.lines.slice(0, cut1).join('\n') + '\n');
-    writeFileSync(join(dir.path, 'w2.ndjson'), s.lines.slice(cut2).join('\n') + '\n');
+    writeFileSync(join(dir.path, 'w1.ndjson'), `${s.lines.slice(0, cut1).join('\n')}\n`);
+    writeFileSync(join(dir.path, 'w2.ndjson'), `${s.lines.slice(cut2).join('\n')}\n`);
     const r1 = runCli(['replay', join(dir.path, 'w1.ndjson'), '--url', a!.url, '--concurrency', '16', '--json']);
     const r2 = runCli(['replay', join(dir.path, 'w2.ndjson'), '--url', b!.url, '--concurrency', '16', '--json']);
     assert.equal(r1.status, 0, r1.stderr);
@@ -78,7 +86,9 @@ async function replayDrill(storeUrl: string) {
 
     // Both replicas read the same final state, and it is the stream's last word per terminal.
     for (const [device, want] of s.expected) {
-      const [da, db] = await Promise.all([a!.url, b!.url].map(async (u) => (await fetch(`${u}/v1/devices/acme/${device}`)).json() as Promise<Record<string, unknown>>));
+      const [da, db] = await Promise.all(
+        [a!.url, b!.url].map(async (u) => (await fetch(`${u}/v1/devices/acme/${device}`)).json() as Promise<Record<string, unknown>>),
+      );
       assert.deepEqual({ boot: da!.boot_id, sequence: da!.sequence, state: da!.state }, { boot: want.boot, sequence: want.sequence, state: want.state });
       assert.deepEqual(da, { ...db, age_seconds: da!.age_seconds });
     }
@@ -109,7 +119,10 @@ test('the same drill on one Postgres', async () => {
 test('replay exits non-zero when the accounting cannot reconcile (no server answers)', async () => {
   const dir = tempDir();
   try {
-    writeFileSync(join(dir.path, 'x.ndjson'), '{"tenant_id":"a","device_id":"d","boot_id":"b","sequence":1,"state":"S","observed_at":"2026-11-30T12:00:00Z"}\n');
+    writeFileSync(
+      join(dir.path, 'x.ndjson'),
+      '{"tenant_id":"a","device_id":"d","boot_id":"b","sequence":1,"state":"S","observed_at":"2026-11-30T12:00:00Z"}\n',
+    );
     const r = runCli(['replay', join(dir.path, 'x.ndjson'), '--url', `http://127.0.0.1:${await freePort()}`]);
     assert.equal(r.status, 1);
     assert.match(r.stdout, /unanswered +1/);

@@ -1,3 +1,4 @@
+// needs: postgres
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -21,7 +22,10 @@ async function killAndCount(store: string, read: () => Promise<Row[]>) {
   const dir = tempDir();
   const config = join(dir.path, 'c.yaml');
   // This is about durability, not fail-open: a timeout no loaded machine reaches.
-  writeFileSync(config, `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, 'journal.db')} }\ndelivery: { base_delay_ms: 600000, max_delay_ms: 600000 }\nadapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody" } ]\n`);
+  writeFileSync(
+    config,
+    `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, 'journal.db')} }\ndelivery: { base_delay_ms: 600000, max_delay_ms: 600000 }\nadapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody" } ]\n`,
+  );
   const s = await spawnServer(['--port', '0', '--store', store, '--config', config]);
   try {
     const incidents = Array.from({ length: 100 }, (_, i) => ({
@@ -29,10 +33,19 @@ async function killAndCount(store: string, read: () => Promise<Row[]>) {
       body: { element_id: `olt-${i}`, fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR', summary: `olt-${i} down` },
     }));
     const a1 = await fire([...incidents, ...incidents], 32); // each twice: 100 CREATE + 100 SUPPRESS
-    const a2 = await fire(incidents.slice(0, 10).map((x) => ({ ...x, body: { ...x.body, severity: 'CRITICAL' } })), 10);
-    const spc = (rule: string, p: string) => ({ url: `${s.url}/v1/violations`, body: { process_id: p, rule_id: rule, timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 } });
+    const a2 = await fire(
+      incidents.slice(0, 10).map((x) => ({ ...x, body: { ...x.body, severity: 'CRITICAL' } })),
+      10,
+    );
+    const spc = (rule: string, p: string) => ({
+      url: `${s.url}/v1/violations`,
+      body: { process_id: p, rule_id: rule, timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 },
+    });
     const a3 = await fire([spc('nelson_1', 'etch'), spc('nelson_1', 'etch'), spc('we_zone_b', 'cmp')], 1);
-    const ev = (seq: number, state: string) => ({ url: `${s.url}/v1/events`, body: { tenant_id: 'acme', device_id: 'pos-1', boot_id: 'b', sequence: seq, state, observed_at: '2026-11-30T12:00:00Z' } });
+    const ev = (seq: number, state: string) => ({
+      url: `${s.url}/v1/events`,
+      body: { tenant_id: 'acme', device_id: 'pos-1', boot_id: 'b', sequence: seq, state, observed_at: '2026-11-30T12:00:00Z' },
+    });
     const a4 = await fire([ev(1, 'IDLE'), ev(2, 'BUSY'), ev(2, 'BUSY')], 1);
     assert.ok([...a1, ...a2, ...a3, ...a4].every((a) => a.status === 200));
     assert.equal(await s.stop('SIGKILL'), null);

@@ -1,3 +1,4 @@
+// needs: openssl
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -44,14 +45,35 @@ test('PagerDuty drop-in: pdjs over TLS; trigger ×3, acknowledge ×2, re-severit
   const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config, '--tls-cert', cert, '--tls-key', key]);
   try {
     const server = s.url.replace('https://', '');
-    const trigger = (severity: string) => ({ routing_key: ROUTING_KEY, event_action: 'trigger', dedup_key: 'disk-full-db1', payload: { summary: 'db1: disk 97% full', source: 'db1', severity, custom_details: { free_gb: 3 } } });
+    const trigger = (severity: string) => ({
+      routing_key: ROUTING_KEY,
+      event_action: 'trigger',
+      dedup_key: 'disk-full-db1',
+      payload: { summary: 'db1: disk 97% full', source: 'db1', severity, custom_details: { free_gb: 3 } },
+    });
     const ack = { routing_key: ROUTING_KEY, event_action: 'acknowledge', dedup_key: 'disk-full-db1' };
     const resolve = { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: 'disk-full-db1' };
-    const answers = pdjs(server, cert, dir.path, [trigger('critical'), trigger('critical'), trigger('critical'), ack, ack, trigger('error'), resolve, trigger('critical')]);
-    assert.deepEqual(answers.map((a) => a.status), Array(8).fill(202));
+    const answers = pdjs(server, cert, dir.path, [
+      trigger('critical'),
+      trigger('critical'),
+      trigger('critical'),
+      ack,
+      ack,
+      trigger('error'),
+      resolve,
+      trigger('critical'),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(8).fill(202),
+    );
     assert.ok(answers.every((a) => a.data.status === 'success' && a.data.message === 'Event processed' && a.data.dedup_key === 'disk-full-db1'));
 
-    await until(() => hook.requests.length >= 5, 10_000, () => `${hook.requests.length} delivered`);
+    await until(
+      () => hook.requests.length >= 5,
+      10_000,
+      () => `${hook.requests.length} delivered`,
+    );
     await new Promise((r) => setTimeout(r, 500));
     const got = hook.requests.map((r) => [r.body.action, r.body.severity, r.headers['idempotency-key']]);
     assert.deepEqual(got, [
@@ -73,7 +95,11 @@ test('PagerDuty drop-in: pdjs over TLS; trigger ×3, acknowledge ×2, re-severit
     assert.equal(generated!.status, 202);
     assert.match(generated!.data.dedup_key, /^[0-9a-f]{32}$/);
     assert.equal(wrong!.status, 401);
-    assert.deepEqual(wrong!.data, { status: 'unauthorized', message: 'the routing_key is not a valid token', errors: ['the routing_key is not a valid token'] });
+    assert.deepEqual(wrong!.data, {
+      status: 'unauthorized',
+      message: 'the routing_key is not a valid token',
+      errors: ['the routing_key is not a valid token'],
+    });
     assert.equal(invalid!.status, 400);
     assert.deepEqual(invalid!.data, {
       status: 'invalid event',

@@ -1,3 +1,4 @@
+// needs: postgres
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -14,12 +15,22 @@ test('ledger mode on Postgres: identities never expire, and the audit rows match
   const dir = tempDir();
   const config = join(dir.path, 'c.yaml');
   // Fail-open would make decisions outside Postgres (and its audit): a timeout no loaded machine reaches.
-  writeFileSync(config, `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, 'journal.db')} }\nincidents: { retention: forever }\nevents: { retention: forever }\nviolations: { retention: forever }\n`);
+  writeFileSync(
+    config,
+    `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, 'journal.db')} }\nincidents: { retention: forever }\nevents: { retention: forever }\nviolations: { retention: forever }\n`,
+  );
   const s = await spawnServer(['--port', '0', '--store', `${PG_URL}?schema=${schema}`, '--config', config]);
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
   try {
-    const incident = (k: number, severity = 'MAJOR') => ({ url: `${s.url}/v1/incidents`, body: { element_id: `olt-${k}`, fault_class: 'LOS', root_cause_id: 'cut', severity } });
-    const shots = [...Array.from({ length: 100 }, (_, k) => incident(k)), ...Array.from({ length: 100 }, (_, k) => incident(k)), ...Array.from({ length: 10 }, (_, k) => incident(k, 'CRITICAL'))];
+    const incident = (k: number, severity = 'MAJOR') => ({
+      url: `${s.url}/v1/incidents`,
+      body: { element_id: `olt-${k}`, fault_class: 'LOS', root_cause_id: 'cut', severity },
+    });
+    const shots = [
+      ...Array.from({ length: 100 }, (_, k) => incident(k)),
+      ...Array.from({ length: 100 }, (_, k) => incident(k)),
+      ...Array.from({ length: 10 }, (_, k) => incident(k, 'CRITICAL')),
+    ];
     const answers = await fire(shots, 16);
     assert.ok(answers.every((a) => a.status === 200));
     const closed = answers.slice(0, 5).map((a) => a.body.dedup_key as string);
@@ -33,13 +44,21 @@ test('ledger mode on Postgres: identities never expire, and the audit rows match
     await postJson(`${s.url}/v1/violations`, v);
 
     // One audit row per decision, with the same decision, and a request id each.
-    const { rows } = await admin.query<{ kind: string; key: string; decision: string; reason: string; replica: string; request_id: string }>(`SELECT kind, key, decision, reason, replica, request_id FROM "${schema}".audit ORDER BY id`);
+    const { rows } = await admin.query<{ kind: string; key: string; decision: string; reason: string; replica: string; request_id: string }>(
+      `SELECT kind, key, decision, reason, replica, request_id FROM "${schema}".audit ORDER BY id`,
+    );
     const tally = (xs: Array<[string, string]>) => xs.map(([k, d]) => `${k} ${d}`).sort();
     const incidentRows = rows.filter((r) => r.kind === 'incidents' && r.decision !== 'CLOSE');
     assert.deepEqual(tally(incidentRows.map((r) => [r.key, r.decision])), tally(answers.map((a) => [a.body.dedup_key, a.body.decision])));
     assert.equal(rows.filter((r) => r.decision === 'CLOSE').length, 5);
-    assert.deepEqual(rows.filter((r) => r.kind === 'events').map((r) => r.decision), ['applied', 'duplicate']);
-    assert.deepEqual(rows.filter((r) => r.kind === 'violations').map((r) => `${r.decision}/${r.reason}`), ['CREATE/claimed', 'SUPPRESS/repeat']);
+    assert.deepEqual(
+      rows.filter((r) => r.kind === 'events').map((r) => r.decision),
+      ['applied', 'duplicate'],
+    );
+    assert.deepEqual(
+      rows.filter((r) => r.kind === 'violations').map((r) => `${r.decision}/${r.reason}`),
+      ['CREATE/claimed', 'SUPPRESS/repeat'],
+    );
     assert.equal(new Set(rows.map((r) => r.request_id)).size, rows.length, 'each row names its own request');
     assert.ok(rows.every((r) => /^.+:\d+$/.test(r.replica)));
     console.log(`audit rows: ${rows.length} for ${answers.length + 5 + 4} decisions`);
@@ -50,7 +69,10 @@ test('ledger mode on Postgres: identities never expire, and the audit rows match
 
     // The trail of one key over HTTP and from the CLI.
     const trail = (await (await fetch(`${s.url}/v1/audit?key=${closed[0]}`)).json()) as { audit: Array<{ decision: string; request_id: string }> };
-    assert.deepEqual(trail.audit.map((r) => r.decision), ['CREATE', 'SUPPRESS', 'UPDATE', 'CLOSE']);
+    assert.deepEqual(
+      trail.audit.map((r) => r.decision),
+      ['CREATE', 'SUPPRESS', 'UPDATE', 'CLOSE'],
+    );
     const cli = runCli(['audit', vk, '--url', s.url]);
     assert.equal(cli.status, 0, cli.stderr);
     assert.match(cli.stdout, /violations {2}CREATE\/claimed/);

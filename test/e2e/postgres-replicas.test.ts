@@ -1,3 +1,4 @@
+// needs: postgres
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,10 +22,16 @@ test('two replicas sharing one Postgres: 1,000 keys × 50 concurrent copies → 
   // The race is about atomicity: a fail-open timeout that this saturated machine never trips, and a journal per replica.
   const cfg = (n: number) => {
     const p = join(dir.path, `c${n}.yaml`);
-    writeFileSync(p, `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, `j${n}.db`)} }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
+    writeFileSync(
+      p,
+      `failopen: { timeout_ms: 10000, journal_path: ${join(dir.path, `j${n}.db`)} }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`,
+    );
     return p;
   };
-  const [a, b] = await Promise.all([spawnServer(['--port', '0', '--store', url, '--config', cfg(1)]), spawnServer(['--port', '0', '--store', url, '--config', cfg(2)])]);
+  const [a, b] = await Promise.all([
+    spawnServer(['--port', '0', '--store', url, '--config', cfg(1)]),
+    spawnServer(['--port', '0', '--store', url, '--config', cfg(2)]),
+  ]);
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
   try {
     const keys = 1000;
@@ -40,12 +47,24 @@ test('two replicas sharing one Postgres: 1,000 keys × 50 concurrent copies → 
     assert.equal(new Set(creates.map((x) => x.body.dedup_key)).size, keys);
     const sum = async (re: RegExp) => (await metric(a!.url, re)) + (await metric(b!.url, re));
     const lost = await sum(/decision="SUPPRESS",reason="lost_race"\} (\d+)/);
-    console.log(`postgres: ${shots.length} requests in ${secs.toFixed(1)} s (${Math.round(shots.length / secs)}/s over HTTP), ${creates.length} CREATE, ${lost} lost races, p99 ${pct(answers.map((x) => x.ms), 99).toFixed(1)} ms`);
+    console.log(
+      `postgres: ${shots.length} requests in ${secs.toFixed(1)} s (${Math.round(shots.length / secs)}/s over HTTP), ${creates.length} CREATE, ${lost} lost races, p99 ${pct(
+        answers.map((x) => x.ms),
+        99,
+      ).toFixed(1)} ms`,
+    );
 
-    const upd = await fire(Array.from({ length: 40 }, (_, i) => ({ url: `${i % 2 ? a!.url : b!.url}/v1/incidents`, body: incident(7, 'CRITICAL') })), 40);
+    const upd = await fire(
+      Array.from({ length: 40 }, (_, i) => ({ url: `${i % 2 ? a!.url : b!.url}/v1/incidents`, body: incident(7, 'CRITICAL') })),
+      40,
+    );
     assert.equal(upd.filter((x) => x.body.decision === 'UPDATE').length, 1);
 
-    await until(() => hook.requests.length >= keys + 1, 60_000, () => `${hook.requests.length} delivered`);
+    await until(
+      () => hook.requests.length >= keys + 1,
+      60_000,
+      () => `${hook.requests.length} delivered`,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     const perKey = new Map<string, number>();
     for (const r of hook.requests) perKey.set(`${r.body.key}:${r.body.action}`, (perKey.get(`${r.body.key}:${r.body.action}`) ?? 0) + 1);

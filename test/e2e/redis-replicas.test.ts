@@ -1,3 +1,4 @@
+// needs: redis
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -42,7 +43,6 @@ function writeConfig(dir: string, n: number, timeoutMs: number, extra: string): 
 
 const webhookTo = (sink: FakeServer) => `adapters: [ { name: hook, type: webhook, url: "${sink.url}/in" } ]\n`;
 
-
 /** 500 violations split across both replicas: both workers deliver, each delivery exactly once (leases). */
 async function deliverAcross(storeUrl: string) {
   const sink = await startSink(200, {});
@@ -56,7 +56,11 @@ async function deliverAcross(storeUrl: string) {
     assert.equal(answers.filter((a) => a.body.decision === 'CREATE').length, 500);
     // The shared Redis may still hold an earlier test's entries; count this test's violations only.
     const mine = () => sink.requests.filter((q) => q.body.kind === 'violation');
-    await until(() => new Set(mine().map((q) => q.body.key)).size === 500, 30_000, () => `${mine().length} delivered`);
+    await until(
+      () => new Set(mine().map((q) => q.body.key)).size === 500,
+      30_000,
+      () => `${mine().length} delivered`,
+    );
     await new Promise((res) => setTimeout(res, 1000));
     assert.equal(mine().length, 500, 'each violation delivered exactly once across two workers');
     const a = await metric(r.a.url, /^onceonly_deliveries_total\{adapter="hook",outcome="delivered",reason="ok"\} (\d+)/m);
@@ -94,7 +98,10 @@ async function raceAcross(a: ServerProcess, b: ServerProcess, label: string) {
   assert.ok(lost > 0, 'racing copies are reported as lost races');
   console.log(
     `${label}: ${shots.length} requests in ${secs.toFixed(1)} s (${Math.round(shots.length / secs)}/s over HTTP), ` +
-      `${creates.length} CREATE, ${lost} SUPPRESS/lost_race, ${unchanged} SUPPRESS/unchanged, p99 ${pct(answers.map((x) => x.ms), 99).toFixed(1)} ms`,
+      `${creates.length} CREATE, ${lost} SUPPRESS/lost_race, ${unchanged} SUPPRESS/unchanged, p99 ${pct(
+        answers.map((x) => x.ms),
+        99,
+      ).toFixed(1)} ms`,
   );
 
   // One severity change sent 40 times at once across both replicas → exactly one UPDATE.
@@ -153,13 +160,22 @@ describe('two replicas sharing one Redis', () => {
       const answers = await fire(during, 16);
       const failed = answers.filter((x) => x.status !== 200);
       assert.equal(failed.length, 0, `no request fails while the store is down: ${JSON.stringify(failed[0])}`);
-      assert.ok(answers.every((x) => x.body.provisional === true), 'decisions during the outage are provisional');
+      assert.ok(
+        answers.every((x) => x.body.provisional === true),
+        'decisions during the outage are provisional',
+      );
       const worst = Math.max(...answers.map((x) => x.ms));
       assert.ok(worst < 5000, `no request hangs (slowest ${worst.toFixed(0)} ms)`);
       for (const s of [r.a, r.b]) assert.equal((await fetch(`${s.url}/readyz`)).status, 503);
       console.log(
-        `outage: ${answers.length} requests answered provisionally, p50 ${pct(answers.map((x) => x.ms), 50).toFixed(1)} ms, ` +
-          `p99 ${pct(answers.map((x) => x.ms), 99).toFixed(1)} ms, slowest ${worst.toFixed(1)} ms`,
+        `outage: ${answers.length} requests answered provisionally, p50 ${pct(
+          answers.map((x) => x.ms),
+          50,
+        ).toFixed(1)} ms, ` +
+          `p99 ${pct(
+            answers.map((x) => x.ms),
+            99,
+          ).toFixed(1)} ms, slowest ${worst.toFixed(1)} ms`,
       );
 
       await new Promise((res) => setTimeout(res, 1000));
@@ -197,7 +213,11 @@ describe('two replicas sharing one Redis', () => {
 
       // Provisional decisions were delivered from each replica's journal: every outage key reached the webhook.
       const created = () => new Set(sink.requests.filter((q) => q.body.action === 'create').map((q) => q.body.key));
-      await until(() => [...outageKeys].every((k) => created().has(k)), 20_000, () => `${created().size} keys delivered`);
+      await until(
+        () => [...outageKeys].every((k) => created().has(k)),
+        20_000,
+        () => `${created().size} keys delivered`,
+      );
       const creates = sink.requests.filter((q) => q.body.action === 'create' && outageKeys.has(q.body.key)).length;
       console.log(`outage keys ${outageKeys.size}: ${creates} create deliveries (a provisional duplicate is delivered again; the receiver upserts by key)`);
       const sharedCreates = first.filter((x) => x.body.decision === 'CREATE').length;

@@ -47,19 +47,18 @@ describe('onceonly serve (real processes, real SQLite file)', () => {
         for (let k = 0; k < 100; k++) jobs.push(postJson(`${(copy + k) % 2 ? a.url : b.url}/v1/incidents`, incident(k)));
       }
       const answers = await Promise.all(jobs);
-      assert.ok(answers.every((x) => x.status === 200), JSON.stringify(answers.find((x) => x.status !== 200)));
+      assert.ok(
+        answers.every((x) => x.status === 200),
+        JSON.stringify(answers.find((x) => x.status !== 200)),
+      );
       assert.equal(answers.filter((x) => x.body.decision === 'CREATE').length, 100);
       assert.equal(new Set(answers.filter((x) => x.body.decision === 'CREATE').map((x) => x.body.dedup_key)).size, 100);
       // 200 concurrent identical POSTs split across both → exactly one CREATE.
-      const same = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => postJson(`${i % 2 ? a.url : b.url}/v1/incidents`, incident(999))),
-      );
+      const same = await Promise.all(Array.from({ length: 200 }, (_, i) => postJson(`${i % 2 ? a.url : b.url}/v1/incidents`, incident(999))));
       assert.equal(same.filter((x) => x.body.decision === 'CREATE').length, 1);
       assert.equal(same.filter((x) => x.body.decision === 'SUPPRESS').length, 199);
       // A severity change sent 20 times at once across both → exactly one UPDATE.
-      const upd = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => postJson(`${i % 2 ? a.url : b.url}/v1/incidents`, incident(0, 'CRITICAL'))),
-      );
+      const upd = await Promise.all(Array.from({ length: 20 }, (_, i) => postJson(`${i % 2 ? a.url : b.url}/v1/incidents`, incident(0, 'CRITICAL'))));
       assert.equal(upd.filter((x) => x.body.decision === 'UPDATE').length, 1);
       assert.equal(await a.stop(), 0);
       assert.equal(await b.stop(), 0);
@@ -102,7 +101,10 @@ describe('onceonly serve (real processes, real SQLite file)', () => {
     };
     const waitForLog = async (re: RegExp) => {
       for (let i = 0; i < 100 && !s.lines.some((l) => re.test(l)); i++) await new Promise((r) => setTimeout(r, 50));
-      assert.ok(s.lines.some((l) => re.test(l)), `log line ${re} expected in:\n${s.lines.join('\n')}`);
+      assert.ok(
+        s.lines.some((l) => re.test(l)),
+        `log line ${re} expected in:\n${s.lines.join('\n')}`,
+      );
     };
     try {
       assert.equal(await ttlOf(1), 600);
@@ -176,7 +178,10 @@ test('with tenants configured it binds a public address, and a reload that drops
     s.proc.kill('SIGHUP');
     const deadline = Date.now() + 5000;
     while (!s.lines.some((l) => /config reload refused/.test(l)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(s.lines.some((l) => /refusing to bind 0\.0\.0\.0.*config reload refused/.test(l)), s.lines.join('\n'));
+    assert.ok(
+      s.lines.some((l) => /refusing to bind 0\.0\.0\.0.*config reload refused/.test(l)),
+      s.lines.join('\n'),
+    );
     assert.equal((await fetch(`${url}/v1/stats`)).status, 401, 'still authenticated');
     await fetch(`${url}/v1/stats`, { headers: { authorization: 'Bearer a-wrong-token-someone-tried' } });
     const logs = s.lines.join('\n') + s.stderr();

@@ -1,3 +1,4 @@
+// needs: openssl
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ test('--tls-cert/--tls-key serve HTTPS with the given certificate', async () => 
     });
     assert.deepEqual(JSON.parse(body), { status: 'ok' });
     // Plain HTTP on the TLS port is not served.
-    await assert.rejects(fetch(s.url.replace('https', 'http') + '/healthz'));
+    await assert.rejects(fetch(`${s.url.replace('https', 'http')}/healthz`));
   } finally {
     await s.stop();
     dir.remove();

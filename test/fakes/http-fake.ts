@@ -66,7 +66,10 @@ export async function startFake(handler: Handler): Promise<FakeServer> {
         return;
       }
       if (typeof fault === 'object') {
-        res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {}) });
+        res.writeHead(fault.status, {
+          'content-type': 'application/json',
+          ...(fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {}),
+        });
         res.end(JSON.stringify(fault.body ?? { error: `injected ${fault.status}` }));
         return;
       }

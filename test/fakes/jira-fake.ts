@@ -29,7 +29,13 @@ export async function startJiraFake(user = 'bot@example.com', token = 'api-token
       const order = /ORDER BY key\s+(ASC|DESC)/i.exec(r.query.get('jql') ?? '')?.[1]?.toUpperCase() ?? 'DESC';
       const num = (i: JiraIssue) => Number(i.key.split('-')[1]);
       const hits = [...issues.values()].filter((i) => i.fields.labels.includes(label)).sort((a, b) => (order === 'ASC' ? num(a) - num(b) : num(b) - num(a)));
-      return { status: 200, body: { total: hits.length, issues: hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } })) } };
+      return {
+        status: 200,
+        body: {
+          total: hits.length,
+          issues: hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } })),
+        },
+      };
     }
     if (r.method === 'POST' && r.path === '/rest/api/2/issue') {
       const f = (r.body as { fields: JiraIssue['fields'] }).fields;

@@ -54,4 +54,3 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
 
 /** The records that are tickets: not canceled as a duplicate of another (state 8, close_code Duplicate). */
 export const openTickets = (records: Map<string, SnowRecord>) => [...records.values()].filter((r) => !(r.state === '8' && r.close_code === 'Duplicate'));
-

@@ -62,7 +62,11 @@ receivers:
     };
   });
   for (const p of peers) {
-    await until(async () => (await fetch(`${p.url}/-/ready`).catch(() => null))?.ok, 20_000, () => `alertmanager ${p.url} not ready: ${p.log()}`);
+    await until(
+      async () => (await fetch(`${p.url}/-/ready`).catch(() => null))?.ok,
+      20_000,
+      () => `alertmanager ${p.url} not ready: ${p.log()}`,
+    );
   }
   // Both peers see each other before the test starts, so they run as one HA cluster.
   await until(

@@ -47,11 +47,9 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const dir = tempDir('onceonly-redis-');
   let proc: ChildProcess;
   const launch = async () => {
-    proc = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir.path, ...extra],
-      { stdio: 'ignore' },
-    );
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir.path, ...extra], {
+      stdio: 'ignore',
+    });
     await waitFor(`redis-server on ${port}`, () => cli(port, 'PING').stdout.trim() === 'PONG');
   };
   await launch();
@@ -92,21 +90,14 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const nodes: RedisServer[] = [];
   try {
     for (let i = 0; i < masters; i++) {
-      nodes.push(
-        await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes.conf`, '--cluster-node-timeout', '2000']),
-      );
+      nodes.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes.conf`, '--cluster-node-timeout', '2000']));
     }
-    const create = spawnSync(
-      'redis-cli',
-      ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
-      { encoding: 'utf8', timeout: 30_000 },
-    );
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
-    await waitFor(
-      'cluster_state:ok on every node',
-      () => nodes.every((n) => n.cli('CLUSTER', 'INFO').includes('cluster_state:ok')),
-      20_000,
-    );
+    await waitFor('cluster_state:ok on every node', () => nodes.every((n) => n.cli('CLUSTER', 'INFO').includes('cluster_state:ok')), 20_000);
   } catch (err) {
     await Promise.all(nodes.map((n) => n.stop()));
     throw err;

@@ -9,9 +9,23 @@ import { sign, SIGNATURE_HEADER } from '../../src/delivery/adapters/webhook.js';
 import { jiraLabel } from '../../src/delivery/adapters/jira.js';
 
 const v = (over: Record<string, unknown> = {}) => ({
-  process_id: 'etch-line-3', rule_id: 'nelson_1', timestamp: 1770000000, value: 12.9, center: 10, ucl: 12.5, lcl: 7.5, ...over,
+  process_id: 'etch-line-3',
+  rule_id: 'nelson_1',
+  timestamp: 1770000000,
+  value: 12.9,
+  center: 10,
+  ucl: 12.5,
+  lcl: 7.5,
+  ...over,
 });
-const incident = (over: Record<string, unknown> = {}) => ({ element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'fiber-cut-12', severity: 'MAJOR', summary: 'OLT 7 lost signal', ...over });
+const incident = (over: Record<string, unknown> = {}) => ({
+  element_id: 'olt-7',
+  fault_class: 'LOS',
+  root_cause_id: 'fiber-cut-12',
+  severity: 'MAJOR',
+  summary: 'OLT 7 lost signal',
+  ...over,
+});
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -34,9 +48,15 @@ const failFirst = (n: number, status = 503, retryAfter?: number) => {
   return () => (seen++ < n ? { status, ...(retryAfter !== undefined ? { retryAfter } : {}) } : ('ok' as const));
 };
 
-describe('delivery (seed 003)', () => {
+describe('delivery', () => {
   test('the same violation ten times is one record at every adapter', async () => {
-    const [hook, snow, jira, pd, chat] = await Promise.all([fake(startSink(200, {})), fake(startServicenowFake()), fake(startJiraFake()), fake(startSink()), fake(startSink(200, 'ok'))]);
+    const [hook, snow, jira, pd, chat] = await Promise.all([
+      fake(startSink(200, {})),
+      fake(startServicenowFake()),
+      fake(startJiraFake()),
+      fake(startSink()),
+      fake(startSink(200, 'ok')),
+    ]);
     const h = harness({
       adapters: [
         { name: 'hook', type: 'webhook', url: `${hook.url}/hook` },
@@ -60,7 +80,10 @@ describe('delivery (seed 003)', () => {
     assert.equal(jira.issues.size, 1);
     assert.ok([...jira.issues.values()][0]!.fields.labels.includes(jiraLabel({ tenant: 'default', kind: 'violation', key })));
     assert.equal(ok(pd).length, 1);
-    assert.deepEqual([ok(pd)[0]!.body.event_action, ok(pd)[0]!.body.dedup_key, ok(pd)[0]!.body.routing_key, ok(pd)[0]!.body.payload.severity], ['trigger', key, 'R0UT1NG', 'critical']);
+    assert.deepEqual(
+      [ok(pd)[0]!.body.event_action, ok(pd)[0]!.body.dedup_key, ok(pd)[0]!.body.routing_key, ok(pd)[0]!.body.payload.severity],
+      ['trigger', key, 'R0UT1NG', 'critical'],
+    );
     assert.equal(ok(chat).length, 1);
     assert.match(ok(chat)[0]!.body.text, /SPC-BEYOND-3S on etch-line-3/);
     assert.ok(h.settled.every((s) => s.outcome === 'delivered'));
@@ -82,21 +105,38 @@ describe('delivery (seed 003)', () => {
     const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 500, max_delay_ms: 8000, max_retries: 4 } });
     const { key } = await h.violations.apply(v());
     await h.drain();
-    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason, s.delayMs]), [['retried', 'http_503', 500]]);
+    assert.deepEqual(
+      h.settled.map((s) => [s.outcome, s.reason, s.delayMs]),
+      [['retried', 'http_503', 500]],
+    );
     h.clock.advance(499);
     assert.equal(await h.worker.runOnce(), 0, 'not due before its delay');
     h.clock.advance(1);
     await h.drain();
     h.clock.advance(1000);
     await h.drain();
-    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason, s.delayMs]), [['retried', 'http_503', 500], ['retried', 'http_503', 1000], ['delivered', 'ok', undefined]]);
-    assert.deepEqual(hook.requests.map((r) => r.headers['idempotency-key']), Array(3).fill(`${key}:create:1`), 'a retry repeats its Idempotency-Key');
+    assert.deepEqual(
+      h.settled.map((s) => [s.outcome, s.reason, s.delayMs]),
+      [
+        ['retried', 'http_503', 500],
+        ['retried', 'http_503', 1000],
+        ['delivered', 'ok', undefined],
+      ],
+    );
+    assert.deepEqual(
+      hook.requests.map((r) => r.headers['idempotency-key']),
+      Array(3).fill(`${key}:create:1`),
+      'a retry repeats its Idempotency-Key',
+    );
   });
 
   test('the jitter stays within [1, 1.25) of the capped exponential', async () => {
     const hook = await fake(startSink(200, {}));
     hook.faults = () => ({ status: 500 });
-    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 100, max_delay_ms: 1000, max_retries: 6 } }, 0.999);
+    const h = harness(
+      { adapters: [{ name: 'hook', type: 'webhook', url: hook.url }], delivery: { base_delay_ms: 100, max_delay_ms: 1000, max_retries: 6 } },
+      0.999,
+    );
     await h.violations.apply(v());
     for (let i = 0; i < 7; i++) {
       await h.drain();
@@ -105,7 +145,9 @@ describe('delivery (seed 003)', () => {
     const delays = h.settled.filter((s) => s.outcome === 'retried').map((s) => s.delayMs!);
     const caps = [100, 200, 400, 800, 1000, 1000];
     assert.equal(delays.length, 6);
-    delays.forEach((d, i) => assert.ok(d >= caps[i]! && d < caps[i]! * 1.25, `retry ${i}: ${d} ms against cap ${caps[i]}`));
+    delays.forEach((d, i) => {
+      assert.ok(d >= caps[i]! && d < caps[i]! * 1.25, `retry ${i}: ${d} ms against cap ${caps[i]}`);
+    });
     assert.equal(h.settled.at(-1)!.outcome, 'dead');
     assert.equal(h.settled.at(-1)!.reason, 'exhausted');
   });
@@ -123,7 +165,10 @@ describe('delivery (seed 003)', () => {
     assert.equal(hook.requests.length, 3, 'the first try and max_retries retries');
     let dead = await h.store.deliveries.deadLetters(null, 10);
     assert.equal(dead.length, 1);
-    assert.deepEqual(dead[0]!.attempts.map((a) => a.error.replace(/:.*/s, '')), ['POST http', 'POST http', 'retries exhausted (2)']);
+    assert.deepEqual(
+      dead[0]!.attempts.map((a) => a.error.replace(/:.*/s, '')),
+      ['POST http', 'POST http', 'retries exhausted (2)'],
+    );
     assert.deepEqual(dead[0]!.entry.data.process_id, 'etch-line-3', 'the payload is kept');
 
     const refire = await h.violations.apply(v({ timestamp: 1770000010 }));
@@ -142,7 +187,7 @@ describe('delivery (seed 003)', () => {
     hook.faults = () => 'ok';
     assert.equal(await h.store.deliveries.retryDeadLetter('default', dead[0]!.id), true);
     await h.drain();
-    const delivered = hook.requests.filter((r, i) => i >= 6);
+    const delivered = hook.requests.filter((_r, i) => i >= 6);
     assert.equal(delivered.length, 1, 'delivered once');
     assert.equal(delivered[0]!.headers['idempotency-key'], `${first.key}:create:1`);
     assert.deepEqual(await h.store.deliveries.deadLetters(null, 10), []);
@@ -152,7 +197,13 @@ describe('delivery (seed 003)', () => {
   test('a partial failure re-queues only the adapter that failed', async () => {
     const [good, bad] = await Promise.all([fake(startSink(200, {})), fake(startSink(200, {}))]);
     bad.faults = failFirst(1, 500);
-    const h = harness({ adapters: [{ name: 'good', type: 'webhook', url: good.url }, { name: 'bad', type: 'webhook', url: bad.url }], delivery: { base_delay_ms: 60_000, max_delay_ms: 60_000 } });
+    const h = harness({
+      adapters: [
+        { name: 'good', type: 'webhook', url: good.url },
+        { name: 'bad', type: 'webhook', url: bad.url },
+      ],
+      delivery: { base_delay_ms: 60_000, max_delay_ms: 60_000 },
+    });
     await h.violations.apply(v());
     await h.drain();
     assert.deepEqual([good.requests.length, bad.requests.length], [1, 1]);
@@ -167,7 +218,13 @@ describe('delivery (seed 003)', () => {
     const [hook, slow] = await Promise.all([fake(startSink(200, {})), fake(startSink(200, {}))]);
     hook.faults = () => ({ status: 422, body: { error: 'unknown field' } });
     slow.faults = failFirst(1, 429, 7);
-    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }, { name: 'slow', type: 'webhook', url: slow.url }], delivery: { base_delay_ms: 100 } });
+    const h = harness({
+      adapters: [
+        { name: 'hook', type: 'webhook', url: hook.url },
+        { name: 'slow', type: 'webhook', url: slow.url },
+      ],
+      delivery: { base_delay_ms: 100 },
+    });
     await h.violations.apply(v());
     await h.drain();
     const byAdapter = Object.fromEntries(h.settled.map((s) => [s.adapter, [s.outcome, s.reason, s.delayMs]]));
@@ -188,7 +245,10 @@ describe('delivery (seed 003)', () => {
     const snow = await fake(startServicenowFake());
     let posts = 0;
     snow.faults = (r) => (r.method === 'POST' && posts++ === 0 ? 'apply_then_drop' : 'ok');
-    const h = harness({ adapters: [{ name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' }], delivery: { base_delay_ms: 100 } });
+    const h = harness({
+      adapters: [{ name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' }],
+      delivery: { base_delay_ms: 100 },
+    });
     await h.violations.apply(v());
     await h.drain();
     assert.equal(h.settled[0]!.outcome, 'retried');
@@ -197,7 +257,10 @@ describe('delivery (seed 003)', () => {
     await h.drain();
     assert.equal(h.settled[1]!.outcome, 'delivered');
     assert.equal(snow.records.size, 1, 'still one ticket');
-    assert.deepEqual(snow.requests.map((r) => r.method), ['GET', 'POST', 'GET', 'PATCH']);
+    assert.deepEqual(
+      snow.requests.map((r) => r.method),
+      ['GET', 'POST', 'GET', 'PATCH'],
+    );
   });
 
   test('incidents: create, update and close reach ServiceNow, Jira, PagerDuty and the webhook; a re-create reopens', async () => {
@@ -224,8 +287,18 @@ describe('delivery (seed 003)', () => {
     assert.equal(jira.issues.size, 1);
     assert.equal(issue!.fields.status.statusCategory.key, 'done');
     assert.equal(issue!.comments.length, 1, 'the UPDATE is a comment');
-    assert.deepEqual(ok(pd).map((r) => [r.body.event_action, r.body.dedup_key]), [['trigger', key], ['trigger', key], ['resolve', key]]);
-    assert.deepEqual(ok(hook).map((r) => r.body.action), ['create', 'update', 'close']);
+    assert.deepEqual(
+      ok(pd).map((r) => [r.body.event_action, r.body.dedup_key]),
+      [
+        ['trigger', key],
+        ['trigger', key],
+        ['resolve', key],
+      ],
+    );
+    assert.deepEqual(
+      ok(hook).map((r) => r.body.action),
+      ['create', 'update', 'close'],
+    );
 
     await h.incidents.decideIncident(incident());
     await h.drain();
@@ -233,7 +306,10 @@ describe('delivery (seed 003)', () => {
     assert.equal([...snow.records.values()][0]!.state, '2', 'reopened');
     assert.equal(jira.issues.size, 1);
     assert.equal([...jira.issues.values()][0]!.fields.status.statusCategory.key, 'new', 'reopened');
-    assert.deepEqual(ok(hook).map((r) => r.headers['idempotency-key']), [`${key}:create:1`, `${key}:update:1`, `${key}:close:1`, `${key}:create:2`]);
+    assert.deepEqual(
+      ok(hook).map((r) => r.headers['idempotency-key']),
+      [`${key}:create:1`, `${key}:update:1`, `${key}:close:1`, `${key}:create:2`],
+    );
   });
 
   test('the webhook body is exactly API.md’s, signed with HMAC-SHA256 over "t.body"', async () => {
@@ -244,7 +320,12 @@ describe('delivery (seed 003)', () => {
     await h.drain();
     const [r] = hook.requests;
     assert.deepEqual(r!.body, {
-      action: 'create', kind: 'incident', key: dedup_key, tenant: 'default', severity: 'MAJOR', summary: 'OLT 7 lost signal',
+      action: 'create',
+      kind: 'incident',
+      key: dedup_key,
+      tenant: 'default',
+      severity: 'MAJOR',
+      summary: 'OLT 7 lost signal',
       data: { element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'fiber-cut-12', cleared: false },
     });
     assert.equal(r!.headers['content-type'], 'application/json');
@@ -267,14 +348,38 @@ describe('delivery (seed 003)', () => {
     });
     await h.violations.apply(v({ rule_id: 'nelson_2' }));
     await h.violations.apply(v({ rule_id: 'note' }));
-    const ev = (sequence: number, state: string) => ({ tenant_id: 'default', device_id: 'pos-1', boot_id: 'b1', sequence, state, observed_at: '2026-11-30T12:00:00Z' });
+    const ev = (sequence: number, state: string) => ({
+      tenant_id: 'default',
+      device_id: 'pos-1',
+      boot_id: 'b1',
+      sequence,
+      state,
+      observed_at: '2026-11-30T12:00:00Z',
+    });
     await h.events.apply(ev(1, 'IDLE'));
     await h.events.apply(ev(2, 'BUSY'));
     await h.drain();
-    assert.deepEqual(ok(hook).map((r) => [r.body.kind, r.body.action]), [['violation', 'create'], ['event', 'notify']]);
-    assert.deepEqual(ok(hook)[1]!.body.data, { device_id: 'pos-1', boot_id: 'b1', sequence: 2, from: 'IDLE', to: 'BUSY', observed_at: '2026-11-30T12:00:00.000Z' });
+    assert.deepEqual(
+      ok(hook).map((r) => [r.body.kind, r.body.action]),
+      [
+        ['violation', 'create'],
+        ['event', 'notify'],
+      ],
+    );
+    assert.deepEqual(ok(hook)[1]!.body.data, {
+      device_id: 'pos-1',
+      boot_id: 'b1',
+      sequence: 2,
+      from: 'IDLE',
+      to: 'BUSY',
+      observed_at: '2026-11-30T12:00:00.000Z',
+    });
     assert.equal(ok(pd).length, 0, 'MAJOR routes without paging');
-    assert.deepEqual(ok(chat).map((r) => /event/.test(r.body.text)), [true], 'chat hears the transition only');
+    assert.deepEqual(
+      ok(chat).map((r) => /event/.test(r.body.text)),
+      [true],
+      'chat hears the transition only',
+    );
     assert.equal(snow.records.size, 1, 'ticketing gets the MAJOR alarm, not the transition');
     assert.equal(h.settled.filter((s) => s.outcome === 'skipped').length, 4, 'pd: violation + event; chat: violation; snow: event');
   });
@@ -282,7 +387,14 @@ describe('delivery (seed 003)', () => {
   test('every rule in the table reaches the adapter with its alarm code and severity; an unknown rule is SPC-UNKNOWN MINOR', async () => {
     const hook = await fake(startSink(200, {}));
     const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: hook.url }] });
-    const rules = { nelson_1: ['SPC-BEYOND-3S', 'CRITICAL'], nelson_2: ['SPC-SHIFT-9', 'MAJOR'], nelson_3: ['SPC-TREND-6', 'MAJOR'], we_zone_a: ['SPC-2OF3-2S', 'MAJOR'], we_zone_b: ['SPC-4OF5-1S', 'MINOR'], nelson_8: ['SPC-UNKNOWN', 'MINOR'] };
+    const rules = {
+      nelson_1: ['SPC-BEYOND-3S', 'CRITICAL'],
+      nelson_2: ['SPC-SHIFT-9', 'MAJOR'],
+      nelson_3: ['SPC-TREND-6', 'MAJOR'],
+      we_zone_a: ['SPC-2OF3-2S', 'MAJOR'],
+      we_zone_b: ['SPC-4OF5-1S', 'MINOR'],
+      nelson_8: ['SPC-UNKNOWN', 'MINOR'],
+    };
     for (const rule of Object.keys(rules)) await h.violations.apply(v({ rule_id: rule }));
     await h.drain();
     const got = Object.fromEntries(ok(hook).map((r) => [r.body.data.rule_id, [r.body.data.alarm_code, r.body.severity]]));
@@ -309,7 +421,10 @@ describe('delivery (seed 003)', () => {
     const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url }], delivery: { base_delay_ms: 100 } });
     await h.violations.apply(v());
     await h.drain();
-    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason]), [['retried', 'network']]);
+    assert.deepEqual(
+      h.settled.map((s) => [s.outcome, s.reason]),
+      [['retried', 'network']],
+    );
     assert.match(h.settled[0]!.error!, /ECONNREFUSED/);
   });
 
@@ -326,7 +441,10 @@ describe('delivery (seed 003)', () => {
     });
     await h.violations.apply(v());
     assert.equal(await h.worker.runOnce(), 1);
-    assert.deepEqual(h.settled.map((x) => [x.outcome, x.reason]), [['lost_lease', 'lease_expired_before_call']]);
+    assert.deepEqual(
+      h.settled.map((x) => [x.outcome, x.reason]),
+      [['lost_lease', 'lease_expired_before_call']],
+    );
     assert.equal(hook.requests.length, 0, 'no stale call was made');
     assert.equal(await h.worker.runOnce(), 0, 'the delivery stays leased until its lease runs out');
     paused = false;
@@ -350,7 +468,11 @@ describe('delivery (seed 003)', () => {
       const b = r.body as { fields?: { labels: string[]; summary: string; description: string } } | null;
       if (r.method === 'POST' && r.path === '/rest/api/2/issue' && b?.fields && jira.issues.size === 0) {
         const { labels, summary, description } = b.fields;
-        jira.issues.set('QA-0', { key: 'QA-0', fields: { labels, summary, description, project: { key: 'QA' }, status: { name: 'To Do', statusCategory: { key: 'new' } } }, comments: [] });
+        jira.issues.set('QA-0', {
+          key: 'QA-0',
+          fields: { labels, summary, description, project: { key: 'QA' }, status: { name: 'To Do', statusCategory: { key: 'new' } } },
+          comments: [],
+        });
       }
       return 'ok';
     };
@@ -362,7 +484,10 @@ describe('delivery (seed 003)', () => {
     });
     await h.incidents.decideIncident(incident({ severity: 'CRITICAL' }));
     await h.drain();
-    assert.deepEqual(h.settled.map((x) => [x.adapter, x.outcome, x.error ?? '']).sort(), [['jira', 'delivered', ''], ['snow', 'delivered', '']]);
+    assert.deepEqual(h.settled.map((x) => [x.adapter, x.outcome, x.error ?? '']).sort(), [
+      ['jira', 'delivered', ''],
+      ['snow', 'delivered', ''],
+    ]);
     const records = [...snow.records.values()];
     assert.equal(records.length, 2);
     const mine = records.find((r) => r.sys_id !== '0dde')!;
@@ -394,10 +519,18 @@ describe('delivery (seed 003)', () => {
     });
     h.worker.start();
     await h.incidents.decideIncident(incident({ element_id: 'first' }));
-    await until(() => slow.requests.length === 1 && quick.requests.length === 1, 5000, () => `${slow.requests.length} / ${quick.requests.length}`);
+    await until(
+      () => slow.requests.length === 1 && quick.requests.length === 1,
+      5000,
+      () => `${slow.requests.length} / ${quick.requests.length}`,
+    );
     // The slow call hangs for up to 20 s; the next decision still reaches the quick destination.
     const second = await h.incidents.decideIncident(incident({ element_id: 'second' }));
-    await until(() => quick.requests.some((r) => r.body.key === second.dedup_key), 5000, () => `${quick.requests.length} at quick`);
+    await until(
+      () => quick.requests.some((r) => r.body.key === second.dedup_key),
+      5000,
+      () => `${quick.requests.length} at quick`,
+    );
     assert.equal(h.settled.filter((x) => x.adapter === 'slow').length, 0, 'the first slow call is still in flight');
     assert.equal(slow.requests.length, 2, 'and the slow destination got its second call beside it');
     slow.faults = () => 'ok';

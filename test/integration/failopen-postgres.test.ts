@@ -1,3 +1,4 @@
+// needs: redis postgres
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -30,7 +31,11 @@ async function cuttableProxy(target: URL) {
     });
   await up();
   return {
-    url: (schema: string) => { const u = new URL(PG_URL); u.port = String(port); return `${u.toString().replace(/\?.*$/, '')}`; },
+    url: (_schema: string) => {
+      const u = new URL(PG_URL);
+      u.port = String(port);
+      return `${u.toString().replace(/\?.*$/, '')}`;
+    },
     async cut() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
@@ -83,7 +88,10 @@ test('fail-open on Postgres: decisions go on provisionally while it is cut away,
 
     await proxy.restore();
     await back;
-    assert.deepEqual({ claimed: outcomes.filter((o) => o === 'claimed').length, merged: outcomes.filter((o) => o === 'merged').length }, { claimed: 10, merged: 1 });
+    assert.deepEqual(
+      { claimed: outcomes.filter((o) => o === 'claimed').length, merged: outcomes.filter((o) => o === 'merged').length },
+      { claimed: 10, merged: 1 },
+    );
     for (let i = 0; i <= 10; i++) assert.ok(await store.incidents.get('default', claim(i).key), `key ${i} is live once`);
     const zero = await store.incidents.get('default', claim(0).key);
     assert.equal(zero!.refires, 1, 'the provisional CREATE of key 0 counted as one more arrival');

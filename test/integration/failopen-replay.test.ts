@@ -1,3 +1,4 @@
+// needs: redis
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -63,10 +64,7 @@ test('a replay that crashed half-way runs again without double counting, and eve
     });
     assert.equal(store.isDegraded, true, 'a journal with entries starts degraded');
     await back;
-    assert.deepEqual(
-      { done: outcomes.filter((o) => o === 'done').length, claimed: outcomes.filter((o) => o === 'claimed').length },
-      { done: 10, claimed: 10 },
-    );
+    assert.deepEqual({ done: outcomes.filter((o) => o === 'done').length, claimed: outcomes.filter((o) => o === 'claimed').length }, { done: 10, claimed: 10 });
     assert.equal(store.journal.size(), 0);
     for (let i = 0; i < 20; i++) {
       const rec = await store.incidents.get('default', claim(i).key);

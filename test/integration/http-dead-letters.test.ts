@@ -5,7 +5,6 @@ import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { metric } from '../helpers/load.js';
 import { until } from '../helpers/wait.js';
 
-
 describe('HTTP: dead letters', () => {
   let s: InProcessServer;
   let hook: FakeServer;
@@ -33,8 +32,13 @@ describe('HTTP: dead letters', () => {
     assert.equal(d.adapter, 'hook');
     assert.deepEqual([d.tenant, d.kind, d.action, d.key, d.idempotency_key], ['default', 'violation', 'create', decision.key, `${decision.key}:create:1`]);
     assert.deepEqual(d.payload, {
-      action: 'create', kind: 'violation', key: decision.key, tenant: 'default', severity: 'CRITICAL',
-      summary: 'SPC-BEYOND-3S on cmp-2 (nelson_1)', data: { ...v, alarm_code: 'SPC-BEYOND-3S', notify: true },
+      action: 'create',
+      kind: 'violation',
+      key: decision.key,
+      tenant: 'default',
+      severity: 'CRITICAL',
+      summary: 'SPC-BEYOND-3S on cmp-2 (nelson_1)',
+      data: { ...v, alarm_code: 'SPC-BEYOND-3S', notify: true },
     });
     assert.equal(d.attempts.length, 1);
     assert.match(d.attempts[0].error, /retries exhausted \(0\): POST http:\/\/127\.0\.0\.1:\d+\/in: HTTP 500/);

@@ -37,8 +37,14 @@ describe('HTTP: device events', () => {
     ]);
     const d = await s.get('/v1/devices/acme/pos-17');
     assert.deepEqual(d.body, {
-      tenant_id: 'acme', device_id: 'pos-17', boot_id: 'b1', sequence: 43, state: 'BUSY',
-      observed_at: at(43), age_seconds: 7, stale: false,
+      tenant_id: 'acme',
+      device_id: 'pos-17',
+      boot_id: 'b1',
+      sequence: 43,
+      state: 'BUSY',
+      observed_at: at(43),
+      age_seconds: 7,
+      stale: false,
     });
     assert.equal((await s.get('/v1/devices/globex/pos-17')).status, 404);
 
@@ -73,9 +79,17 @@ describe('HTTP: device events', () => {
       const r = await s.post('/v1/events', { ...(body as object), device_id: (body as { device_id?: unknown }).device_id ?? undefined });
       assert.equal(r.status, 400, name);
       assert.equal(r.body.error.code, 'invalid_input', name);
-      assert.ok(r.body.error.issues.some((i: { path: string }) => i.path === field), `${name}: ${JSON.stringify(r.body.error.issues)}`);
+      assert.ok(
+        r.body.error.issues.some((i: { path: string }) => i.path === field),
+        `${name}: ${JSON.stringify(r.body.error.issues)}`,
+      );
     }
-    const tooBig = await s.app.inject({ method: 'POST', url: '/v1/events', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(ev(1, 'x'.repeat(600_000))) });
+    const tooBig = await s.app.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(ev(1, 'x'.repeat(600_000))),
+    });
     assert.equal(tooBig.statusCode, 413);
     const after = (await s.get('/v1/stats')).body;
     assert.equal(after.received - before.received, bad.length + 1);

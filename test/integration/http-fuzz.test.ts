@@ -12,8 +12,11 @@ const VALID = {
   '/v1/violations': { process_id: 'etch', rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 },
   '/v2/enqueue': { routing_key: 'rk', event_action: 'trigger', dedup_key: 'k', payload: { summary: 's', source: 'x', severity: 'info' } },
   '/v1/alertmanager': {
-    version: '4', status: 'firing',
-    alerts: [{ status: 'firing', labels: { alertname: 'A' }, annotations: {}, startsAt: '2026-11-30T12:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f1' }],
+    version: '4',
+    status: 'firing',
+    alerts: [
+      { status: 'firing', labels: { alertname: 'A' }, annotations: {}, startsAt: '2026-11-30T12:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f1' },
+    ],
   },
 } as const;
 type Route = keyof typeof VALID;
@@ -34,11 +37,24 @@ const ANY_NUMBER = new Set(['timestamp', 'value', 'center', 'ucl', 'lcl']);
 
 /** A value of another JSON type than `v`, or one that breaks `field`'s rule. */
 const wrongFor = (field: string, v: unknown): fc.Arbitrary<unknown> => {
-  const others = [fc.constant(null), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 })];
+  const others = [
+    fc.constant(null),
+    fc.boolean(),
+    fc.array(fc.integer(), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }),
+  ];
   if (typeof v === 'string') return fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.constant(''), fc.constant('x'.repeat(2000)), ...others);
   if (typeof v === 'number' && ANY_NUMBER.has(field)) return fc.oneof(fc.string({ maxLength: 10 }), ...others);
   if (typeof v === 'number') return fc.oneof(fc.string({ maxLength: 10 }), fc.constant(-1), fc.constant(1.5), fc.constant(2 ** 60), ...others);
-  if (Array.isArray(v)) return fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }), others[3]!);
+  if (Array.isArray(v))
+    return fc.oneof(
+      fc.string({ maxLength: 10 }),
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.array(fc.integer(), { minLength: 1, maxLength: 3 }),
+      others[3]!,
+    );
   return fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), ...others.slice(0, 3));
 };
 
@@ -58,10 +74,17 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
     // Any JSON at all (almost never a valid body; such a case is filtered out below).
     fc.jsonValue({ maxDepth: 3 }).map((v) => json(v, 'arbitrary JSON')),
     fc.string({ maxLength: 60 }).map((t) => ({ route, body: `{${t}`, contentType: 'application/json', what: 'broken JSON' })),
-    fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml').map((ct) => ({ route, body: JSON.stringify(valid), contentType: ct, what: ct })),
+    fc
+      .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml')
+      .map((ct) => ({ route, body: JSON.stringify(valid), contentType: ct, what: ct })),
   ];
   if (STRICT.includes(route)) {
-    mutations.push(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in valid)).map((k) => json({ ...valid, [k]: 1 }, `extra field ${k}`)));
+    mutations.push(
+      fc
+        .string({ minLength: 1, maxLength: 12 })
+        .filter((k) => !(k in valid))
+        .map((k) => json({ ...valid, [k]: 1 }, `extra field ${k}`)),
+    );
   }
   return fc.oneof(...mutations);
 });
@@ -72,7 +95,12 @@ function accidentallyValid(s: Shot): boolean {
   try {
     const v = JSON.parse(s.body) as Record<string, unknown>;
     const valid = VALID[s.route] as Record<string, unknown>;
-    return typeof v === 'object' && v !== null && Object.keys(valid).every((k) => JSON.stringify(v[k]) === JSON.stringify(valid[k])) && Object.keys(v).length === Object.keys(valid).length;
+    return (
+      typeof v === 'object' &&
+      v !== null &&
+      Object.keys(valid).every((k) => JSON.stringify(v[k]) === JSON.stringify(valid[k])) &&
+      Object.keys(v).length === Object.keys(valid).length
+    );
   } catch {
     return false;
   }
@@ -83,27 +111,44 @@ test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx ea
   try {
     const statuses = new Map<number, number>();
     await fc.assert(
-      fc.asyncProperty(shot.filter((x) => !accidentallyValid(x)), async (x) => {
-        const res = await s.app.inject({ method: 'POST', url: x.route, headers: { 'content-type': x.contentType }, payload: x.body });
-        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-        if (res.statusCode < 400 || res.statusCode >= 500) return false;
-        const body = JSON.parse(res.payload);
-        // Every refusal says what is wrong: API.md's error shape, or PagerDuty's on /v2/enqueue.
-        return x.route === '/v2/enqueue' ? Array.isArray(body.errors) && body.errors.length > 0 : typeof body.error?.message === 'string' && body.error.message !== '';
-      }),
+      fc.asyncProperty(
+        shot.filter((x) => !accidentallyValid(x)),
+        async (x) => {
+          const res = await s.app.inject({ method: 'POST', url: x.route, headers: { 'content-type': x.contentType }, payload: x.body });
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+          if (res.statusCode < 400 || res.statusCode >= 500) return false;
+          const body = JSON.parse(res.payload);
+          // Every refusal says what is wrong: API.md's error shape, or PagerDuty's on /v2/enqueue.
+          return x.route === '/v2/enqueue'
+            ? Array.isArray(body.errors) && body.errors.length > 0
+            : typeof body.error?.message === 'string' && body.error.message !== '';
+        },
+      ),
       { numRuns: 10_000 },
     );
     console.log('statuses:', Object.fromEntries(statuses));
-    assert.equal([...statuses.values()].reduce((a, b) => a + b, 0), 10_000);
+    assert.equal(
+      [...statuses.values()].reduce((a, b) => a + b, 0),
+      10_000,
+    );
     assert.ok([...statuses.keys()].every((c) => c >= 400 && c < 500));
-    const big = await s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ ...VALID['/v1/incidents'], summary: 'x'.repeat(600 * 1024) }) });
+    const big = await s.app.inject({
+      method: 'POST',
+      url: '/v1/incidents',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ ...VALID['/v1/incidents'], summary: 'x'.repeat(600 * 1024) }),
+    });
     assert.equal(big.statusCode, 413);
 
     assert.equal((await s.get('/healthz')).status, 200, 'healthy');
     assert.equal((await s.get('/readyz')).status, 200);
     const stats = (await s.get('/v1/stats')).body;
     assert.equal(stats.applied + stats.duplicate, 0, 'no event applied');
-    assert.equal(stats.received, Object.values(stats.rejected as Record<string, number>).reduce((a, b) => a + b, 0), 'every event request rejected, and counted');
+    assert.equal(
+      stats.received,
+      Object.values(stats.rejected as Record<string, number>).reduce((a, b) => a + b, 0),
+      'every event request rejected, and counted',
+    );
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     assert.match(metrics, /^onceonly_incidents_live 0$/m, 'no incident stored');
     assert.match(metrics, /^onceonly_deliveries_pending 0$/m);

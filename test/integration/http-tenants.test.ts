@@ -23,7 +23,14 @@ describe('HTTP: tenants and access', () => {
   const acme = as(A);
   const beta = as(B);
   const incident = { element_id: 'olt-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' };
-  const ev = (tenant: string, seq: number, state = 'IDLE') => ({ tenant_id: tenant, device_id: 'pos-1', boot_id: 'b1', sequence: seq, state, observed_at: '2026-11-30T12:00:00Z' });
+  const ev = (tenant: string, seq: number, state = 'IDLE') => ({
+    tenant_id: tenant,
+    device_id: 'pos-1',
+    boot_id: 'b1',
+    sequence: seq,
+    state,
+    observed_at: '2026-11-30T12:00:00Z',
+  });
   let key: string;
   let deadId: string;
 
@@ -46,14 +53,22 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
   after(() => s.stop());
 
   test('no token or a wrong one: 401 with WWW-Authenticate; probes and metrics stay open', async () => {
-    for (const [token, msg] of [[null, /needs Authorization: Bearer/], ['not-a-real-token-at-all', /not valid/], [A.slice(0, -1) + 'X', /not valid/]] as const) {
+    for (const [token, msg] of [
+      [null, /needs Authorization: Bearer/],
+      ['not-a-real-token-at-all', /not valid/],
+      [`${A.slice(0, -1)}X`, /not valid/],
+    ] as const) {
       const r = await as(token)('POST', '/v1/incidents', incident);
       assert.equal(r.status, 401);
       assert.equal(r.body.error.code, 'unauthorized');
       assert.match(r.body.error.message, msg);
       assert.equal(r.headers['www-authenticate'], 'Bearer');
     }
-    const basic = await s.app.inject({ method: 'GET', url: `/v1/incidents/${key}`, headers: { authorization: `Basic ${Buffer.from(`x:${A}`).toString('base64')}` } });
+    const basic = await s.app.inject({
+      method: 'GET',
+      url: `/v1/incidents/${key}`,
+      headers: { authorization: `Basic ${Buffer.from(`x:${A}`).toString('base64')}` },
+    });
     assert.equal(basic.statusCode, 401, 'only Bearer');
     for (const url of ['/healthz', '/metrics']) assert.equal((await as(null)('GET', url)).status, 200, url);
     assert.equal((await acme('GET', `/v1/incidents/${key}`)).status, 200, 'nothing of the refused calls changed it');
@@ -85,7 +100,10 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
   });
 
   test('dead letters are per tenant', async () => {
-    assert.deepEqual((await beta('GET', '/v1/dead-letters')).body.dead_letters.filter((d: { id: string }) => d.id === deadId), []);
+    assert.deepEqual(
+      (await beta('GET', '/v1/dead-letters')).body.dead_letters.filter((d: { id: string }) => d.id === deadId),
+      [],
+    );
     assert.equal((await beta('POST', `/v1/dead-letters/${encodeURIComponent(deadId)}/retry`)).status, 404);
     assert.equal((await acme('GET', '/v1/dead-letters')).body.dead_letters[0].id, deadId, 'still dead, still acme’s');
   });
@@ -94,7 +112,10 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
     const slow = as(C);
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await slow('GET', '/v1/stats'));
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 429, 429]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 429, 429],
+    );
     assert.equal(answers[2]!.body.error.code, 'rate_limited');
     assert.equal(answers[2]!.headers['retry-after'], '1');
     assert.equal((await acme('GET', '/v1/stats')).status, 200);

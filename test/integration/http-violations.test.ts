@@ -62,7 +62,7 @@ describe('HTTP: SPC violations', () => {
     const cmp = (await store.queries.listOutbox()).filter((e) => e.kind === 'violation' && (e.data as { process_id: string }).process_id === 'cmp-2');
     await store.close();
     assert.deepEqual(cmp.map((e) => e.severity).sort(), ['CRITICAL', 'MAJOR', 'MAJOR', 'MAJOR']);
-    assert.ok(cmp.every((e) => e.action === 'create' && (e.data.notify === (e.severity === 'CRITICAL'))));
+    assert.ok(cmp.every((e) => e.action === 'create' && e.data.notify === (e.severity === 'CRITICAL')));
   });
 
   const bad: Array<[string, unknown, string]> = [
@@ -80,7 +80,10 @@ describe('HTTP: SPC violations', () => {
     for (const [name, body, field] of bad) {
       const r = await s.post('/v1/violations', body);
       assert.equal(r.status, 400, name);
-      assert.ok(r.body.error.issues.some((i: { path: string }) => i.path === field), `${name}: ${JSON.stringify(r.body.error.issues)}`);
+      assert.ok(
+        r.body.error.issues.some((i: { path: string }) => i.path === field),
+        `${name}: ${JSON.stringify(r.body.error.issues)}`,
+      );
     }
     // Nothing was claimed by the refused bodies: this process's first valid violation still CREATEs.
     assert.equal((await s.post('/v1/violations', v({ process_id: 'fresh-9' }))).body.decision, 'CREATE');

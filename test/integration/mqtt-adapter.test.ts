@@ -1,3 +1,4 @@
+// needs: mosquitto
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -21,7 +22,6 @@ async function listen(topic: string): Promise<{ client: MqttClient; got: Array<{
   return { client, got };
 }
 
-
 test('mqtt: a violation is published once, QoS 1 and retained, on its process and rule topic', async () => {
   const ns = `oo-test-${randomUUID().slice(0, 8)}`;
   const h = deliveryHarness({ adapters: [{ name: 'mes', type: 'mqtt', url: BROKER, topic: `${ns}/{data.process_id}/{data.rule_id}` }] });
@@ -39,7 +39,10 @@ test('mqtt: a violation is published once, QoS 1 and retained, on its process an
     assert.equal(m!.body.kind, 'violation');
     assert.equal(m!.body.data.alarm_code, 'SPC-BEYOND-3S');
     assert.match(m!.body.idempotency_key, /^[0-9a-f]{40}:create:1$/);
-    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason]), [['delivered', 'ok']]);
+    assert.deepEqual(
+      h.settled.map((s) => [s.outcome, s.reason]),
+      [['delivered', 'ok']],
+    );
 
     // A historian that connects later reads the latest state at once: retained.
     const after = await listen(`${ns}/#`);
@@ -60,7 +63,10 @@ test('mqtt: an unreachable broker is a retried network error, not a hang', async
   try {
     await h.violations.apply({ process_id: 'p', rule_id: 'nelson_1', timestamp: 1770000000, value: 1, center: 0, ucl: 1, lcl: -1 });
     await h.drain();
-    assert.deepEqual(h.settled.map((s) => [s.outcome, s.reason]), [['retried', 'network']]);
+    assert.deepEqual(
+      h.settled.map((s) => [s.outcome, s.reason]),
+      [['retried', 'network']],
+    );
     assert.match(h.settled[0]!.error!, /no PUBACK .* within 300 ms \(not connected\)/);
   } finally {
     await h.close();
@@ -68,7 +74,16 @@ test('mqtt: an unreachable broker is a retried network error, not a hang', async
 });
 
 test('mqtt topics: placeholders filled, wildcards and separators neutralised, a missing field is _', () => {
-  const e = { tenant: 'acme', kind: 'violation' as const, action: 'create' as const, key: 'k1', severity: 'MAJOR', summary: '', data: { process_id: 'a+b#c', rule_id: 'r' }, at: 0 };
+  const e = {
+    tenant: 'acme',
+    kind: 'violation' as const,
+    action: 'create' as const,
+    key: 'k1',
+    severity: 'MAJOR',
+    summary: '',
+    data: { process_id: 'a+b#c', rule_id: 'r' },
+    at: 0,
+  };
   assert.equal(topicFor('spc/{tenant}/{data.process_id}/{data.rule_id}/{data.none}/{action}', e), 'spc/acme/a_b_c/r/_/create');
   assert.equal(topicFor('onceonly/{kind}/{key}', e), 'onceonly/violation/k1');
 });

@@ -1,3 +1,4 @@
+// needs: promtool
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -7,12 +8,16 @@ import { startSink } from '../fakes/http-fake.js';
 import { until } from '../helpers/wait.js';
 
 // Debian's promtool (package prometheus; npm test's pretest installs it when missing).
-const promtool = (args: string[], input?: string) => spawnSync('promtool', args, { input, encoding: 'utf8', cwd: fileURLToPath(new URL('../../docs/prometheus/', import.meta.url)) });
+const promtool = (args: string[], input?: string) =>
+  spawnSync('promtool', args, { input, encoding: 'utf8', cwd: fileURLToPath(new URL('../../docs/prometheus/', import.meta.url)) });
 
 test('/metrics passes `promtool check metrics` with every family populated', async () => {
   const hook = await startSink(200, {});
   hook.faults = (r) => (r.body?.kind === 'violation' ? { status: 400 } : 'ok');
-  const s = await inProcessServer({ store: 'memory', config: `delivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}" } ]\n` });
+  const s = await inProcessServer({
+    store: 'memory',
+    config: `delivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}" } ]\n`,
+  });
   try {
     await s.post('/v1/incidents', { element_id: 'a', fault_class: 'b', root_cause_id: 'c', severity: 'MAJOR' });
     await s.post('/v1/incidents', { element_id: 'a', fault_class: 'b', root_cause_id: 'c', severity: 'MAJOR' });
@@ -21,7 +26,15 @@ test('/metrics passes `promtool check metrics` with every family populated', asy
     await s.post('/v1/violations', { process_id: 'p', rule_id: 'nelson_1', timestamp: 1770000000, value: 13, center: 10, ucl: 12, lcl: 8 });
     await until(async () => (await s.get('/v1/dead-letters')).body.dead_letters.length === 1 && hook.requests.length === 2, 10_000);
     const text = await (await fetch(`${s.url}/metrics`)).text();
-    for (const family of ['onceonly_incident_decisions_total', 'onceonly_deliveries_total', 'onceonly_dead_letters', 'onceonly_outbox_lag_seconds', 'onceonly_events_total', 'onceonly_violation_decisions_total', 'onceonly_store_operation_duration_seconds']) {
+    for (const family of [
+      'onceonly_incident_decisions_total',
+      'onceonly_deliveries_total',
+      'onceonly_dead_letters',
+      'onceonly_outbox_lag_seconds',
+      'onceonly_events_total',
+      'onceonly_violation_decisions_total',
+      'onceonly_store_operation_duration_seconds',
+    ]) {
       assert.match(text, new RegExp(`^# HELP ${family} `, 'm'), family);
     }
     const r = promtool(['check', 'metrics'], text);

@@ -35,7 +35,10 @@ const bad: Array<[string, RegExp]> = [
   ['tenants: [ { id: "a b", tokens: [a-long-random-token] } ]', /tenants\.0\.id: must be 1\.\.128 letters/],
   ['tenants: [ { id: acme, tokens: [] } ]', /tenants\.0\.tokens/],
   ['tenants: [ { id: acme, tokens: [a-long-random-token] }, { id: acme, tokens: [another-long-token] } ]', /tenants\.1\.id: tenant id "acme" is used twice/],
-  ['tenants: [ { id: a, tokens: [a-long-random-token] }, { id: b, tokens: [a-long-random-token] } ]', /tenants\.1\.tokens\.0: this token is already given to a tenant/],
+  [
+    'tenants: [ { id: a, tokens: [a-long-random-token] }, { id: b, tokens: [a-long-random-token] } ]',
+    /tenants\.1\.tokens\.0: this token is already given to a tenant/,
+  ],
   ['tenants: [ { id: a, tokens: [a-long-random-token], rate_limit: { per_second: 0 } } ]', /tenants\.0\.rate_limit\.per_second/],
   ['delivery: { base_delay_ms: 9000 }', /delivery\.max_delay_ms: max_delay_ms must be at least base_delay_ms/],
   ['adapters: [ { name: h, type: carrier-pigeon, url: "http://x" } ]', /adapters\.0\.type/],
@@ -50,14 +53,20 @@ const bad: Array<[string, RegExp]> = [
   ['adapters: [ { name: p, type: pagerduty } ]', /adapters\.0\.routing_key/],
   ['adapters: [ { name: m, type: mqtt, url: "http://x" } ]', /adapters\.0\.url: must be an mqtt/],
   ['adapters: [ { name: m, type: mqtt, qos: 3 } ]', /adapters\.0\.qos/],
-  ['delivery: { lease_ms: 5000 }\nadapters: [ { name: h, type: webhook, url: "http://x" } ]', /adapters\.0\.timeout_ms: must be shorter than delivery\.lease_ms \(5000\)/],
+  [
+    'delivery: { lease_ms: 5000 }\nadapters: [ { name: h, type: webhook, url: "http://x" } ]',
+    /adapters\.0\.timeout_ms: must be shorter than delivery\.lease_ms \(5000\)/,
+  ],
   ['adapters: [ { name: h, type: webhook, url: "http://x", kinds: [tickets] } ]', /adapters\.0\.kinds\.0/],
   ['[1, 2]', /\(top level\)/],
   ['incidents: { ttl_seconds: 5', /not valid YAML or JSON/],
 ];
 for (const [text, re] of bad) {
   test(`refused: ${text}`, () => {
-    assert.throws(() => parseConfig(text, 'a.yaml'), (e: unknown) => e instanceof ConfigError && re.test(e.message));
+    assert.throws(
+      () => parseConfig(text, 'a.yaml'),
+      (e: unknown) => e instanceof ConfigError && re.test(e.message),
+    );
   });
 }
 
@@ -72,10 +81,17 @@ test('every adapter type parses with its defaults filled in', () => {
   - { name: chat, type: slack, url: "https://hooks.slack.com/services/T/B/X" }`,
     'a.yaml',
   );
-  assert.deepEqual(cfg.adapters.map((a) => [a.name, a.type, a.timeout_ms]), [
-    ['hook', 'webhook', 10000], ['snow', 'servicenow', 10000], ['jira', 'jira', 10000],
-    ['pd', 'pagerduty', 10000], ['mes', 'mqtt', 10000], ['chat', 'slack', 10000],
-  ]);
+  assert.deepEqual(
+    cfg.adapters.map((a) => [a.name, a.type, a.timeout_ms]),
+    [
+      ['hook', 'webhook', 10000],
+      ['snow', 'servicenow', 10000],
+      ['jira', 'jira', 10000],
+      ['pd', 'pagerduty', 10000],
+      ['mes', 'mqtt', 10000],
+      ['chat', 'slack', 10000],
+    ],
+  );
   const mes = cfg.adapters[4]!;
   assert.ok(mes.type === 'mqtt' && mes.url === 'mqtt://127.0.0.1:1883' && mes.qos === 1 && mes.retain);
   const pd = cfg.adapters[3]!;
@@ -119,7 +135,15 @@ test('reload swaps the whole config at once, and a bad file leaves the old one i
 
 test('the library entry registers every adapter type: a config naming them parses through openDeduplicator', async () => {
   const { openDeduplicator } = await import('../../src/index.js');
-  const dedup = openDeduplicator({ store: 'memory:', config: { adapters: [{ name: 'h', type: 'webhook', url: 'http://127.0.0.1:9/x' }, { name: 'p', type: 'pagerduty', routing_key: 'r'.repeat(32) }] } });
+  const dedup = openDeduplicator({
+    store: 'memory:',
+    config: {
+      adapters: [
+        { name: 'h', type: 'webhook', url: 'http://127.0.0.1:9/x' },
+        { name: 'p', type: 'pagerduty', routing_key: 'r'.repeat(32) },
+      ],
+    },
+  });
   await dedup.close();
   const { adapterTypes } = await import('../../src/config/adapters.js');
   assert.deepEqual(adapterTypes().sort(), ['jira', 'mqtt', 'pagerduty', 'servicenow', 'slack', 'webhook']);

@@ -21,8 +21,7 @@ test('each store outcome maps to one decision and reason', () => {
     decision: 'SUPPRESS',
     reason: 'unchanged',
   });
-  const changed = (previousFingerprint: string, fingerprint: string) =>
-    decideFromOutcome({ kind: 'changed', previousFingerprint, fingerprint }, 1000);
+  const changed = (previousFingerprint: string, fingerprint: string) => decideFromOutcome({ kind: 'changed', previousFingerprint, fingerprint }, 1000);
   assert.deepEqual(changed('MAJOR|0', 'CRITICAL|0'), { decision: 'UPDATE', reason: 'severity' });
   assert.deepEqual(changed('MAJOR|0', 'MAJOR|1'), { decision: 'UPDATE', reason: 'cleared' });
   assert.deepEqual(changed('MAJOR|0', 'MINOR|1'), { decision: 'UPDATE', reason: 'cleared' });

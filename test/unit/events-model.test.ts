@@ -1,3 +1,4 @@
+// needs: redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -77,7 +78,11 @@ async function check(
           const got = await store.devices.apply(e, retention);
           const want = model.step(clock.now(), retention, e.device, e.boot, e.sequence, e.state);
           assert.deepEqual(
-            { outcome: got.outcome, ...(got.reason ? { reason: got.reason } : {}), ...(got.outcome === 'applied' ? { gap: got.gap, transition: got.transition } : {}) },
+            {
+              outcome: got.outcome,
+              ...(got.reason ? { reason: got.reason } : {}),
+              ...(got.outcome === 'applied' ? { gap: got.gap, transition: got.transition } : {}),
+            },
             want,
           );
           counts.received++;
@@ -118,7 +123,7 @@ test('events on Redis match the reference model (40 random histories, no clock m
   let run = 0;
   try {
     await check(
-      (clock) => ({
+      (_clock) => ({
         store: new RedisStore(redisConnection(redis.url)),
         tenant: `t${++run}`,
         done: () => {},

@@ -46,5 +46,8 @@ test('the rule and action tables come from config, validated', () => {
   assert.deepEqual(cfg.actions.CRITICAL, { route: true, notify: true });
   assert.throws(() => parseConfig('violations: { rules: { x: { alarm_code: A, severity: LOUD } } }', 'c.yaml'), /violations\.rules\.x\.severity/);
   assert.throws(() => parseConfig('violations: { actions: { MAJOR: { route: yes } } }', 'c.yaml'), /violations\.actions\.MAJOR/);
-  assert.throws(() => parseConfig('violations: { actions: { URGENT: { route: true, notify: true } } }', 'c.yaml'), /violations\.actions\.URGENT: unknown field/);
+  assert.throws(
+    () => parseConfig('violations: { actions: { URGENT: { route: true, notify: true } } }', 'c.yaml'),
+    /violations\.actions\.URGENT: unknown field/,
+  );
 });

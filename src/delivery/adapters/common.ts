@@ -10,7 +10,7 @@ export interface AdapterDeps {
   clock: Clock;
 }
 
-/** The payload API.md documents for the webhook; other adapters build theirs from the same fields. */
+/** The webhook's documented payload (docs/adapters.md); other adapters build theirs from the same fields. */
 export function wireBody(e: OutboxEntry) {
   return { action: e.action, kind: e.kind, key: e.key, tenant: e.tenant, severity: e.severity, summary: e.summary, data: e.data };
 }

@@ -8,16 +8,16 @@ import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const jiraConfig = registerAdapterConfig(
   adapterBase.extend({
-  type: z.literal('jira'),
-  /** e.g. https://example.atlassian.net */
-  base_url: httpUrl,
-  project: z.string().min(1),
-  issue_type: z.string().min(1).default('Task'),
-  /** Jira Cloud: the account e-mail and an API token; Server/Data Center: user and password */
-  username: z.string().min(1),
-  api_token: z.string().min(1),
-  close_transition: z.string().min(1).default('Done'),
-  reopen_transition: z.string().min(1).default('Reopen'),
+    type: z.literal('jira'),
+    /** e.g. https://example.atlassian.net */
+    base_url: httpUrl,
+    project: z.string().min(1),
+    issue_type: z.string().min(1).default('Task'),
+    /** Jira Cloud: the account e-mail and an API token; Server/Data Center: user and password */
+    username: z.string().min(1),
+    api_token: z.string().min(1),
+    close_transition: z.string().min(1).default('Done'),
+    reopen_transition: z.string().min(1).default('Reopen'),
   }),
 );
 export type JiraConfig = z.output<typeof jiraConfig>;
@@ -77,37 +77,41 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
     return `${reopen ? 'reopened' : 'commented'} ${found.key}`;
   }
 
-  return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
-    const e = job.entry;
-    const found = await find(e);
-    if (e.action === 'close') {
-      if (!found || isDone(found)) return 'nothing to close';
-      await transition(found, c.close_transition);
-      return `closed ${found.key}`;
-    }
-    if (found) return onto(found, e);
-    const res = await call(`${api}/issue`, 'POST', {
-      fields: {
-        project: { key: c.project },
-        issuetype: { name: c.issue_type },
-        summary: (e.summary || `${e.kind} ${e.key}`).slice(0, 250),
-        description: describe(e),
-        labels: ['onceonly', jiraLabel(e)],
-      },
-    });
-    const made = (res.body as { key?: string } | null)?.key;
-    // Jira cannot refuse a second issue with the same label, and two creates
-    // can race past the lookup (replicas failing open at once each deliver
-    // their own provisional CREATE). Look again: if an older issue holds the
-    // key, this one is the duplicate: say so, close it, and apply the change
-    // to the older one. Both racers converge on the oldest issue.
-    const oldest = await find(e);
-    if (made && oldest && oldest.key !== made) {
-      await call(`${api}/issue/${made}/comment`, 'POST', { body: `Duplicate of ${oldest.key} (onceonly: concurrent create); closed.` });
-      await transition({ key: made }, c.close_transition);
-      await onto(oldest, e);
-      return `merged ${made} into ${oldest.key}`;
-    }
-    return `created ${made ?? ''}`.trim();
-  });
+  return defineAdapter(
+    c,
+    (e) => kinds.has(e.kind),
+    async (job) => {
+      const e = job.entry;
+      const found = await find(e);
+      if (e.action === 'close') {
+        if (!found || isDone(found)) return 'nothing to close';
+        await transition(found, c.close_transition);
+        return `closed ${found.key}`;
+      }
+      if (found) return onto(found, e);
+      const res = await call(`${api}/issue`, 'POST', {
+        fields: {
+          project: { key: c.project },
+          issuetype: { name: c.issue_type },
+          summary: (e.summary || `${e.kind} ${e.key}`).slice(0, 250),
+          description: describe(e),
+          labels: ['onceonly', jiraLabel(e)],
+        },
+      });
+      const made = (res.body as { key?: string } | null)?.key;
+      // Jira cannot refuse a second issue with the same label, and two creates
+      // can race past the lookup (replicas failing open at once each deliver
+      // their own provisional CREATE). Look again: if an older issue holds the
+      // key, this one is the duplicate: say so, close it, and apply the change
+      // to the older one. Both racers converge on the oldest issue.
+      const oldest = await find(e);
+      if (made && oldest && oldest.key !== made) {
+        await call(`${api}/issue/${made}/comment`, 'POST', { body: `Duplicate of ${oldest.key} (onceonly: concurrent create); closed.` });
+        await transition({ key: made }, c.close_transition);
+        await onto(oldest, e);
+        return `merged ${made} into ${oldest.key}`;
+      }
+      return `created ${made ?? ''}`.trim();
+    },
+  );
 }

@@ -7,19 +7,19 @@ import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const mqttConfig = registerAdapterConfig(
   adapterBase.extend({
-  type: z.literal('mqtt'),
-  url: z.url({ protocol: /^(mqtt|mqtts|ws|wss)$/, message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL' }).default('mqtt://127.0.0.1:1883'),
-  /**
-   * Where each entry goes: {tenant}, {kind}, {key}, {action} and {data.FIELD}
-   * are filled in (a `/`, `+` or `#` inside a value becomes `_`). The default
-   * puts violations per process and rule, the MES write-back of seed 003.
-   */
-  topic: z.string().min(1).default('onceonly/{kind}/{tenant}/{data.process_id}/{data.rule_id}'),
-  qos: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(1),
-  /** retained: the topic holds the latest state, which a late subscriber (the historian) reads at once */
-  retain: z.boolean().default(true),
-  username: z.string().optional(),
-  password: z.string().optional(),
+    type: z.literal('mqtt'),
+    url: z.url({ protocol: /^(mqtt|mqtts|ws|wss)$/, message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL' }).default('mqtt://127.0.0.1:1883'),
+    /**
+     * Where each entry goes: {tenant}, {kind}, {key}, {action} and {data.FIELD}
+     * are filled in (a `/`, `+` or `#` inside a value becomes `_`). The default
+     * puts violations per process and rule, the MES / historian write-back of SPC alarms.
+     */
+    topic: z.string().min(1).default('onceonly/{kind}/{tenant}/{data.process_id}/{data.rule_id}'),
+    qos: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(1),
+    /** retained: the topic holds the latest state, which a late subscriber (the historian) reads at once */
+    retain: z.boolean().default(true),
+    username: z.string().optional(),
+    password: z.string().optional(),
   }),
 );
 export type MqttConfig = z.output<typeof mqttConfig>;
@@ -30,6 +30,7 @@ declare module '../../config/adapters.js' {
   }
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters a topic may not hold, so it is replaced on purpose.
 const clean = (v: unknown) => String(v ?? '').replace(/[/+#\u0000]/g, '_') || '_';
 
 /** The topic for one entry; `{data.x}` missing from the entry becomes `_`. */
@@ -69,7 +70,10 @@ export function mqttAdapter(c: MqttConfig, _deps: AdapterDeps): Adapter {
         await Promise.race([
           mq.publishAsync(topic, payload, { qos: c.qos, retain: c.retain }),
           new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no PUBACK from ${c.url} within ${c.timeout_ms} ms${mq.connected ? '' : ' (not connected)'}`)), c.timeout_ms);
+            timer = setTimeout(
+              () => reject(new Error(`no PUBACK from ${c.url} within ${c.timeout_ms} ms${mq.connected ? '' : ' (not connected)'}`)),
+              c.timeout_ms,
+            );
           }),
         ]);
         return { ok: true, detail: topic };

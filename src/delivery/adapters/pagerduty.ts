@@ -8,10 +8,10 @@ import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const pagerdutyConfig = registerAdapterConfig(
   adapterBase.extend({
-  type: z.literal('pagerduty'),
-  routing_key: z.string().min(1),
-  url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
-  source: z.string().min(1).default('onceonly'),
+    type: z.literal('pagerduty'),
+    routing_key: z.string().min(1),
+    url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
+    source: z.string().min(1).default('onceonly'),
   }),
 );
 export type PagerdutyConfig = z.output<typeof pagerdutyConfig>;
@@ -45,7 +45,11 @@ export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
 export function pagerdutyAdapter(c: PagerdutyConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation']);
   const call = restCaller({ 'content-type': 'application/json' }, c, deps);
-  return defineAdapter(c, (e) => kinds.has(e.kind) && pages(e), async (job) => {
-    await call(c.url, 'POST', pagerdutyEvent(c, job.entry));
-  });
+  return defineAdapter(
+    c,
+    (e) => kinds.has(e.kind) && pages(e),
+    async (job) => {
+      await call(c.url, 'POST', pagerdutyEvent(c, job.entry));
+    },
+  );
 }

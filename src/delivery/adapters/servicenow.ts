@@ -7,19 +7,22 @@ import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const servicenowConfig = registerAdapterConfig(
   adapterBase.extend({
-  type: z.literal('servicenow'),
-  /** e.g. https://example.service-now.com */
-  instance_url: httpUrl,
-  table: z.string().regex(/^[a-z0-9_]+$/).default('incident'),
-  username: z.string().min(1),
-  password: z.string().min(1),
-  /** the `state` a close sets (6 = Resolved in the stock incident table) */
-  resolved_state: z.string().default('6'),
-  /** the `state` a create sets on a found record that was resolved or closed (2 = In Progress) */
-  reopen_state: z.string().default('2'),
-  close_code: z.string().default('Solved (Permanently)'),
-  /** the `state` a duplicate made by a concurrent create is set to (8 = Canceled in the stock incident table) */
-  duplicate_state: z.string().default('8'),
+    type: z.literal('servicenow'),
+    /** e.g. https://example.service-now.com */
+    instance_url: httpUrl,
+    table: z
+      .string()
+      .regex(/^[a-z0-9_]+$/)
+      .default('incident'),
+    username: z.string().min(1),
+    password: z.string().min(1),
+    /** the `state` a close sets (6 = Resolved in the stock incident table) */
+    resolved_state: z.string().default('6'),
+    /** the `state` a create sets on a found record that was resolved or closed (2 = In Progress) */
+    reopen_state: z.string().default('2'),
+    close_code: z.string().default('Solved (Permanently)'),
+    /** the `state` a duplicate made by a concurrent create is set to (8 = Canceled in the stock incident table) */
+    duplicate_state: z.string().default('8'),
   }),
 );
 export type ServicenowConfig = z.output<typeof servicenowConfig>;
@@ -50,43 +53,62 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
 
   /** The key's record: the oldest one (ServiceNow numbers rise), if a raced create left several. */
   async function find(e: OutboxEntry): Promise<Found | null> {
-    const q = new URLSearchParams({ sysparm_query: `correlation_id=${correlation(e)}^ORDERBYnumber`, sysparm_fields: 'sys_id,number,state', sysparm_limit: '1' });
+    const q = new URLSearchParams({
+      sysparm_query: `correlation_id=${correlation(e)}^ORDERBYnumber`,
+      sysparm_fields: 'sys_id,number,state',
+      sysparm_limit: '1',
+    });
     const res = await call(`${base}?${q}`, 'GET');
     const rows = (res.body as { result?: Found[] } | null)?.result;
     if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
     return rows[0] ?? null;
   }
 
-  return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
-    const e = job.entry;
-    const found = await find(e);
-    const level = LEVEL[e.severity] ?? '3';
-    if (e.action === 'close') {
-      if (!found) return 'nothing to close';
-      await call(`${base}/${found.sys_id}`, 'PATCH', { state: c.resolved_state, close_code: c.close_code, close_notes: `Closed by onceonly (${e.key})` });
-      return `resolved ${found.number ?? found.sys_id}`;
-    }
-    const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
-    if (found) {
-      // A create for a key whose record was resolved (closed, then the fault came back) reopens it.
-      const reopen = e.action === 'create' && (found.state === c.resolved_state || found.state === '7');
-      await call(`${base}/${found.sys_id}`, 'PATCH', { ...fields, ...(reopen ? { state: c.reopen_state } : {}), work_notes: `onceonly ${e.action}:\n${describe(e)}` });
-      return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}`;
-    }
-    const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: correlation(e), correlation_display: 'onceonly' });
-    const made = (res.body as { result?: Found } | null)?.result;
-    // ServiceNow cannot refuse a second record with the same correlation_id, and
-    // two creates can race past the lookup (replicas failing open during a
-    // store outage each deliver their own provisional CREATE; a paused worker
-    // wakes up mid-call). So look again: if an older record holds the key,
-    // this one is the duplicate: cancel it, pointing at the older one, and
-    // apply the change there. Both racers converge on the oldest record.
-    const oldest = await find(e);
-    if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
-      await call(`${base}/${made.sys_id}`, 'PATCH', { state: c.duplicate_state, close_code: 'Duplicate', close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)` });
-      await call(`${base}/${oldest.sys_id}`, 'PATCH', { ...fields, work_notes: `onceonly ${e.action} (merged a duplicate ${made.number ?? made.sys_id}):\n${describe(e)}` });
-      return `merged ${made.number ?? made.sys_id} into ${oldest.number ?? oldest.sys_id}`;
-    }
-    return `created ${made?.number ?? ''}`.trim();
-  });
+  return defineAdapter(
+    c,
+    (e) => kinds.has(e.kind),
+    async (job) => {
+      const e = job.entry;
+      const found = await find(e);
+      const level = LEVEL[e.severity] ?? '3';
+      if (e.action === 'close') {
+        if (!found) return 'nothing to close';
+        await call(`${base}/${found.sys_id}`, 'PATCH', { state: c.resolved_state, close_code: c.close_code, close_notes: `Closed by onceonly (${e.key})` });
+        return `resolved ${found.number ?? found.sys_id}`;
+      }
+      const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
+      if (found) {
+        // A create for a key whose record was resolved (closed, then the fault came back) reopens it.
+        const reopen = e.action === 'create' && (found.state === c.resolved_state || found.state === '7');
+        await call(`${base}/${found.sys_id}`, 'PATCH', {
+          ...fields,
+          ...(reopen ? { state: c.reopen_state } : {}),
+          work_notes: `onceonly ${e.action}:\n${describe(e)}`,
+        });
+        return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}`;
+      }
+      const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: correlation(e), correlation_display: 'onceonly' });
+      const made = (res.body as { result?: Found } | null)?.result;
+      // ServiceNow cannot refuse a second record with the same correlation_id, and
+      // two creates can race past the lookup (replicas failing open during a
+      // store outage each deliver their own provisional CREATE; a paused worker
+      // wakes up mid-call). So look again: if an older record holds the key,
+      // this one is the duplicate: cancel it, pointing at the older one, and
+      // apply the change there. Both racers converge on the oldest record.
+      const oldest = await find(e);
+      if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
+        await call(`${base}/${made.sys_id}`, 'PATCH', {
+          state: c.duplicate_state,
+          close_code: 'Duplicate',
+          close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)`,
+        });
+        await call(`${base}/${oldest.sys_id}`, 'PATCH', {
+          ...fields,
+          work_notes: `onceonly ${e.action} (merged a duplicate ${made.number ?? made.sys_id}):\n${describe(e)}`,
+        });
+        return `merged ${made.number ?? made.sys_id} into ${oldest.number ?? oldest.sys_id}`;
+      }
+      return `created ${made?.number ?? ''}`.trim();
+    },
+  );
 }

@@ -8,9 +8,9 @@ import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const slackConfig = registerAdapterConfig(
   adapterBase.extend({
-  type: z.literal('slack'),
-  /** an incoming-webhook URL */
-  url: httpUrl,
+    type: z.literal('slack'),
+    /** an incoming-webhook URL */
+    url: httpUrl,
   }),
 );
 export type SlackConfig = z.output<typeof slackConfig>;
@@ -21,7 +21,12 @@ declare module '../../config/adapters.js' {
   }
 }
 
-const ICON: Record<string, string> = { create: ':rotating_light:', update: ':arrows_counterclockwise:', close: ':white_check_mark:', notify: ':information_source:' };
+const ICON: Record<string, string> = {
+  create: ':rotating_light:',
+  update: ':arrows_counterclockwise:',
+  close: ':white_check_mark:',
+  notify: ':information_source:',
+};
 
 export function slackText(e: OutboxEntry): string {
   return `${ICON[e.action] ?? ''} *${e.action}* ${e.kind} \`${e.key}\` (${e.severity}${e.tenant === 'default' ? '' : `, ${e.tenant}`}): ${e.summary || ''}`.trim();
@@ -35,7 +40,11 @@ export function slackText(e: OutboxEntry): string {
 export function slackAdapter(c: SlackConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation', 'event']);
   const call = restCaller({ 'content-type': 'application/json' }, c, deps);
-  return defineAdapter(c, (e) => kinds.has(e.kind) && pages(e) && (e.kind !== 'incident' || e.severity === 'CRITICAL'), async (job) => {
-    await call(c.url, 'POST', { text: slackText(job.entry) });
-  });
+  return defineAdapter(
+    c,
+    (e) => kinds.has(e.kind) && pages(e) && (e.kind !== 'incident' || e.severity === 'CRITICAL'),
+    async (job) => {
+      await call(c.url, 'POST', { text: slackText(job.entry) });
+    },
+  );
 }

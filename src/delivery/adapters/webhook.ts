@@ -8,11 +8,11 @@ import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const webhookConfig = registerAdapterConfig(
   adapterBase.extend({
-  type: z.literal('webhook'),
-  url: httpUrl,
-  /** signs every body: `X-Onceonly-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` */
-  secret: z.string().min(16, 'use at least 16 characters').optional(),
-  headers: z.record(z.string(), z.string()).default({}),
+    type: z.literal('webhook'),
+    url: httpUrl,
+    /** signs every body: `X-Onceonly-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` */
+    secret: z.string().min(16, 'use at least 16 characters').optional(),
+    headers: z.record(z.string(), z.string()).default({}),
   }),
 );
 export type WebhookConfig = z.output<typeof webhookConfig>;
@@ -31,15 +31,19 @@ export function sign(secret: string, t: number, body: string): string {
 }
 
 /**
- * The generic webhook (API.md, "What an adapter receives"): POST the entry as
+ * The generic webhook (docs/adapters.md): POST the entry as
  * JSON with `Idempotency-Key: key:action:n`; the receiver upserts by key.
  */
 export function webhookAdapter(c: WebhookConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ALL_KINDS);
-  return defineAdapter(c, (e) => kinds.has(e.kind), async (job) => {
-    const body = JSON.stringify(wireBody(job.entry));
-    const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', 'idempotency-key': job.idempotencyKey };
-    if (c.secret) headers[SIGNATURE_HEADER] = sign(c.secret, Math.floor(deps.clock.now() / 1000), body);
-    await http(c.url, { method: 'POST', headers, body, timeoutMs: c.timeout_ms, now: deps.clock.now });
-  });
+  return defineAdapter(
+    c,
+    (e) => kinds.has(e.kind),
+    async (job) => {
+      const body = JSON.stringify(wireBody(job.entry));
+      const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', 'idempotency-key': job.idempotencyKey };
+      if (c.secret) headers[SIGNATURE_HEADER] = sign(c.secret, Math.floor(deps.clock.now() / 1000), body);
+      await http(c.url, { method: 'POST', headers, body, timeoutMs: c.timeout_ms, now: deps.clock.now });
+    },
+  );
 }

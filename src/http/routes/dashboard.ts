@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { snapshot, type DashboardDeps } from '../dashboard/snapshot.js';
+import { doc } from '../openapi/route-doc.js';
+import { object } from '../openapi/schemas.js';
 
 const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name}`, import.meta.url), 'utf8');
 
@@ -13,37 +15,82 @@ const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name
  */
 export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, intervalMs = 1000): void {
   const page = { html: asset('index.html'), js: asset('app.js'), css: asset('style.css') };
-  app.get('/', (_req, reply) => reply.type('text/html; charset=utf-8').send(page.html));
-  app.get('/dashboard/app.js', (_req, reply) => reply.type('text/javascript; charset=utf-8').send(page.js));
-  app.get('/dashboard/style.css', (_req, reply) => reply.type('text/css; charset=utf-8').send(page.css));
+  app.get(
+    '/',
+    doc({
+      summary: 'The live dashboard (HTML)',
+      access: 'open',
+      tag: 'dashboard',
+      responses: { 200: { description: 'the page', schema: { type: 'string' }, contentType: 'text/html' } },
+    }),
+    (_req, reply) => reply.type('text/html; charset=utf-8').send(page.html),
+  );
+  app.get(
+    '/dashboard/app.js',
+    doc({
+      summary: "The dashboard's script",
+      access: 'open',
+      tag: 'dashboard',
+      responses: { 200: { description: 'JavaScript', schema: { type: 'string' }, contentType: 'text/javascript' } },
+    }),
+    (_req, reply) => reply.type('text/javascript; charset=utf-8').send(page.js),
+  );
+  app.get(
+    '/dashboard/style.css',
+    doc({
+      summary: "The dashboard's style sheet",
+      access: 'open',
+      tag: 'dashboard',
+      responses: { 200: { description: 'CSS', schema: { type: 'string' }, contentType: 'text/css' } },
+    }),
+    (_req, reply) => reply.type('text/css; charset=utf-8').send(page.css),
+  );
 
-  app.get('/v1/dashboard', (req) => snapshot(deps, req.tenant, req.scoped));
+  app.get(
+    '/v1/dashboard',
+    doc({
+      summary: "The dashboard's data: the decision mix, live incidents, devices, accounting, delivery",
+      access: 'tenant',
+      tag: 'dashboard',
+      responses: { 200: { description: 'a snapshot', schema: object } },
+    }),
+    (req) => snapshot(deps, req.tenant, req.scoped),
+  );
 
   const streams = new Set<ServerResponse>();
-  app.get('/v1/dashboard/stream', (req, reply) => {
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    streams.add(res);
-    let busy = false;
-    const push = async () => {
-      if (busy) return; // a slow store: skip a tick rather than pile snapshots up
-      busy = true;
-      try {
-        res.write(`event: snapshot\ndata: ${JSON.stringify(await snapshot(deps, req.tenant, req.scoped))}\n\n`);
-      } catch (err) {
-        res.write(`event: error\ndata: ${JSON.stringify({ message: (err as Error).message })}\n\n`);
-      } finally {
-        busy = false;
-      }
-    };
-    void push();
-    const timer = setInterval(() => void push(), intervalMs);
-    res.on('close', () => {
-      clearInterval(timer);
-      streams.delete(res);
-    });
-  });
+  app.get(
+    '/v1/dashboard/stream',
+    doc({
+      summary: 'The same snapshot every second, as Server-Sent Events',
+      access: 'tenant',
+      tag: 'dashboard',
+      responses: { 200: { description: 'an event stream of `snapshot` events', schema: { type: 'string' }, contentType: 'text/event-stream' } },
+    }),
+    (req, reply) => {
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      streams.add(res);
+      let busy = false;
+      const push = async () => {
+        if (busy) return; // a slow store: skip a tick rather than pile snapshots up
+        busy = true;
+        try {
+          res.write(`event: snapshot\ndata: ${JSON.stringify(await snapshot(deps, req.tenant, req.scoped))}\n\n`);
+        } catch (err) {
+          res.write(`event: error\ndata: ${JSON.stringify({ message: (err as Error).message })}\n\n`);
+        } finally {
+          busy = false;
+        }
+      };
+      void push();
+      const timer = setInterval(() => void push(), intervalMs);
+      res.on('close', () => {
+        clearInterval(timer);
+        streams.delete(res);
+      });
+    },
+  );
   // Open streams would hold a graceful close forever: end them first.
   app.addHook('preClose', async () => {
     for (const res of streams) res.end();

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Delivery, DeliveryStore } from '../../store/contract/index.js';
 import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
+import { doc } from '../openapi/route-doc.js';
+import { errorBody, limitQuery, object } from '../openapi/schemas.js';
 
 export const DEAD_LETTER_PAGE = { default: 100, max: 1000 };
 
@@ -25,19 +27,43 @@ export function deadLetterView(d: Delivery) {
 
 /** Dead letters of the caller's tenant: list them, and put one back in the queue. */
 export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore): void {
-  app.get<{ Querystring: Record<string, unknown> }>('/v1/dead-letters', async (req) => {
-    const unknown = Object.keys(req.query).filter((k) => k !== 'limit');
-    if (unknown.length > 0) {
-      throw new ApiError('invalid_input', `unknown query parameter ${JSON.stringify(unknown[0])}`, unknown.map((k) => ({ path: k, message: 'unknown query parameter (known: limit)' })));
-    }
-    const list = await deliveries.deadLetters(req.tenant, parseLimit(req.query.limit, DEAD_LETTER_PAGE));
-    return { dead_letters: list.map(deadLetterView) };
-  });
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/v1/dead-letters',
+    doc({
+      summary: "The caller's dead letters, oldest first: payload, adapter, every attempt",
+      access: 'tenant',
+      tag: 'delivery',
+      query: limitQuery(DEAD_LETTER_PAGE.max, DEAD_LETTER_PAGE.default),
+      responses: { 200: { description: 'dead letters', schema: object }, 503: { description: 'the store cannot serve this now; retry', schema: errorBody } },
+    }),
+    async (req) => {
+      const unknown = Object.keys(req.query).filter((k) => k !== 'limit');
+      if (unknown.length > 0) {
+        throw new ApiError(
+          'invalid_input',
+          `unknown query parameter ${JSON.stringify(unknown[0])}`,
+          unknown.map((k) => ({ path: k, message: 'unknown query parameter (known: limit)' })),
+        );
+      }
+      const list = await deliveries.deadLetters(req.tenant, parseLimit(req.query.limit, DEAD_LETTER_PAGE));
+      return { dead_letters: list.map(deadLetterView) };
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/v1/dead-letters/:id/retry', async (req, reply) => {
-    if (!(await deliveries.retryDeadLetter(req.tenant, req.params.id))) {
-      throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
-    }
-    return reply.code(202).send({ id: req.params.id, status: 'queued' });
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/dead-letters/:id/retry',
+    doc({
+      summary: 'Put one dead letter back in the delivery queue, due now, with a fresh retry budget',
+      access: 'tenant',
+      tag: 'delivery',
+      params: { id: 'the dead letter id' },
+      responses: { 202: { description: 'queued', schema: object }, 404: { description: 'no such dead letter', schema: errorBody } },
+    }),
+    async (req, reply) => {
+      if (!(await deliveries.retryDeadLetter(req.tenant, req.params.id))) {
+        throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
+      }
+      return reply.code(202).send({ id: req.params.id, status: 'queued' });
+    },
+  );
 }

@@ -6,6 +6,7 @@ import { parsePagerdutyEvent } from '../../inputs/pagerduty/schema.js';
 import type { PagerdutyIngest } from '../../engine/pagerduty.js';
 import { admit } from '../access.js';
 import { ApiError } from '../errors.js';
+import { doc } from '../openapi/route-doc.js';
 
 export const ENQUEUE = '/v2/enqueue';
 
@@ -20,19 +21,68 @@ export function pagerdutyError(e: ApiError) {
 
 /** Drop-in PagerDuty Events API v2: point an integration's events URL at onceonly. */
 export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, config: () => Config, limiter: RateLimiter): void {
-  app.post(ENQUEUE, async (req, reply) => {
-    const parsed = parsePagerdutyEvent(req.body);
-    if (!parsed.ok) throw new ApiError('invalid_input', 'Event object is invalid', parsed.errors.map((m) => ({ path: '', message: m })));
-    if (!req.scoped) {
-      // No Authorization header: with tenants configured the routing_key is the token.
-      const index = tokenIndex(config().tenants);
-      if (index.enabled) {
-        const tenant = index.lookup(parsed.event.routing_key);
-        if (!tenant) throw new ApiError('unauthorized', 'the routing_key is not a valid token');
-        admit(req, tenant, limiter);
+  app.post(
+    ENQUEUE,
+    doc({
+      summary: 'PagerDuty Events API v2: trigger, acknowledge, resolve',
+      description: 'Answers as PagerDuty does, errors included. With tenants configured the token may come as `routing_key` instead of a bearer header.',
+      access: 'tenant',
+      tag: 'drop-in',
+      body: {
+        type: 'object',
+        required: ['routing_key', 'event_action'],
+        properties: {
+          routing_key: { type: 'string', maxLength: 255 },
+          event_action: { enum: ['trigger', 'acknowledge', 'resolve'] },
+          dedup_key: { type: 'string', maxLength: 255 },
+          payload: {
+            type: 'object',
+            properties: {
+              summary: { type: 'string' },
+              source: { type: 'string' },
+              severity: { enum: ['critical', 'error', 'warning', 'info'] },
+              timestamp: { type: 'string' },
+              component: { type: 'string' },
+              group: { type: 'string' },
+              class: { type: 'string' },
+              custom_details: {},
+            },
+          },
+        },
+      },
+      responses: {
+        202: {
+          description: 'processed',
+          schema: { type: 'object', properties: { status: { const: 'success' }, message: { type: 'string' }, dedup_key: { type: 'string' } } },
+        },
+        400: {
+          description: "PagerDuty's invalid-event body",
+          schema: {
+            type: 'object',
+            properties: { status: { type: 'string' }, message: { type: 'string' }, errors: { type: 'array', items: { type: 'string' } } },
+          },
+        },
+      },
+    }),
+    async (req, reply) => {
+      const parsed = parsePagerdutyEvent(req.body);
+      if (!parsed.ok)
+        throw new ApiError(
+          'invalid_input',
+          'Event object is invalid',
+          parsed.errors.map((m) => ({ path: '', message: m })),
+        );
+      if (!req.scoped) {
+        // No Authorization header: with tenants configured the routing_key is the token.
+        const index = tokenIndex(config().tenants);
+        if (index.enabled) {
+          const tenant = index.lookup(parsed.event.routing_key);
+          if (!tenant) throw new ApiError('unauthorized', 'the routing_key is not a valid token');
+          admit(req, tenant, limiter);
+        }
       }
-    }
-    const r = await pagerduty.apply(parsed.event, req.tenant, { requestId: req.id });
-    return reply.code(202).send({ status: 'success', message: 'Event processed', dedup_key: r.dedup_key });
-  });
+      const r = await pagerduty.apply(parsed.event, req.tenant, { requestId: req.id });
+      return reply.code(202).send({ status: 'success', message: 'Event processed', dedup_key: r.dedup_key });
+    },
+  );
 }

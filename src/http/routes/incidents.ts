@@ -2,30 +2,86 @@ import type { FastifyInstance } from 'fastify';
 import type { Deduplicator } from '../../engine/deduplicator.js';
 import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
+import { doc } from '../openapi/route-doc.js';
+import { decisionBody, errorBody, incidentView, limitQuery } from '../openapi/schemas.js';
+import { incidentSchema } from '../../inputs/incident/schema.js';
 
 const LIST = { default: 100, max: 1000 };
 
 export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void {
   /** The caller's live incidents, most recently seen first (`?limit=1..1000`, default 100). */
-  app.get<{ Querystring: { limit?: string } }>('/v1/incidents', async (req) => {
-    return { incidents: await dedup.listIncidents(req.tenant, parseLimit(req.query.limit, LIST)) };
-  });
+  app.get<{ Querystring: { limit?: string } }>(
+    '/v1/incidents',
+    doc({
+      summary: "The caller's live incidents, most recently seen first",
+      access: 'tenant',
+      tag: 'incidents',
+      query: limitQuery(LIST.max, LIST.default),
+      responses: {
+        200: { description: 'up to `limit` live incidents', schema: { type: 'object', properties: { incidents: { type: 'array', items: incidentView } } } },
+      },
+    }),
+    async (req) => {
+      return { incidents: await dedup.listIncidents(req.tenant, parseLimit(req.query.limit, LIST)) };
+    },
+  );
 
-  app.post('/v1/incidents', async (req) => {
-    const d = await dedup.decideIncident(req.body, req.tenant, { requestId: req.id });
-    return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional };
-  });
+  app.post(
+    '/v1/incidents',
+    doc({
+      summary: 'Decide one correlated incident: CREATE, SUPPRESS or UPDATE',
+      description:
+        '`dedup_key` is `dedup:` + the first 32 hex digits of SHA-256 over `element_id|fault_class|root_cause_id` (a `\\` or `|` inside a field escaped with `\\`); the material fingerprint is `severity|cleared`. The TTL slides with every arrival.',
+      access: 'tenant',
+      tag: 'incidents',
+      body: incidentSchema,
+      responses: { 200: { description: 'the decision', schema: decisionBody }, 503: { description: 'the store cannot serve this now; retry' } },
+    }),
+    async (req) => {
+      const d = await dedup.decideIncident(req.body, req.tenant, { requestId: req.id });
+      return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional };
+    },
+  );
 
-  app.get<{ Params: { key: string } }>('/v1/incidents/:key', async (req) => {
-    const view = await dedup.getIncident(req.params.key, req.tenant);
-    if (!view) throw new ApiError('not_found', `incident ${req.params.key} is not live`);
-    return view;
-  });
+  app.get<{ Params: { key: string } }>(
+    '/v1/incidents/:key',
+    doc({
+      summary: 'The live record of one incident',
+      access: 'tenant',
+      tag: 'incidents',
+      params: { key: 'the dedup_key' },
+      responses: {
+        200: { description: 'the record', schema: incidentView },
+        400: { description: 'not a dedup key', schema: errorBody },
+        404: { description: 'not live', schema: errorBody },
+      },
+    }),
+    async (req) => {
+      const view = await dedup.getIncident(req.params.key, req.tenant);
+      if (!view) throw new ApiError('not_found', `incident ${req.params.key} is not live`);
+      return view;
+    },
+  );
 
-  app.delete<{ Params: { key: string } }>('/v1/incidents/:key', async (req, reply) => {
-    if (!(await dedup.closeIncident(req.params.key, req.tenant, { requestId: req.id }))) {
-      throw new ApiError('not_found', `incident ${req.params.key} is not live`);
-    }
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { key: string } }>(
+    '/v1/incidents/:key',
+    doc({
+      summary: 'Close an incident: the next arrival of its key is a CREATE',
+      access: 'tenant',
+      tag: 'incidents',
+      params: { key: 'the dedup_key' },
+      responses: {
+        204: { description: 'closed' },
+        400: { description: 'not a dedup key', schema: errorBody },
+        404: { description: 'not live', schema: errorBody },
+        503: { description: 'the store cannot serve this now; retry', schema: errorBody },
+      },
+    }),
+    async (req, reply) => {
+      if (!(await dedup.closeIncident(req.params.key, req.tenant, { requestId: req.id }))) {
+        throw new ApiError('not_found', `incident ${req.params.key} is not live`);
+      }
+      return reply.code(204).send();
+    },
+  );
 }

@@ -5,7 +5,7 @@ import { parseWith } from '../../core/validation.js';
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const text = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 
-/** `POST /v1/events` body (API.md). Strict: unknown fields are rejected. */
+/** `POST /v1/events` body (docs/api.md). Strict: unknown fields are rejected. */
 export const eventSchema = z.strictObject({
   tenant_id: text(128),
   device_id: text(256),

@@ -4,7 +4,7 @@ import { parseWith } from '../../core/validation.js';
 
 const identityField = z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
 
-/** `POST /v1/incidents` body (API.md). Strict: unknown fields are rejected. */
+/** `POST /v1/incidents` body (docs/api.md). Strict: unknown fields are rejected. */
 export const incidentSchema = z.strictObject({
   element_id: identityField,
   fault_class: identityField,

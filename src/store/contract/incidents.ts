@@ -115,9 +115,21 @@ export function isStale(claim: IncidentClaim, endedAt: number | null): boolean {
 export function staleResult(live: IncidentRecord | null, claim: IncidentClaim, now: number): IncidentDecisionResult {
   return {
     outcome: { kind: 'stale' },
-    record: live ?? { tenant: claim.tenant, key: claim.key, fingerprint: claim.fingerprint, createdAt: now, lastSeenAt: now, refires: 0, updates: 0, expiresAt: now },
+    record: live ?? freshRecord(claim, now, now),
   };
 }
+
+/** A key's first record: created and seen now, no re-fires yet. */
+const freshRecord = (claim: IncidentClaim, now: number, expiresAt: number): IncidentRecord => ({
+  tenant: claim.tenant,
+  key: claim.key,
+  fingerprint: claim.fingerprint,
+  createdAt: now,
+  lastSeenAt: now,
+  refires: 0,
+  updates: 0,
+  expiresAt,
+});
 
 /** The pure rule every backend applies inside its atomic step. */
 export function nextIncidentRecord(
@@ -130,16 +142,7 @@ export function nextIncidentRecord(
   if (existing === null || existing.expiresAt <= now) {
     return {
       outcome: existing ? { kind: 'created', expired: { updates: existing.updates } } : { kind: 'created' },
-      record: {
-        tenant: claim.tenant,
-        key: claim.key,
-        fingerprint: claim.fingerprint,
-        createdAt: now,
-        lastSeenAt: now,
-        refires: 0,
-        updates: 0,
-        expiresAt,
-      },
+      record: freshRecord(claim, now, expiresAt),
     };
   }
   const changed = existing.fingerprint !== claim.fingerprint;
@@ -163,9 +166,18 @@ export function nextIncidentRecord(
  * every shared store's reconcile step, so Redis's script and Postgres's
  * transaction cannot drift. `live` is null when the key is absent or expired.
  */
-export function reconciledRecord(rec: IncidentRecord, live: IncidentRecord | null, ttlMs: number, now: number): { record: IncidentRecord; outcome: 'claimed' | 'merged' } {
+export function reconciledRecord(
+  rec: IncidentRecord,
+  live: IncidentRecord | null,
+  ttlMs: number,
+  now: number,
+): { record: IncidentRecord; outcome: 'claimed' | 'merged' } {
   const next = live
-    ? { createdAt: live.createdAt, refires: live.refires + rec.refires + 1, updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0) }
+    ? {
+        createdAt: live.createdAt,
+        refires: live.refires + rec.refires + 1,
+        updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0),
+      }
     : { createdAt: now, refires: rec.refires, updates: rec.updates };
   return { record: { ...rec, ...next, lastSeenAt: now, expiresAt: now + ttlMs }, outcome: live ? 'merged' : 'claimed' };
 }

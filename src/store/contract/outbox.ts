@@ -11,14 +11,26 @@ export const outboxEntries = {
   },
   acknowledged(rec: IncidentRecord, at: number): OutboxEntry {
     return {
-      tenant: rec.tenant, kind: 'incident', action: 'update', key: rec.key,
-      severity: severityOfFingerprint(rec.fingerprint), summary: 'acknowledged', data: { fingerprint: rec.fingerprint, acknowledged: true }, at,
+      tenant: rec.tenant,
+      kind: 'incident',
+      action: 'update',
+      key: rec.key,
+      severity: severityOfFingerprint(rec.fingerprint),
+      summary: 'acknowledged',
+      data: { fingerprint: rec.fingerprint, acknowledged: true },
+      at,
     };
   },
   close(rec: IncidentRecord, at: number): OutboxEntry {
     return {
-      tenant: rec.tenant, kind: 'incident', action: 'close', key: rec.key,
-      severity: severityOfFingerprint(rec.fingerprint), summary: '', data: { fingerprint: rec.fingerprint }, at,
+      tenant: rec.tenant,
+      kind: 'incident',
+      action: 'close',
+      key: rec.key,
+      severity: severityOfFingerprint(rec.fingerprint),
+      summary: '',
+      data: { fingerprint: rec.fingerprint },
+      at,
     };
   },
   violation(tenant: string, key: string, payload: OutboxPayload, at: number): OutboxEntry {
@@ -26,7 +38,11 @@ export const outboxEntries = {
   },
   transition(e: DeviceEvent, t: Transition, at: number): OutboxEntry {
     return {
-      tenant: e.tenant, kind: 'event', action: 'notify', key: e.device, severity: 'INFO',
+      tenant: e.tenant,
+      kind: 'event',
+      action: 'notify',
+      key: e.device,
+      severity: 'INFO',
       summary: `${e.device}: ${t.from} → ${t.to}`,
       data: { device_id: e.device, boot_id: e.boot, sequence: e.sequence, from: t.from, to: t.to, observed_at: new Date(e.observedAt).toISOString() },
       at,

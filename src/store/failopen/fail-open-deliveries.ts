@@ -45,10 +45,7 @@ export class FailOpenDeliveries implements DeliveryStore {
 
   async deadLetters(tenant: string | null, limit: number) {
     this.assertShared('list dead letters');
-    const [mine, theirs] = await Promise.all([
-      this.journal.deadLetters(tenant, limit),
-      withTimeout(this.shared.deadLetters(tenant, limit), TIMEOUT_MS),
-    ]);
+    const [mine, theirs] = await Promise.all([this.journal.deadLetters(tenant, limit), withTimeout(this.shared.deadLetters(tenant, limit), TIMEOUT_MS)]);
     return [...mine.map(local), ...theirs].sort(byDeath).slice(0, limit);
   }
 

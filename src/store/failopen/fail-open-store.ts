@@ -13,7 +13,7 @@ import type {
 import { StoreUnavailableError, withTimeout } from '../errors.js';
 import { wrapFacet } from '../facet.js';
 import { FailOpenDeliveries } from './fail-open-deliveries.js';
-import { Journal } from './journal.js';
+import type { Journal } from './journal.js';
 
 export { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 

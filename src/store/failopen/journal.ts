@@ -36,17 +36,11 @@ export class Journal extends SqliteStore {
     this.instanceId = (db.prepare(`SELECT value FROM meta WHERE name = 'instance'`).get() as { value: string }).value;
     this.j = {
       pick: db.prepare<[number], IncidentRecord>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
-      park: db.prepare(
-        `INSERT OR REPLACE INTO reconciling VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)`,
-      ),
+      park: db.prepare(`INSERT OR REPLACE INTO reconciling VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)`),
       unjournal: db.prepare<[string, string]>(`DELETE FROM incidents WHERE tenant = ? AND key = ?`),
       parked: db.prepare<[], IncidentRecord>(`SELECT ${COLUMNS} FROM reconciling`),
-      forget: db.prepare<[string, string, number]>(
-        `DELETE FROM reconciling WHERE tenant = ? AND key = ? AND created_at = ?`,
-      ),
-      counts: db.prepare<[], { n: number }>(
-        `SELECT (SELECT count(*) FROM incidents) + (SELECT count(*) FROM reconciling) AS n`,
-      ),
+      forget: db.prepare<[string, string, number]>(`DELETE FROM reconciling WHERE tenant = ? AND key = ? AND created_at = ?`),
+      counts: db.prepare<[], { n: number }>(`SELECT (SELECT count(*) FROM incidents) + (SELECT count(*) FROM reconciling) AS n`),
     };
   }
 

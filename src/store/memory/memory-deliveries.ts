@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { sweepMap } from './sweep.js';
-import { COUNTER_MEMORY_MS, isFailing, withAttempt, type Delivery, type DeliveryBacklog, type DeliveryScope, type DeliveryStore, type Settlement } from '../contract/index.js';
+import {
+  COUNTER_MEMORY_MS,
+  isFailing,
+  withAttempt,
+  type Delivery,
+  type DeliveryBacklog,
+  type DeliveryScope,
+  type DeliveryStore,
+  type Settlement,
+} from '../contract/index.js';
 
 interface Row extends Delivery {
   dueAt: number;
@@ -90,7 +99,7 @@ export class MemoryDeliveries implements DeliveryStore {
 
   async retryDeadLetter(tenant: string | null, id: string) {
     const r = this.rows.get(id);
-    if (!r || r.status !== 'dead' || (tenant !== null && r.entry.tenant !== tenant)) return false;
+    if (r?.status !== 'dead' || (tenant !== null && r.entry.tenant !== tenant)) return false;
     this.requeue(r, this.clock.now());
     return true;
   }

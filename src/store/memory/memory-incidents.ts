@@ -97,6 +97,11 @@ export class MemoryIncidents implements IncidentStore {
   sweep(batch: number): number {
     const now = this.clock.now();
     sweepMap(this.resolutions, batch, (r) => r.until <= now);
-    return sweepMap(this.records, batch, (rec) => rec.expiresAt + this.expiredGraceMs <= now, (id) => this.acks.delete(id));
+    return sweepMap(
+      this.records,
+      batch,
+      (rec) => rec.expiresAt + this.expiredGraceMs <= now,
+      (id) => this.acks.delete(id),
+    );
   }
 }

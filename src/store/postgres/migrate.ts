@@ -9,14 +9,18 @@ const DIR = new URL('./migrations/', import.meta.url);
  * lock makes replicas that start together apply them one at a time.
  */
 export async function migrate(pool: Pool, schema: string): Promise<string[]> {
-  const files = readdirSync(DIR).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(DIR)
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   const client = await pool.connect();
   const applied: string[] = [];
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [`onceonly-migrate:${schema}`]);
     try {
-      await client.query(`CREATE TABLE IF NOT EXISTS ${ident(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${ident(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       const done = new Set((await client.query<{ name: string }>(`SELECT name FROM ${ident(schema)}.schema_migrations`)).rows.map((r) => r.name));
       for (const f of files) {
         if (done.has(f)) continue;

@@ -7,13 +7,37 @@ import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/deliveries.js';
 import { type Queryable, transaction } from './pool.js';
 
-type Row = Omit<OutboxEntry, 'data'> & { data: string; id: string; adapter: string; n: number; retries: number; attempts: string; status: Delivery['status']; lease: string; deadAt: number | null };
+type Row = Omit<OutboxEntry, 'data'> & {
+  data: string;
+  id: string;
+  adapter: string;
+  n: number;
+  retries: number;
+  attempts: string;
+  status: Delivery['status'];
+  lease: string;
+  deadAt: number | null;
+};
 
 function toDelivery(r: Row): Delivery {
   return {
-    id: r.id, adapter: r.adapter, n: r.n, retries: r.retries, status: r.status, lease: r.lease,
+    id: r.id,
+    adapter: r.adapter,
+    n: r.n,
+    retries: r.retries,
+    status: r.status,
+    lease: r.lease,
     attempts: JSON.parse(r.attempts) as Delivery['attempts'],
-    entry: { tenant: r.tenant, kind: r.kind, action: r.action, key: r.key, severity: r.severity, summary: r.summary, data: JSON.parse(r.data) as Record<string, unknown>, at: r.at },
+    entry: {
+      tenant: r.tenant,
+      kind: r.kind,
+      action: r.action,
+      key: r.key,
+      severity: r.severity,
+      summary: r.summary,
+      data: JSON.parse(r.data) as Record<string, unknown>,
+      at: r.at,
+    },
     ...(r.deadAt === null ? {} : { deadAt: r.deadAt }),
   };
 }
@@ -75,7 +99,8 @@ export class PgDeliveries implements DeliveryStore {
         (a, b) => Number(a.id) - Number(b.id),
       );
       for (const e of taken) {
-        const { n } = (await c.query<{ n: number }>(S.nextN.text, bind(S.nextN, { kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now }))).rows[0]!;
+        const { n } = (await c.query<{ n: number }>(S.nextN.text, bind(S.nextN, { kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })))
+          .rows[0]!;
         for (const adapter of adapters) {
           await c.query(S.insert.text, bind(S.insert, { ...e, id: `${e.id}.${adapter}`, adapter, n, dueAt: now }));
         }
@@ -127,6 +152,8 @@ export class PgDeliveries implements DeliveryStore {
 
   /** Counters unused for COUNTER_MEMORY_MS, one small batch. */
   async sweep(): Promise<number> {
-    return (await this.pool.query(S.sweepCounters.text, bind(S.sweepCounters, { before: this.clock.now() - COUNTER_MEMORY_MS, batch: SWEEP_BATCH }))).rowCount ?? 0;
+    return (
+      (await this.pool.query(S.sweepCounters.text, bind(S.sweepCounters, { before: this.clock.now() - COUNTER_MEMORY_MS, batch: SWEEP_BATCH }))).rowCount ?? 0
+    );
   }
 }

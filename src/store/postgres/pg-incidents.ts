@@ -112,7 +112,12 @@ export class PgIncidents implements SharedIncidentStore {
       const { record, outcome } = reconciledRecord(rec, row && row.expiresAt > now ? row : null, ttlMs, now);
       await this.save(c, record);
       await c.query(SQL.markReconciled, [rec.tenant, rec.key, journalId, outcome, now + RECONCILE_MARKER_MS]);
-      await this.x.audit(c, 'incidents', { tenant: rec.tenant, key: rec.key, decision: outcome === 'merged' ? 'SUPPRESS' : 'CREATE', reason: `replayed_${outcome}` }, now);
+      await this.x.audit(
+        c,
+        'incidents',
+        { tenant: rec.tenant, key: rec.key, decision: outcome === 'merged' ? 'SUPPRESS' : 'CREATE', reason: `replayed_${outcome}` },
+        now,
+      );
       return outcome;
     });
   }

@@ -136,9 +136,7 @@ function clusterConnection(url: string, opts: RedisConnectionOptions, onError: (
     },
     async keyCount() {
       await ensure();
-      const counts = await Promise.all(
-        cluster.masters.map(async (m) => Number(await (await cluster.nodeClient(m)).sendCommand(['DBSIZE']))),
-      );
+      const counts = await Promise.all(cluster.masters.map(async (m) => Number(await (await cluster.nodeClient(m)).sendCommand(['DBSIZE']))));
       return counts.reduce((a, b) => a + b, 0);
     },
     async scan(match, max) {

@@ -80,7 +80,7 @@ export function unLp(text: string): string[] | null {
 
 export function deviceKeys(tenant: string, device: string, boot: string, sequence: number) {
   const dev = lp(tenant, device);
-  const tag = `{oo:${shardOf(tenant, '\u0001' + device)}}`;
+  const tag = `{oo:${shardOf(tenant, `\u0001${device}`)}}`;
   return {
     member: dev,
     device: `${tag}:d:${dev}`,

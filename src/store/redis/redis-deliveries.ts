@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { OutboxEntry } from '../../core/outbox.js';
-import { COUNTER_MEMORY_MS, MAX_ATTEMPTS_KEPT, MAX_ERROR_CHARS, type Delivery, type DeliveryBacklog, type DeliveryStore, type Settlement } from '../contract/index.js';
+import {
+  COUNTER_MEMORY_MS,
+  MAX_ATTEMPTS_KEPT,
+  MAX_ERROR_CHARS,
+  type Delivery,
+  type DeliveryBacklog,
+  type DeliveryStore,
+  type Settlement,
+} from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { deliveryKeys, SHARDS } from './keys.js';
+import { fieldMap, outboxEntryOf } from './fields.js';
 import { scripts } from './scripts.js';
 
 const shards = Array.from({ length: SHARDS }, (_, s) => deliveryKeys(s));
@@ -15,17 +23,19 @@ function parseId(id: string): { shard: number; member: string } | null {
 }
 
 function toDelivery(shard: number, member: string, flat: string[]): Delivery {
-  const f: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
-  const entry: OutboxEntry = {
-    tenant: f.tenant!, kind: f.kind as OutboxEntry['kind'], action: f.action as OutboxEntry['action'], key: f.key!,
-    severity: f.severity!, summary: f.summary!, data: JSON.parse(f.data!) as Record<string, unknown>, at: Number(f.at),
-  };
+  const f = fieldMap(flat);
+  const entry = outboxEntryOf(f);
   // cjson writes an empty table as {}; attempts are only ever appended, so that means none.
   const attempts = JSON.parse(f.attempts ?? '[]') as Delivery['attempts'] | Record<string, never>;
   return {
-    id: `${shard}:${member}`, adapter: f.adapter!, entry, n: Number(f.n), retries: Number(f.retries),
-    attempts: Array.isArray(attempts) ? attempts : [], status: f.status as Delivery['status'], lease: f.lease ?? '',
+    id: `${shard}:${member}`,
+    adapter: f.adapter!,
+    entry,
+    n: Number(f.n),
+    retries: Number(f.retries),
+    attempts: Array.isArray(attempts) ? attempts : [],
+    status: f.status as Delivery['status'],
+    lease: f.lease ?? '',
     ...(f.deadAt ? { deadAt: Number(f.deadAt) } : {}),
   };
 }
@@ -66,7 +76,14 @@ export class RedisDeliveries implements DeliveryStore {
     const reply = await this.conn.evalScript(
       scripts.settleDelivery,
       [k.due, k.age, k.dead, k.delivery(id.member)],
-      [id.member, d.lease, s.outcome, s.outcome === 'retry' ? Math.ceil(s.delayMs) : 0, s.outcome === 'delivered' ? '' : s.error.slice(0, MAX_ERROR_CHARS), MAX_ATTEMPTS_KEPT],
+      [
+        id.member,
+        d.lease,
+        s.outcome,
+        s.outcome === 'retry' ? Math.ceil(s.delayMs) : 0,
+        s.outcome === 'delivered' ? '' : s.error.slice(0, MAX_ERROR_CHARS),
+        MAX_ATTEMPTS_KEPT,
+      ],
     );
     return Number(reply) === 1;
   }
@@ -93,9 +110,9 @@ export class RedisDeliveries implements DeliveryStore {
   }
 
   async backlog(): Promise<DeliveryBacklog> {
-    const replies = (await Promise.all(
-      shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox], [])),
-    )) as Array<[number, number, string, string]>;
+    const replies = (await Promise.all(shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox], [])))) as Array<
+      [number, number, string, string]
+    >;
     let pending = 0;
     let dead = 0;
     let oldestAt: number | null = null;

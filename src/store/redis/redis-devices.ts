@@ -27,9 +27,7 @@ export class RedisDevices implements DeviceStore {
 
   async get(tenant: string, device: string): Promise<DeviceState | null> {
     const k = deviceKeys(tenant, device, '', 0);
-    const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<
-      string | null
-    >;
+    const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<string | null>;
     if (boot == null) return null;
     return { tenant, device, boot, sequence: Number(seq), state: state!, observedAt: Number(obs) };
   }

@@ -73,9 +73,7 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   async get(tenant: string, key: string) {
-    const reply = (await this.conn.evalScript(scripts.getIncident, [incidentRecordKey(tenant, key)], [])) as
-      | [number, string]
-      | null;
+    const reply = (await this.conn.evalScript(scripts.getIncident, [incidentRecordKey(tenant, key)], [])) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
@@ -84,9 +82,7 @@ export class RedisIncidents implements SharedIncidentStore {
       scripts.closeIncident,
       [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), resolutionKey(tenant, key)],
       [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS],
-    )) as
-      | [number, string]
-      | null;
+    )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 

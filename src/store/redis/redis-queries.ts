@@ -1,5 +1,6 @@
 import type { DeviceSummary, IncidentRecord, IncidentStore, OutboxEntry, QueryStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
+import { fieldMap, outboxEntryOf } from './fields.js';
 import { allShards, lp, unLp } from './keys.js';
 
 /** Text for a SCAN MATCH pattern, with glob's special characters escaped. */
@@ -37,7 +38,7 @@ export class RedisQueries implements QueryStore {
     const devices = await Promise.all(
       keys.map(async (k): Promise<DeviceSummary | null> => {
         const ids = unLp(k.slice(k.indexOf(':d:') + 3));
-        if (!ids || ids.length !== 2) return null;
+        if (ids?.length !== 2) return null;
         const [boot, seq, state, obs, gaps] = (await this.conn.send(k, ['HMGET', k, 'boot', 'seq', 'state', 'obs', 'gaps'])) as Array<string | null>;
         if (boot == null) return null;
         return { tenant: ids[0]!, device: ids[1]!, boot, sequence: Number(seq), state: state!, observedAt: Number(obs), gaps: Number(gaps ?? 0) };
@@ -50,9 +51,7 @@ export class RedisQueries implements QueryStore {
   }
 
   async countStaleDevices(observedBefore: number): Promise<number> {
-    const counts = await Promise.all(
-      allShards('f').map((key) => this.conn.send(key, ['ZCOUNT', key, '-inf', `(${observedBefore}`])),
-    );
+    const counts = await Promise.all(allShards('f').map((key) => this.conn.send(key, ['ZCOUNT', key, '-inf', `(${observedBefore}`])));
     return counts.reduce<number>((a, b) => a + Number(b), 0);
   }
 
@@ -62,12 +61,7 @@ export class RedisQueries implements QueryStore {
     const out: OutboxEntry[] = [];
     for (const entries of streams as Array<Array<[string, string[]]>>) {
       for (const [, fields] of entries) {
-        const f: Record<string, string> = {};
-        for (let i = 0; i < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-        out.push({
-          tenant: f.tenant!, kind: f.kind as OutboxEntry['kind'], action: f.action as OutboxEntry['action'], key: f.key!,
-          severity: f.severity!, summary: f.summary!, data: JSON.parse(f.data!) as Record<string, unknown>, at: Number(f.at),
-        });
+        out.push(outboxEntryOf(fieldMap(fields)));
       }
     }
     return out.sort((a, b) => a.at - b.at);

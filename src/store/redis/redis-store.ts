@@ -1,4 +1,4 @@
-import { type SharedStore } from '../contract/index.js';
+import type { SharedStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { RedisDeliveries } from './redis-deliveries.js';
 import { RedisDevices } from './redis-devices.js';

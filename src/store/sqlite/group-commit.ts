@@ -21,7 +21,10 @@ export class GroupCommit {
   private scheduled = false;
   private readonly runBatch: (batch: Pending[]) => unknown[];
 
-  constructor(db: Database, private readonly maxBatch = 1024) {
+  constructor(
+    db: Database,
+    private readonly maxBatch = 1024,
+  ) {
     const txn = db.transaction((batch: Pending[]) =>
       // A failing operation must not roll back its neighbours: a failed
       // statement is undone by SQLite on its own, so catch per operation.

@@ -30,5 +30,10 @@ export function migrate(db: Database.Database): string[] {
 
 /** The migrations this build knows: a file at a higher version was written by a newer onceonly. */
 export function latestVersion(): number {
-  return Math.max(0, ...readdirSync(DIR).filter((f) => /^\d{3}_/.test(f)).map((f) => Number(f.slice(0, 3))));
+  return Math.max(
+    0,
+    ...readdirSync(DIR)
+      .filter((f) => /^\d{3}_/.test(f))
+      .map((f) => Number(f.slice(0, 3))),
+  );
 }

@@ -10,7 +10,12 @@ type Row = Flat<OutboxEntry> & Omit<Delivery, 'entry' | 'attempts' | 'deadAt'> &
 export function toDelivery(r: Row): Delivery {
   const { id, adapter, n, retries, attempts, status, lease, deadAt, tenant, kind, action, key, severity, summary, data, at } = r;
   return {
-    id, adapter, n, retries, status, lease,
+    id,
+    adapter,
+    n,
+    retries,
+    status,
+    lease,
     attempts: JSON.parse(attempts) as Delivery['attempts'],
     entry: { tenant, kind, action, key, severity, summary, data: JSON.parse(data) as Record<string, unknown>, at },
     ...(deadAt === null ? {} : { deadAt }),

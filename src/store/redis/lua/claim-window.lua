@@ -1,7 +1,7 @@
 -- claim-window: the first claim of a windowed key (SPC violation) wins, and a
 -- routed alarm goes to the outbox in the same step. A repeat that finds the
 -- key's earlier deliveries failing (retrying or dead) re-queues them instead
--- of being suppressed (seed 003: a partial failure stays eligible).
+-- of being suppressed (a partial failure stays eligible).
 --
 -- KEYS[1]  the window claim
 -- KEYS[2]  the shard's outbox (a stream, same slot)

@@ -1,0 +1,55 @@
+import { ERROR_CODES } from '../errors.js';
+
+/** Response bodies shared by several routes, as JSON Schema. */
+
+export const errorBody = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: {
+          type: 'string',
+          enum: Object.keys(ERROR_CODES),
+        },
+        message: { type: 'string' },
+        issues: {
+          type: 'array',
+          items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+        },
+      },
+    },
+  },
+};
+
+export const decisionBody = {
+  type: 'object',
+  required: ['decision', 'dedup_key', 'provisional'],
+  properties: {
+    decision: { type: 'string', enum: ['CREATE', 'SUPPRESS', 'UPDATE'] },
+    dedup_key: { type: 'string' },
+    provisional: { type: 'boolean', description: 'true only when the store was unreachable and the decision was made in the local journal' },
+  },
+};
+
+export const incidentView = {
+  type: 'object',
+  properties: {
+    dedup_key: { type: 'string' },
+    severity: { type: 'string' },
+    cleared: { type: 'boolean' },
+    created_at: { type: 'string', format: 'date-time' },
+    last_seen_at: { type: 'string', format: 'date-time' },
+    refires: { type: 'integer', description: 'arrivals after the CREATE' },
+    updates: { type: 'integer', description: 'arrivals that were UPDATEs' },
+    expires_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const limitQuery = (max: number, dflt: number) => ({
+  limit: { description: `how many, 1..${max} (default ${dflt})`, schema: { type: 'integer', minimum: 1, maximum: max } },
+});
+
+export const object = { type: 'object' };

@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { type DocumentedRoute, openApiDocument } from '../openapi/document.js';
+import { doc } from '../openapi/route-doc.js';
+import { object } from '../openapi/schemas.js';
+
+const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** `GET /openapi.json`: the API as OpenAPI 3.1, made once from the routes' own docs after every route is registered. */
+export function openApiRoutes(app: FastifyInstance, routes: () => readonly DocumentedRoute[]): void {
+  let body: string | null = null;
+  app.get(
+    '/openapi.json',
+    doc({
+      summary: 'This API as an OpenAPI 3.1 document',
+      access: 'open',
+      tag: 'operations',
+      responses: { 200: { description: 'the document', schema: object } },
+    }),
+    (_req, reply) => {
+      body ??= JSON.stringify(openApiDocument(routes(), version));
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
+}

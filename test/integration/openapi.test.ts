@@ -1,0 +1,55 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+
+let server: InProcessServer;
+before(async () => {
+  server = await inProcessServer({ store: 'memory' });
+});
+after(async () => {
+  await server.stop();
+});
+
+test('GET /openapi.json is a valid OpenAPI 3.1 document (checked by swagger-parser)', async () => {
+  const r = await fetch(`${server.url}/openapi.json`);
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+  const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+  assert.equal(doc.openapi, '3.1.0');
+  // validate() dereferences in place: give it a copy.
+  await SwaggerParser.validate(structuredClone(doc) as never);
+  const incident = doc.paths['/v1/incidents']!.post as {
+    requestBody: { content: Record<string, { schema: { required: string[]; additionalProperties: boolean } }> };
+  };
+  const body = incident.requestBody.content['application/json']!.schema;
+  assert.deepEqual(body.required.sort(), ['element_id', 'fault_class', 'root_cause_id', 'severity'], 'the body schema is the one the route validates with');
+  assert.equal(body.additionalProperties, false, 'strict: unknown fields are refused');
+});
+
+test('every route the server has is in the document, and every documented operation is a route', async () => {
+  const routes = server.app.routeTable;
+  const undocumented = routes.filter((r) => !r.doc).map((r) => `${r.method} ${r.url}`);
+  assert.deepEqual(undocumented, [], 'routes without a doc');
+  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  const documented = Object.entries(doc.paths)
+    .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+    .sort();
+  const registered = routes.map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}`).sort();
+  assert.deepEqual(documented, registered);
+  // And each answers as a route (never the "no route" 404), with made-up path parameters.
+  for (const op of documented) {
+    const [method, path] = op.split(' ') as [string, string];
+    if (path === '/v1/dashboard/stream') continue; // an event stream never ends
+    const res = await server.app.inject({ method: method as 'GET', url: path.replace(/\{\w+\}/g, 'x'), ...(method === 'POST' ? { payload: {} } : {}) });
+    assert.ok(!(res.statusCode === 404 && /no route/.test(res.body)), `${op} is not routed: ${res.body}`);
+  }
+});
+
+test('docs/api.md is what the routes document (run `npm run api:doc` after changing a route)', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { apiMarkdown } = await import('../../src/http/openapi/markdown.js');
+  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Record<string, unknown>;
+  const committed = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  assert.equal(committed, apiMarkdown(doc));
+});
