@@ -128,12 +128,12 @@ export async function drive(
  * As drive, but each lane is one producer sending its shots in order, one at
  * a time (a device's connection): order within a lane is kept, lanes overlap.
  */
-export async function driveLanes(lanes: IngestShot[][], replicas: Replicas, history: History, progress: (done: number) => void = () => {}, attempts = 50) {
+export async function driveLanes(lanes: IngestShot[][], replicas: Replicas, history: History, progress: (done: number) => void = () => {}, budgetMs = 60_000) {
   let answered = 0;
   await Promise.all(
     lanes.map(async (lane, client) => {
       for (const shot of lane) {
-        await send(shot, client, replicas, history, attempts);
+        await send(shot, client, replicas, history, budgetMs);
         progress(++answered);
       }
     }),
@@ -158,8 +158,13 @@ export function shuffle<T>(xs: T[], seed: number): T[] {
   return out;
 }
 
-/** Replica config delivering to a ServiceNow stand-in; a dead worker's lease runs out after 3 s. */
-export const toServicenow = (url: string) => `delivery: { lease_ms: 3000, base_delay_ms: 50, max_delay_ms: 500 }
+/**
+ * Replica config delivering to a ServiceNow stand-in; a dead worker's lease
+ * runs out after 3 s. The retry budget is generous (20 retries): these tests
+ * kill replicas, not the destination, and a starved machine timing a call out
+ * five times must not park a ticket as a dead letter that reads as a lost one.
+ */
+export const toServicenow = (url: string) => `delivery: { lease_ms: 3000, base_delay_ms: 50, max_delay_ms: 500, max_retries: 20 }
 adapters:
   - { name: snow, type: servicenow, instance_url: "${url}", username: onceonly, password: secret, timeout_ms: 2000 }
 `;
@@ -170,13 +175,17 @@ adapters:
  * tests) would arrive by then.
  */
 export async function delivered(replicas: Replicas, what: () => string, also: () => boolean = () => true, quietMs = 3000, timeoutMs = 120_000) {
+  // What the replicas last said, for the message when it does not settle: still queued, or parked as dead letters.
+  let last = '';
   await until(
     async () => {
       const pending = await Promise.all(replicas.urls.map((u) => metric(u, /^onceonly_deliveries_pending (\d+)/m)));
+      const dead = await Promise.all(replicas.urls.map((u) => metric(u, /^onceonly_dead_letters (\d+)/m)));
+      last = `pending ${pending.join('/')}, dead letters ${dead.join('/')}`;
       return also() && pending.every((p) => p === 0);
     },
     timeoutMs,
-    what,
+    () => `${what()} (${last})`,
   );
   await new Promise((r) => setTimeout(r, quietMs));
 }
