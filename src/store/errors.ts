@@ -1,3 +1,5 @@
+import { ErrorReply } from '@redis/client';
+
 /** The errors a store raises beyond its data's own, and the timeout race fail-open is built on. */
 
 /** The store cannot serve now (unreachable, or refusing while degraded): the caller answers 503 and the producer retries. */
@@ -17,4 +19,29 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => reject(new StoreTimeoutError(`store did not answer within ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
+}
+
+/** Redis replies that mean the server cannot serve now, not that the request was wrong. */
+const REDIS_UNAVAILABLE = /^(CLUSTERDOWN|LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|MOVED|ASK)\b/;
+/** SQLSTATE classes that mean the request itself is wrong: data exception, integrity, syntax or access rule, bad input to a function. */
+const PG_DATA_ERROR = /^(22|23|42|2F|P0)/;
+
+/**
+ * Whether a failed store call may be answered from the local journal (the
+ * store is unreachable, slow, or refusing everyone for now) or is this
+ * request's own fault (its data cannot be stored as it is), which fails that
+ * request alone and must not degrade the replica for everyone. What is not
+ * recognised as a data error counts as a transport fault: failing open on an
+ * unknown error costs a possible duplicate, refusing it could lose an alert.
+ */
+export function isTransportFault(err: unknown): boolean {
+  if (err instanceof StoreUnavailableError || err instanceof StoreTimeoutError) return true;
+  // Our own code rejecting the data: JSON that cannot be written, a value out of range.
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return false;
+  const e = err as { message?: string; code?: unknown; severity?: unknown };
+  // pg's DatabaseError carries a SQLSTATE and a severity.
+  if (typeof e.code === 'string' && typeof e.severity === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return !PG_DATA_ERROR.test(e.code);
+  // A Redis error reply: a script error on this data, unless the server says it cannot serve now.
+  if (err instanceof ErrorReply) return REDIS_UNAVAILABLE.test(e.message ?? '');
+  return true;
 }

@@ -65,6 +65,17 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       await fx.cleanup();
     });
 
+    test('a decision whose outbox payload cannot be written fails whole: nothing of it remains, and the store still serves', async () => {
+      // A BigInt cannot be written as JSON: the payload fails after (SQL) or before (memory, Redis) the record is written.
+      const bad = { severity: 'MAJOR', summary: 's', data: { n: 1n } };
+      await assert.rejects(fx.store.incidents.decide(claim({ outbox: bad })), TypeError);
+      assert.equal(await fx.store.incidents.get('default', key), null, 'no record');
+      assert.equal((await fx.store.queries.listOutbox()).filter((e) => e.key === key).length, 0, 'no outbox entry');
+      await fx.store.ping();
+      const next = await decide({ outbox: { severity: 'MAJOR', summary: 's', data: {} } });
+      assert.equal(next.decision, 'CREATE', 'the retry is the first arrival, not a SUPPRESS against a half-written record');
+    });
+
     test('lifecycle: CREATE → SUPPRESS → UPDATE(severity) → SUPPRESS → UPDATE(cleared) → close → CREATE', async () => {
       const first = await decide();
       assert.equal(first.decision, 'CREATE');

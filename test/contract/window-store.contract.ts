@@ -19,6 +19,12 @@ export function windowStoreContract(backend: string, open: (clock: ManualClock) 
       await fx.cleanup();
     });
 
+    test('a claim whose outbox payload cannot be written fails whole: the window stays unclaimed', async () => {
+      await assert.rejects(fx.store.windows.claim('t', key, 5 * fx.unit, { severity: 'MAJOR', summary: 's', data: { n: 1n } }), TypeError);
+      assert.equal((await fx.store.queries.listOutbox()).filter((e) => e.key === key).length, 0);
+      assert.equal(await fx.store.windows.claim('t', key, 5 * fx.unit), 'claimed', 'the retry claims it');
+    });
+
     test('the first claim wins, repeats do not, until the claim expires', async () => {
       const ttl = 5 * fx.unit;
       assert.equal(await fx.store.windows.claim('t', key, ttl), 'claimed');

@@ -2,6 +2,15 @@ import type { DeviceEvent, Transition } from '../../core/event.js';
 import { incidentAction, severityOfFingerprint, type OutboxEntry, type OutboxPayload } from '../../core/outbox.js';
 import type { IncidentClaim, IncidentRecord } from './incidents.js';
 
+/**
+ * Throws (TypeError) when a payload cannot be written as JSON (a BigInt, a
+ * cycle). A store without transactions (memory) checks it before it changes
+ * anything, so the operation fails whole as it does on every other backend.
+ */
+export function assertSerializable(p: OutboxPayload | undefined): void {
+  if (p) JSON.stringify(p.data);
+}
+
 /** The outbox entries each store writes, built once here so every backend writes the same. */
 export const outboxEntries = {
   incident(claim: IncidentClaim, outcomeKind: 'created' | 'unchanged' | 'changed', at: number): OutboxEntry | null {

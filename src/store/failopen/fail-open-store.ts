@@ -10,7 +10,7 @@ import type {
   SharedStore,
   WindowStore,
 } from '../contract/index.js';
-import { StoreUnavailableError, withTimeout } from '../errors.js';
+import { isTransportFault, StoreUnavailableError, withTimeout } from '../errors.js';
 import { wrapFacet } from '../facet.js';
 import { FailOpenDeliveries } from './fail-open-deliveries.js';
 import type { Journal } from './journal.js';
@@ -138,6 +138,8 @@ export class FailOpenStore implements DedupStore {
       try {
         return await withTimeout(shared(), this.timeoutMs);
       } catch (err) {
+        // This request's own data: it fails alone, and the replica stays on the shared store.
+        if (!isTransportFault(err)) throw err;
         this.degrade(err);
       }
     }
@@ -150,6 +152,7 @@ export class FailOpenStore implements DedupStore {
     try {
       return await withTimeout(call(), this.timeoutMs * 4);
     } catch (err) {
+      if (!isTransportFault(err)) throw err;
       this.degrade(err);
       throw new StoreUnavailableError(`the shared store did not answer; cannot run ${what} now, retry: ${(err as Error).message}`);
     }

@@ -6,6 +6,7 @@ import {
   type IncidentClaim,
   type IncidentRecord,
   type IncidentStore,
+  assertSerializable,
   isStale,
   nextIncidentRecord,
   outboxEntries,
@@ -46,6 +47,7 @@ export class MemoryIncidents implements IncidentStore {
 
   async decide(claim: IncidentClaim) {
     this.assertOpen();
+    assertSerializable(claim.outbox);
     const now = this.clock.now();
     const resolution = this.resolutions.get(memoryId(claim.tenant, claim.key));
     if (isStale(claim, resolution && resolution.until > now ? resolution.endedAt : null)) {

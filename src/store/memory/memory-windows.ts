@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
-import { outboxEntries, type WindowClaim, type WindowStore } from '../contract/index.js';
+import { assertSerializable, outboxEntries, type WindowClaim, type WindowStore } from '../contract/index.js';
 import type { MemoryDeliveries } from './memory-deliveries.js';
 import { memoryId } from './memory-incidents.js';
 import { sweepMap } from './sweep.js';
@@ -19,6 +19,7 @@ export class MemoryWindows implements WindowStore {
 
   async claim(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
     this.assertOpen();
+    assertSerializable(outbox);
     const now = this.clock.now();
     const id = memoryId(tenant, key);
     if ((this.windows.get(id) ?? 0) > now) {

@@ -11,7 +11,9 @@ interface Pending {
  * ONE `BEGIN IMMEDIATE` transaction, flushed on setImmediate. Each operation
  * stays atomic (the transaction holds the write lock), while the fsync and WAL
  * append are paid once per batch instead of once per decision, which is what
- * keeps a synchronous SQLite driver from starving the HTTP server.
+ * keeps a synchronous SQLite driver from starving the HTTP server. Each
+ * operation is all or nothing (a savepoint), and one failing does not fail
+ * the batch.
  *
  * A promise resolves only after its transaction committed, so an HTTP answer
  * is never sent for a decision that is not yet durable.
@@ -25,12 +27,15 @@ export class GroupCommit {
     db: Database,
     private readonly maxBatch = 1024,
   ) {
+    // Each operation in a SAVEPOINT of its own (better-sqlite3 nests a
+    // transaction function as one): an operation that fails half way is
+    // rolled back whole, its first writes included, while its neighbours in
+    // the batch still commit.
+    const one = db.transaction((op: Pending) => op.run());
     const txn = db.transaction((batch: Pending[]) =>
-      // A failing operation must not roll back its neighbours: a failed
-      // statement is undone by SQLite on its own, so catch per operation.
       batch.map((op) => {
         try {
-          return { ok: true as const, value: op.run() };
+          return { ok: true as const, value: one(op) };
         } catch (error) {
           return { ok: false as const, error };
         }
