@@ -6,7 +6,7 @@ interface Bucket {
 }
 
 /**
- * Token buckets, one per tenant, in this process (so N replicas allow N times
+ * Token buckets by name (a tenant, or a client address for failed tokens), in this process (so N replicas allow N times
  * the rate: set per_second for one replica). `take` answers 0 when the request
  * may go, else the seconds until a token is back (for Retry-After).
  */
@@ -15,16 +15,17 @@ export class RateLimiter {
 
   constructor(private readonly clock: Clock) {}
 
-  take(tenant: string, perSecond: number, burst: number): number {
+  /** Takes `n` tokens (all or none). */
+  take(tenant: string, perSecond: number, burst: number, n = 1): number {
     const now = this.clock.now();
     const b = this.buckets.get(tenant) ?? { tokens: burst, at: now };
     b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
     b.at = now;
     this.buckets.set(tenant, b);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    if (b.tokens >= n) {
+      b.tokens -= n;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - b.tokens) / perSecond));
+    return Math.max(1, Math.ceil((n - b.tokens) / perSecond));
   }
 }

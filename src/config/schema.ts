@@ -133,8 +133,16 @@ export const configSchema = z
       .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
     /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
     adapters: adaptersConfig,
-    /** With tenants, every /v1 and /v2 call needs a tenant's bearer token (docs/api.md, "Tenants and access"). */
+    /** With tenants, every route but the open ones needs a tenant's bearer token (docs/api.md, "Access"). */
     tenants: tenantsConfig,
+    /**
+     * Without tenants, the host names (besides localhost, 127.0.0.1 and [::1])
+     * a request's Host may carry; any other answers 403, so a web page cannot
+     * reach the API by DNS rebinding. Names, lower case, no port.
+     */
+    allowed_hosts: z
+      .array(z.string().regex(/^[a-z0-9.-]{1,253}$|^\[[0-9a-f:.]+\]$/, 'must be a host name or a bracketed IPv6 address, lower case, without a port'))
+      .default([]),
   })
   .superRefine((c, ctx) => {
     // A lease shorter than a call would let a second worker deliver while the first still waits.

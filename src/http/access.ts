@@ -1,34 +1,87 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config/schema.js';
-import { bearer, tokenIndex, type TenantConfig } from '../access/tenants.js';
 import type { RateLimiter } from '../access/rate-limit.js';
+import { bearer, type TenantConfig, tokenIndex } from '../access/tenants.js';
+import type { Config } from '../config/schema.js';
 import { ApiError } from './errors.js';
 
+/** Failed tokens one client address may present per second (and in a burst) before it is answered 429. */
+export const FAILED_TOKENS = { per_second: 1, burst: 20 };
+
+/** Host names a server without tenants answers: loopback, plus the config's `allowed_hosts`. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** `Host` without its port, lower-cased: `[::1]:8080` → `[::1]`, `Localhost:80` → `localhost`. */
+export function hostName(host: string | undefined): string {
+  const h = (host ?? '').trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
+}
+
 /**
- * Tenants and access (docs/api.md), as one onRequest hook: with tenants
- * configured, every /v1 and /v2 call needs `Authorization: Bearer <token>`;
- * the token names the tenant every read and write is then limited to, and that
- * tenant's bucket must have a token left. Operations (/healthz, /readyz,
- * /metrics) stay open for probes and scrapers. Without tenants, nothing is
- * checked (the server then only binds loopback).
+ * Tenants and access, decided on the route a request matched (its
+ * `config.doc.access`), never on how its URL is spelled: `/%761/incidents`
+ * and `/v1/incidents` are one route with one rule. A route that does not
+ * say is treated as needing a tenant's token (deny by default); a URL that
+ * matches no route passes here and is answered 404 by the not-found handler.
+ *
+ * With tenants configured, a `tenant` route needs `Authorization: Bearer
+ * <token>`; the token names the tenant every read and write is then limited
+ * to, and that tenant's bucket must have a token left. A client presenting
+ * wrong tokens is throttled by its address. Without tenants nothing is
+ * authenticated (the server only binds loopback), but the `Host` must be a
+ * loopback name or an allowed one, so a web page cannot reach the API by
+ * DNS rebinding.
  */
 export function accessControl(config: () => Config, limiter: RateLimiter) {
   return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    if (!/^\/v[12]\//.test(req.url)) return;
-    const index = tokenIndex(config().tenants);
-    if (!index.enabled) return;
+    if (req.routeOptions.url === undefined) return;
+    const doc = req.routeOptions.config.doc;
+    const cfg = config();
+    const index = tokenIndex(cfg.tenants);
+    if (!index.enabled) {
+      const host = hostName(req.headers.host);
+      if (!LOOPBACK_HOSTS.has(host) && !cfg.allowed_hosts.includes(host)) {
+        throw new ApiError('forbidden', `host ${JSON.stringify(host)} is not served: without tenants only loopback names and allowed_hosts are`);
+      }
+      return;
+    }
+    if (doc?.access === 'open') return;
     // PagerDuty-style senders may carry the token as routing_key in the body instead: decided by the route.
-    if (req.headers.authorization === undefined && req.method === 'POST' && req.url.split('?')[0] === '/v2/enqueue') return;
+    if (req.headers.authorization === undefined && doc?.tokenInBody) return;
     const token = bearer(req.headers.authorization);
     const tenant = token ? index.lookup(token) : null;
     if (!tenant) {
-      throw new ApiError(
-        'unauthorized',
-        req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid',
-      );
+      refuseToken(req, limiter, req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid');
     }
     admit(req, tenant, limiter);
   };
+}
+
+/** A missing or wrong token: 401, or 429 once this client address has presented too many. */
+export function refuseToken(req: FastifyRequest, limiter: RateLimiter, message: string): never {
+  const wait = limiter.take(`failed-token:${req.ip}`, FAILED_TOKENS.per_second, FAILED_TOKENS.burst);
+  if (wait > 0) throw new ApiError('rate_limited', `too many requests without a valid token from this address; retry after ${wait} s`, undefined, wait);
+  throw new ApiError('unauthorized', message);
+}
+
+/**
+ * A request that carries `n` items (an Alertmanager post) costs `n` tokens:
+ * the access rule took one, this takes the rest, all or none. More items
+ * than the tenant's burst could never pass, so that is 413, not 429.
+ */
+export function chargeItems(req: FastifyRequest, config: Config, limiter: RateLimiter, n: number): void {
+  const tenant = req.scoped ? config.tenants.find((t) => t.id === req.tenant) : undefined;
+  if (!tenant || n <= 1) return;
+  const { per_second, burst } = tenant.rate_limit;
+  if (n > burst)
+    throw new ApiError(
+      'payload_too_large',
+      `this post carries ${n} items and tenant ${tenant.id} may send at most ${burst} at once (its rate_limit.burst): split it`,
+    );
+  const wait = limiter.take(tenant.id, per_second, burst, n - 1);
+  if (wait > 0)
+    throw new ApiError('rate_limited', `tenant ${tenant.id} is over its rate limit (${per_second}/s) for ${n} items; retry after ${wait} s`, undefined, wait);
 }
 
 /** The caller is this tenant, if its bucket has a token left. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { ValidationError } from '../core/validation.js';
 import { StoreUnavailableError } from '../store/errors.js';
@@ -68,6 +68,12 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
     return503OnClosing: true,
     // Every request has an id (a caller's X-Request-Id, or a fresh UUID): routes pass it to the store, whose audit trail records it.
     requestIdHeader: 'x-request-id',
+    // A URL the router cannot even decode (a malformed percent-encoding) matches no route: 404 in our error shape.
+    frameworkErrors: (error, _req, reply) => {
+      const e = new ApiError('not_found', `no route for this URL: ${error.message}`);
+      metrics.rejected.labels('unmatched', e.code).inc();
+      void (reply as FastifyReply).code(404).send(errorBody(e));
+    },
     genReqId: () => randomUUID(),
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
@@ -120,7 +126,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   violationRoutes(app, violations);
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
-  alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock));
+  alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
   dashboardRoutes(app, { dedup, tally, events, accounting, deliveries, metrics, clock });
   auditRoutes(app, dedup.store);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));

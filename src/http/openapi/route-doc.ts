@@ -13,6 +13,8 @@ export interface RouteDoc {
   description?: string;
   /** `tenant`: needs a tenant's bearer token when tenants are configured; `open`: never (probes, scrapers, the dashboard's page). */
   access: 'tenant' | 'open';
+  /** PagerDuty-style: without an Authorization header, the body's `routing_key` is the token (the route checks it). */
+  tokenInBody?: true;
   tag: 'incidents' | 'events' | 'violations' | 'drop-in' | 'delivery' | 'operations' | 'dashboard';
   body?: Schema;
   /** other request body types accepted, besides application/json */

@@ -1,12 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { AlertmanagerIngest } from '../../engine/alertmanager.js';
 import { parseAlertmanager } from '../../inputs/alertmanager/schema.js';
+import { MAX_ALERTS } from '../../inputs/limits.js';
+import type { RateLimiter } from '../../access/rate-limit.js';
+import type { Config } from '../../config/schema.js';
+import { chargeItems } from '../access.js';
+import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { object } from '../openapi/schemas.js';
 import { alertmanagerSchema } from '../../inputs/alertmanager/schema.js';
 
 /** Drop-in for Prometheus Alertmanager: a `webhook_configs` receiver pointed at this URL. */
-export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIngest): void {
+export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIngest, config: () => Config, limiter: RateLimiter): void {
   app.post(
     '/v1/alertmanager',
     doc({
@@ -16,6 +21,7 @@ export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIng
       tag: 'drop-in',
       body: alertmanagerSchema,
       responses: {
+        413: { description: `over 512 KiB, more than ${MAX_ALERTS} alerts, or more alerts than the tenant's rate_limit.burst` },
         200: {
           description: 'what each alert did',
           schema: { type: 'object', properties: { status: { const: 'success' }, alerts: { type: 'array', items: object } } },
@@ -23,7 +29,16 @@ export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIng
       },
     }),
     async (req) => {
-      const outcomes = await alerts.apply(parseAlertmanager(req.body), req.tenant, { requestId: req.id });
+      const n = Array.isArray((req.body as { alerts?: unknown } | null)?.alerts) ? (req.body as { alerts: unknown[] }).alerts.length : 0;
+      if (n > MAX_ALERTS)
+        throw new ApiError(
+          'payload_too_large',
+          `at most ${MAX_ALERTS} alerts per post (this one has ${n}): lower max_alerts in the receiver, or split the batch`,
+        );
+      const payload = parseAlertmanager(req.body);
+      // Each alert is a decision: each costs the tenant one token, checked before any is decided.
+      chargeItems(req, config(), limiter, n);
+      const outcomes = await alerts.apply(payload, req.tenant, { requestId: req.id });
       return { status: 'success', alerts: outcomes };
     },
   );

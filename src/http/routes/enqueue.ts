@@ -4,7 +4,7 @@ import { tokenIndex } from '../../access/tenants.js';
 import type { RateLimiter } from '../../access/rate-limit.js';
 import { parsePagerdutyEvent } from '../../inputs/pagerduty/schema.js';
 import type { PagerdutyIngest } from '../../engine/pagerduty.js';
-import { admit } from '../access.js';
+import { admit, refuseToken } from '../access.js';
 import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 
@@ -27,6 +27,7 @@ export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, 
       summary: 'PagerDuty Events API v2: trigger, acknowledge, resolve',
       description: 'Answers as PagerDuty does, errors included. With tenants configured the token may come as `routing_key` instead of a bearer header.',
       access: 'tenant',
+      tokenInBody: true,
       tag: 'drop-in',
       body: {
         type: 'object',
@@ -77,7 +78,7 @@ export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, 
         const index = tokenIndex(config().tenants);
         if (index.enabled) {
           const tenant = index.lookup(parsed.event.routing_key);
-          if (!tenant) throw new ApiError('unauthorized', 'the routing_key is not a valid token');
+          if (!tenant) refuseToken(req, limiter, 'the routing_key is not a valid token');
           admit(req, tenant, limiter);
         }
       }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { parseWith } from '../../core/validation.js';
+import { carried, identityText } from '../limits.js';
 
 const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an RFC 3339 date-time');
-const labels = z.record(z.string(), z.string());
+const labels = carried(z.record(z.string(), z.string()));
 
 /**
  * The Alertmanager webhook payload, version 4. Not strict: newer
@@ -17,14 +18,14 @@ export const alertSchema = z.object({
   /** 0001-01-01T00:00:00Z while firing */
   endsAt: time.optional(),
   generatorURL: z.string().optional(),
-  fingerprint: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
+  fingerprint: identityText(128),
 });
 
 export const alertmanagerSchema = z.object({
   version: z.literal('4', { message: 'only webhook payload version "4" is understood' }),
   status: z.enum(['firing', 'resolved']),
   receiver: z.string().optional(),
-  alerts: z.array(alertSchema).max(10_000, 'at most 10,000 alerts per call'),
+  alerts: z.array(alertSchema),
 });
 
 export type AlertmanagerPayload = z.output<typeof alertmanagerSchema>;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { DeviceEvent } from '../../core/event.js';
 import { parseWith } from '../../core/validation.js';
+import { identityText } from '../limits.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const text = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+const text = identityText;
 
 /** `POST /v1/events` body (docs/api.md). Strict: unknown fields are rejected. */
 export const eventSchema = z.strictObject({

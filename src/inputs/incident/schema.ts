@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../../core/fingerprint.js';
 import { parseWith } from '../../core/validation.js';
+import { carried, freeText, identityText, MAX_SUMMARY } from '../limits.js';
 
-const identityField = z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
+const identityField = identityText(512);
 
 /** `POST /v1/incidents` body (docs/api.md). Strict: unknown fields are rejected. */
 export const incidentSchema = z.strictObject({
@@ -11,8 +12,8 @@ export const incidentSchema = z.strictObject({
   root_cause_id: identityField,
   severity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }),
   cleared: z.boolean().default(false),
-  summary: z.string().optional(),
-  details: z.record(z.string(), z.unknown()).optional(),
+  summary: freeText(MAX_SUMMARY).optional(),
+  details: carried(z.record(z.string(), z.unknown())).optional(),
 });
 
 export type IncidentInput = z.input<typeof incidentSchema>;

@@ -1,3 +1,5 @@
+import { carriedProblem, textProblem } from '../limits.js';
+
 /**
  * PagerDuty Events API v2 (`POST /v2/enqueue`), as PagerDuty validates it:
  * routing_key always; trigger needs payload.summary, payload.source and
@@ -60,6 +62,22 @@ export function parsePagerdutyEvent(body: unknown): PdParse {
         if (p[f] !== undefined && typeof p[f] !== 'string') errors.push(`'payload.${f}' must be a string`);
       }
     }
+  }
+  // The input limits every route shares: well-formed text without control characters, bounded objects.
+  for (const [name, v] of [
+    ['routing_key', body.routing_key],
+    ['dedup_key', body.dedup_key],
+  ] as const) {
+    const problem = typeof v === 'string' ? textProblem(v) : null;
+    if (problem) errors.push(`'${name}' ${problem}`);
+  }
+  if (action === 'trigger' && isObject(p)) {
+    for (const f of ['summary', 'source', 'component', 'group', 'class'] as const) {
+      const problem = typeof p[f] === 'string' ? textProblem(p[f] as string, f === 'summary') : null;
+      if (problem) errors.push(`'payload.${f}' ${problem}`);
+    }
+    const problem = p.custom_details === undefined ? null : carriedProblem(p.custom_details);
+    if (problem) errors.push(`'payload.custom_details' ${problem}`);
   }
   if (errors.length > 0) return { ok: false, errors };
   const event: PdEvent = {

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { parseWith } from '../../core/validation.js';
+import { identityText } from '../limits.js';
 
 const finite = z.number({ message: 'must be a number' }).refine(Number.isFinite, 'must be a finite number');
 
 /** `POST /v1/violations` body (docs/api.md). Strict: unknown fields are rejected. */
 export const violationSchema = z.strictObject({
-  process_id: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
-  rule_id: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
+  process_id: identityText(256),
+  rule_id: identityText(128),
   timestamp: finite.refine((t) => t >= 0, 'must be epoch seconds, not negative'),
   value: finite,
   center: finite,

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * The input limits every route shares, in one place: what text may hold, and
+ * how deep and large the objects carried along (details, custom_details,
+ * labels, annotations) may be. A value outside them is a 400 naming the field.
+ */
+
+/** Objects carried along: at most this many levels deep… */
+export const MAX_DEPTH = 32;
+/** …and this many bytes as JSON. */
+export const MAX_CARRIED_BYTES = 64 * 1024;
+/** A summary: as PagerDuty's own limit. */
+export const MAX_SUMMARY = 1024;
+/** An Alertmanager post: more alerts than this answers 413. */
+export const MAX_ALERTS = 1000;
+
+/** C0 controls and DEL; free text may keep tab, line feed and carriage return. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const CONTROL_BUT_WHITESPACE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why `s` is not acceptable text (a control character or a lone surrogate), or null. */
+export function textProblem(s: string, freeText = false): string | null {
+  if ((freeText ? CONTROL_BUT_WHITESPACE : CONTROL).test(s))
+    return freeText ? 'must not contain control characters other than tab and line breaks' : 'must not contain control characters';
+  if (LONE_SURROGATE.test(s)) return 'must be well-formed Unicode (no lone surrogates)';
+  return null;
+}
+
+/** An identity field or key: 1..max characters, no control characters, well-formed. */
+export const identityText = (max: number) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
+/** Free text (a summary): tab and line breaks allowed. */
+export const freeText = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s, true);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
+/**
+ * Why a carried object is refused, or null: too deep, too large, or holding
+ * text that is not acceptable. Walked with an explicit stack, never by
+ * recursion, and stopped at the first level past the limit, so a body nested
+ * 100,000 deep costs a few dozen steps and cannot overflow the stack.
+ */
+export function carriedProblem(value: unknown): string | null {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v === 'string') {
+      const problem = textProblem(v, true);
+      if (problem) return `holds text that ${problem}`;
+      continue;
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_DEPTH) return `must be at most ${MAX_DEPTH} levels deep`;
+    for (const [k, child] of Object.entries(v)) {
+      const problem = textProblem(k, true);
+      if (problem) return `holds a key that ${problem}`;
+      stack.push([child, depth + 1]);
+    }
+  }
+  // Depth is bounded now, so serialising is safe.
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
+  return bytes > MAX_CARRIED_BYTES ? `must be at most ${MAX_CARRIED_BYTES / 1024} KiB as JSON (is ${Math.ceil(bytes / 1024)} KiB)` : null;
+}
+
+/** An object carried along, checked by `carriedProblem`. */
+export const carried = <T extends z.ZodType>(schema: T) =>
+  schema.superRefine((v, ctx) => {
+    const problem = carriedProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
