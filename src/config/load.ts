@@ -12,9 +12,13 @@ export function parseConfig(text: string, source: string): Config {
   let raw: unknown;
   try {
     // YAML is a superset of JSON, so one parser reads both formats.
-    raw = parseYaml(text, { prettyErrors: true });
+    raw = parseYaml(text, { prettyErrors: false });
   } catch (error) {
-    throw new ConfigError(`${source}: not valid YAML or JSON: ${(error as Error).message}`);
+    // Where and what kind of error, never the text of the line: it may hold a token or a password.
+    const e = error as { code?: string; pos?: [number, number] };
+    const before = e.pos ? text.slice(0, e.pos[0]).split('\n') : null;
+    const at = before ? ` at line ${before.length}, column ${before.at(-1)!.length + 1}` : '';
+    throw new ConfigError(`${source}: not valid YAML or JSON${at}${e.code ? ` (${e.code})` : ''}`);
   }
   if (raw === null || raw === undefined) raw = {};
   const result = configSchema.safeParse(raw);

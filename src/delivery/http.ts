@@ -42,11 +42,14 @@ export async function http(url: string, o: HttpOptions = {}): Promise<HttpAnswer
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
     const timeout = e.name === 'TimeoutError' || e.name === 'AbortError';
+    // undici reports a failed connection as TypeError('fetch failed') with a cause; any other
+    // TypeError is a request that could not be built (a header value, a URL): retrying cannot help.
+    const unbuildable = !timeout && e.name === 'TypeError' && e.message !== 'fetch failed';
     throw new HttpFailure({
       ok: false,
-      retryable: true,
-      reason: timeout ? 'timeout' : 'network',
-      error: `${o.method ?? 'GET'} ${redact(url)}: ${timeout ? 'timed out' : (e.cause?.code ?? e.cause?.message ?? e.message)}`,
+      retryable: !unbuildable,
+      reason: timeout ? 'timeout' : unbuildable ? 'unbuildable' : 'network',
+      error: `${o.method ?? 'GET'} ${origin(url)}: ${timeout ? 'timed out' : unbuildable ? `the request could not be built: ${e.message}` : (e.cause?.code ?? e.cause?.message ?? e.message)}`,
     });
   }
   const text = await res.text().catch(() => '');
@@ -63,7 +66,7 @@ export async function http(url: string, o: HttpOptions = {}): Promise<HttpAnswer
     ok: false,
     retryable,
     reason: `http_${res.status}`,
-    error: `${o.method ?? 'GET'} ${redact(url)}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(),
+    error: `${o.method ?? 'GET'} ${origin(url)}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(),
     ...(after !== null ? { retryAfterMs: after } : {}),
   });
 }
@@ -79,17 +82,17 @@ export async function attempt(run: () => Promise<string | void>): Promise<Adapte
   }
 }
 
-/** Credentials in a URL never reach a log or a dead letter. */
-function redact(url: string): string {
+/**
+ * A destination as errors, dead letters, logs and the dashboard show it:
+ * `scheme://host:port` only. Paths and queries carry secrets (a Slack
+ * webhook's path, `?token=…`), and so do credentials.
+ */
+export function origin(url: string): string {
   try {
     const u = new URL(url);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    return u.toString();
+    return `${u.protocol}//${u.host}`;
   } catch {
-    return url;
+    return '(an invalid URL)';
   }
 }
 

@@ -14,6 +14,9 @@ export class StoreUrlError extends Error {
   override name = 'StoreUrlError';
 }
 
+/** A store URL as messages show it: a password, wherever it is, becomes ***. */
+export const shown = (url: string) => JSON.stringify(url.replace(/(\/\/[^/@:]*:)[^/@]*@/g, '$1***@'));
+
 export const DEFAULT_STORE_URL = 'sqlite:./data/onceonly.db';
 export const DEFAULT_JOURNAL_PATH = './data/onceonly-journal.db';
 
@@ -47,12 +50,10 @@ export function postgresUrl(url: string): { connection: string; schema: string }
   try {
     u = new URL(url);
   } catch {
-    throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid postgres:// URL`);
+    throw new StoreUrlError(`store URL ${shown(url)} is not a valid postgres:// URL`);
   }
   if (u.hostname === '' || u.pathname.length < 2) {
-    throw new StoreUrlError(
-      `store URL ${JSON.stringify(url)} is not a valid postgres:// URL: give a host and a database, e.g. postgres://user@127.0.0.1:5432/onceonly`,
-    );
+    throw new StoreUrlError(`store URL ${shown(url)} is not a valid postgres:// URL: give a host and a database, e.g. postgres://user@127.0.0.1:5432/onceonly`);
   }
   const schema = u.searchParams.get('schema') ?? 'onceonly';
   if (!SCHEMA_NAME.test(schema)) throw new StoreUrlError(`store URL option schema=${JSON.stringify(schema)} must be lower-case letters, digits and _`);
@@ -76,7 +77,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       .slice('sqlite:'.length)
       .replace(/^\/\/(?=\/)/, '')
       .split('?', 2);
-    if (rawPath === '') throw new StoreUrlError(`store URL ${JSON.stringify(url)} has no file path: use sqlite:./data/onceonly.db`);
+    if (rawPath === '') throw new StoreUrlError(`store URL ${shown(url)} has no file path: use sqlite:./data/onceonly.db`);
     const params = new URLSearchParams(query);
     for (const name of params.keys()) {
       if (name !== 'synchronous') throw new StoreUrlError(`store URL option ${JSON.stringify(name)} is unknown (known: synchronous)`);
@@ -93,7 +94,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       try {
         new URL(url);
       } catch {
-        throw new StoreUrlError(`store URL ${JSON.stringify(url)} is not a valid redis:// URL`);
+        throw new StoreUrlError(`store URL ${shown(url)} is not a valid redis:// URL`);
       }
     }
     const conn = redisConnection(url, { onError: options.onConnectionError });
@@ -112,6 +113,6 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
     );
   }
   throw new StoreUrlError(
-    `store URL ${JSON.stringify(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`,
+    `store URL ${shown(url)} is not recognised: use memory:, sqlite:PATH, redis://host:port, redis+cluster://h1:p1,h2:p2 or postgres://host/db`,
   );
 }

@@ -41,7 +41,7 @@ describe('HTTP: dead letters', () => {
       data: { ...v, alarm_code: 'SPC-BEYOND-3S', notify: true },
     });
     assert.equal(d.attempts.length, 1);
-    assert.match(d.attempts[0].error, /retries exhausted \(0\): POST http:\/\/127\.0\.0\.1:\d+\/in: HTTP 500/);
+    assert.match(d.attempts[0].error, /retries exhausted \(0\): POST http:\/\/127\.0\.0\.1:\d+: HTTP 500/);
     assert.equal(d.attempts[0].at, new Date(s.clock.now()).toISOString());
     assert.equal(d.dead_at, new Date(s.clock.now()).toISOString());
     assert.equal(await metric(s.url, /^onceonly_dead_letters (\d+)/m), 1);

@@ -1,3 +1,4 @@
+import { origin } from '../http.js';
 import { z } from 'zod';
 import { connect, type MqttClient } from 'mqtt';
 import type { Adapter } from '../adapter.js';
@@ -71,7 +72,7 @@ export function mqttAdapter(c: MqttConfig, _deps: AdapterDeps): Adapter {
           mq.publishAsync(topic, payload, { qos: c.qos, retain: c.retain }),
           new Promise((_, reject) => {
             timer = setTimeout(
-              () => reject(new Error(`no PUBACK from ${c.url} within ${c.timeout_ms} ms${mq.connected ? '' : ' (not connected)'}`)),
+              () => reject(new Error(`no PUBACK from ${origin(c.url)} within ${c.timeout_ms} ms${mq.connected ? '' : ' (not connected)'}`)),
               c.timeout_ms,
             );
           }),

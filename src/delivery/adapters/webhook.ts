@@ -25,6 +25,13 @@ declare module '../../config/adapters.js' {
 
 export const SIGNATURE_HEADER = 'x-onceonly-signature';
 
+/**
+ * A key as an HTTP header value: printable ASCII goes as it is; anything else
+ * (a PagerDuty dedup_key in another script) is percent-encoded as a whole,
+ * since a header cannot carry it and the call could never be built.
+ */
+export const headerValue = (v: string) => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v));
+
 /** The signature a receiver recomputes: HMAC-SHA256 over `${t}.${body}` with the shared secret. */
 export function sign(secret: string, t: number, body: string): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
@@ -41,7 +48,7 @@ export function webhookAdapter(c: WebhookConfig, deps: AdapterDeps): Adapter {
     (e) => kinds.has(e.kind),
     async (job) => {
       const body = JSON.stringify(wireBody(job.entry));
-      const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', 'idempotency-key': job.idempotencyKey };
+      const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', 'idempotency-key': headerValue(job.idempotencyKey) };
       if (c.secret) headers[SIGNATURE_HEADER] = sign(c.secret, Math.floor(deps.clock.now() / 1000), body);
       await http(c.url, { method: 'POST', headers, body, timeoutMs: c.timeout_ms, now: deps.clock.now });
     },

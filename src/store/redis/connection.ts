@@ -102,7 +102,7 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
 
 function clusterConnection(url: string, opts: RedisConnectionOptions, onError: (err: Error) => void): RedisConnection {
   const hosts = url.slice('redis+cluster://'.length).split('/')[0]!.split(',').filter(Boolean);
-  if (hosts.length === 0) throw new Error(`cluster URL ${url} names no nodes: redis+cluster://host1:port1,host2:port2`);
+  if (hosts.length === 0) throw new Error(`the cluster URL names no nodes: redis+cluster://host1:port1,host2:port2`);
   const cluster: RedisClusterType = createCluster({
     rootNodes: hosts.map((h) => ({ url: `redis://${h}` })),
     defaults: {
