@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 
-/** A validation issue as the API reports it: a dotted path and a message. */
+/** One validation problem as the API reports it (an entry of `issues`): a dotted path and a message. */
 export interface Issue {
   path: string;
   message: string;
@@ -20,12 +20,12 @@ interface RawIssue {
  */
 export function formatIssues(issues: readonly RawIssue[]): Issue[] {
   const out: Issue[] = [];
-  for (const issue of issues) {
-    const base = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys' && issue.keys) {
-      for (const k of issue.keys) out.push({ path: [...base, k].join('.'), message: 'unknown field' });
+  for (const problem of issues) {
+    const base = problem.path.map(String);
+    if (problem.code === 'unrecognized_keys' && problem.keys) {
+      for (const k of problem.keys) out.push({ path: [...base, k].join('.'), message: 'unknown field' });
     } else {
-      out.push({ path: base.join('.'), message: issue.message });
+      out.push({ path: base.join('.'), message: problem.message });
     }
   }
   return out;

@@ -39,7 +39,7 @@ export function jiraLabel(e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>): stri
 }
 
 /**
- * Jira REST v2. Upsert by key: the issue carrying the key's label is found by
+ * Jira REST v2. Upsert by key: the ticket carrying the key's label is found by
  * JQL (the oldest, if there are several), then created, commented on
  * (update), transitioned (close), or reopened when a closed one is created
  * again; a create that raced another one is merged into the older issue.
@@ -54,7 +54,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
     const q = new URLSearchParams({ jql: `labels = "${jiraLabel(e)}" ORDER BY key ASC`, fields: 'status', maxResults: '1' });
     const res = await call(`${api}/search?${q}`, 'GET');
     const issues = (res.body as { issues?: Issue[] } | null)?.issues;
-    if (!Array.isArray(issues)) throw new Error(`Jira answered a search without an issue list: ${res.text.slice(0, 200)}`);
+    if (!Array.isArray(issues)) throw new Error(`Jira answered a search without an issues list: ${res.text.slice(0, 200)}`);
     return issues[0] ?? null;
   }
 
@@ -62,14 +62,14 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
     const res = await call(`${api}/issue/${issue.key}/transitions`, 'GET');
     const all = (res.body as { transitions?: Array<{ id: string; name: string }> } | null)?.transitions ?? [];
     const t = all.find((x) => x.name.toLowerCase() === name.toLowerCase());
-    if (!t) throw new Error(`Jira issue ${issue.key} has no transition named ${JSON.stringify(name)} (has: ${all.map((x) => x.name).join(', ') || 'none'})`);
+    if (!t) throw new Error(`Jira ticket ${issue.key} has no transition named ${JSON.stringify(name)} (has: ${all.map((x) => x.name).join(', ') || 'none'})`);
     await call(`${api}/issue/${issue.key}/transitions`, 'POST', { transition: { id: t.id } });
   }
 
   const comment = (issue: Issue, e: OutboxEntry) => call(`${api}/issue/${issue.key}/comment`, 'POST', { body: `onceonly ${e.action}:\n${describe(e)}` });
   const isDone = (issue: Issue) => issue.fields?.status?.statusCategory?.key === 'done';
 
-  /** A create or change for an issue that exists: reopen it if a create finds it done, and comment. */
+  /** A create or change for a ticket that exists: reopen it if a create finds it done, and comment. */
   async function onto(found: Issue, e: OutboxEntry): Promise<string> {
     const reopen = e.action === 'create' && isDone(found);
     if (reopen) await transition(found, c.reopen_transition);
@@ -99,9 +99,9 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
         },
       });
       const made = (res.body as { key?: string } | null)?.key;
-      // Jira cannot refuse a second issue with the same label, and two creates
+      // Jira cannot refuse a second ticket with the same label, and two creates
       // can race past the lookup (replicas failing open at once each deliver
-      // their own provisional CREATE). Look again: if an older issue holds the
+      // their own provisional CREATE). Look again: if an older ticket holds the
       // key, this one is the duplicate: say so, close it, and apply the change
       // to the older one. Both racers converge on the oldest issue.
       const oldest = await find(e);
