@@ -11,7 +11,8 @@ export interface SnowRecord {
 
 /**
  * A stand-in for the ServiceNow Table API (/api/now/table/{table}): records in
- * memory; GET with an encoded sysparm_query (`correlation_id=X^ORDERBYnumber`),
+ * memory; GET with an encoded sysparm_query (`correlation_id=X^ORDERBYnumber`, and
+ * `^OR`, `^NQ`, `!=`, `ISNOTEMPTY` as ServiceNow reads them),
  * POST creates (201), PATCH /{sys_id} updates; every call needs the configured
  * basic auth. Like ServiceNow, nothing stops two records sharing a correlation_id.
  */
@@ -25,11 +26,27 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
     if (!m) return { status: 400, body: { error: { message: 'Invalid table' }, status: 'failure' } };
     const id = m[2];
     if (r.method === 'GET' && !id) {
-      // An encoded query as ServiceNow reads it: `field=value` terms and `ORDERBYfield` joined by `^`.
-      const terms = (r.query.get('sysparm_query') ?? '').split('^').filter(Boolean);
-      const order = terms.find((t) => t.startsWith('ORDERBY'))?.slice('ORDERBY'.length);
-      const where = terms.filter((t) => !t.startsWith('ORDERBY')).map((t) => t.split(/=(.*)/s, 2) as [string, string]);
-      const hits = [...records.values()].filter((x) => where.every(([f, v]) => String(x[f] ?? '') === v));
+      // An encoded query as ServiceNow reads it: `^NQ` separates whole queries (their union); in
+      // one, `^` joins terms with AND and `^OR` with OR; `ORDERBYfield` sorts; a term is
+      // `field=value`, `field!=value` or `fieldISNOTEMPTY`. Operators in the data steer it, as there.
+      const text = r.query.get('sysparm_query') ?? '';
+      const order = /\^?ORDERBY(\w+)/.exec(text)?.[1];
+      const matches = (x: SnowRecord, term: string) => {
+        const t = /^(\w+?)(!=|=|ISNOTEMPTY)(.*)$/s.exec(term);
+        if (!t) return false;
+        const v = String(x[t[1]!] ?? '');
+        return t[2] === '=' ? v === t[3] : t[2] === '!=' ? v !== t[3] : v !== '';
+      };
+      const queries = text.split('^NQ').map((q) => {
+        const groups: string[][] = [];
+        for (const t of q.split('^')) {
+          if (!t || t.startsWith('ORDERBY')) continue;
+          if (t.startsWith('OR') && groups.length > 0) groups.at(-1)!.push(t.slice(2));
+          else groups.push([t]);
+        }
+        return groups;
+      });
+      const hits = [...records.values()].filter((x) => queries.some((groups) => groups.every((any) => any.some((t) => matches(x, t)))));
       if (order) hits.sort((a, b) => String(a[order] ?? '').localeCompare(String(b[order] ?? '')));
       const limit = Number(r.query.get('sysparm_limit') ?? 10000);
       return { status: 200, body: { result: hits.slice(0, limit) } };

@@ -4,6 +4,7 @@ import { deliveryHarness } from '../helpers/delivery.js';
 import { until } from '../helpers/wait.js';
 import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
 import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
 import { sign, SIGNATURE_HEADER } from '../../src/delivery/adapters/webhook.js';
 import { jiraLabel } from '../../src/delivery/adapters/jira.js';
@@ -75,7 +76,7 @@ describe('delivery', () => {
     const key = (await h.violations.apply(v())).key;
     assert.equal(ok(hook).length, 1);
     assert.equal(snow.records.size, 1);
-    assert.equal([...snow.records.values()][0]!.correlation_id, key);
+    assert.equal([...snow.records.values()][0]!.correlation_id, servicenowCorrelation({ tenant: 'default', kind: 'violation', key }));
     assert.equal([...snow.records.values()][0]!.impact, '1', 'CRITICAL is impact 1');
     assert.equal(jira.issues.size, 1);
     assert.ok([...jira.issues.values()][0]!.fields.labels.includes(jiraLabel({ tenant: 'default', kind: 'violation', key })));
@@ -282,7 +283,10 @@ describe('delivery', () => {
     await h.drain();
     const [rec] = [...snow.records.values()];
     assert.equal(snow.records.size, 1);
-    assert.deepEqual([rec!.correlation_id, rec!.impact, rec!.state, rec!.work_notes_count], [key, '1', '6', 1]);
+    assert.deepEqual(
+      [rec!.correlation_id, rec!.impact, rec!.state, rec!.work_notes_count],
+      [servicenowCorrelation({ tenant: 'default', kind: 'incident', key }), '1', '6', 1],
+    );
     const [issue] = [...jira.issues.values()];
     assert.equal(jira.issues.size, 1);
     assert.equal(issue!.fields.status.statusCategory.key, 'done');

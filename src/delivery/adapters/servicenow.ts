@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
@@ -33,6 +34,26 @@ declare module '../../config/adapters.js' {
   }
 }
 
+/**
+ * The record's correlation_id: a hash of tenant, kind and key, hex only, so
+ * nothing a producer sends can reach the encoded query as an operator (a key
+ * holding `^OR…` or `^NQ…` would otherwise match other tenants' records).
+ */
+export function servicenowCorrelation(e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>): string {
+  return `onceonly-${createHash('sha256').update(`${e.tenant}\u0000${e.kind}\u0000${e.key}`).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * What earlier versions wrote as correlation_id (the key, prefixed by a
+ * non-default tenant), when it is made only of characters that cannot be an
+ * operator: such a record is still found, and moved to the hashed id when it
+ * is next touched. A legacy id with other characters is not looked up.
+ */
+function legacyCorrelation(e: OutboxEntry): string | null {
+  const id = e.tenant === 'default' ? e.key : `${e.tenant}:${e.key}`;
+  return /^[A-Za-z0-9:._-]{1,100}$/.test(id) ? id : null;
+}
+
 /** ServiceNow impact and urgency: 1 high … 3 low. */
 const LEVEL: Record<string, string> = { CRITICAL: '1', MAJOR: '2', MINOR: '3', INFO: '3' };
 
@@ -47,21 +68,27 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
   const kinds = kindsOf(c.kinds, ['incident', 'violation']);
   const base = `${c.instance_url.replace(/\/+$/, '')}/api/now/table/${c.table}`;
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.password) }, c, deps);
-  const correlation = (e: OutboxEntry) => (e.tenant === 'default' ? e.key : `${e.tenant}:${e.key}`);
+  type Found = { sys_id: string; number?: string; state?: string; correlation_id?: string; legacy?: true };
 
-  type Found = { sys_id: string; number?: string; state?: string };
-
-  /** The key's record: the oldest one (ServiceNow numbers rise), if a raced create left several. */
+  /**
+   * The key's record: the oldest one (ServiceNow numbers rise), if a raced
+   * create left several. One query also finds a record an earlier version
+   * made under the old id; both ids hold no operator characters.
+   */
   async function find(e: OutboxEntry): Promise<Found | null> {
+    const id = servicenowCorrelation(e);
+    const legacy = legacyCorrelation(e);
     const q = new URLSearchParams({
-      sysparm_query: `correlation_id=${correlation(e)}^ORDERBYnumber`,
-      sysparm_fields: 'sys_id,number,state',
+      sysparm_query: `correlation_id=${id}${legacy ? `^ORcorrelation_id=${legacy}` : ''}^ORDERBYnumber`,
+      sysparm_fields: 'sys_id,number,state,correlation_id',
       sysparm_limit: '1',
     });
     const res = await call(`${base}?${q}`, 'GET');
     const rows = (res.body as { result?: Found[] } | null)?.result;
     if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
-    return rows[0] ?? null;
+    const found = rows[0];
+    if (!found) return null;
+    return found.correlation_id === id ? found : { ...found, legacy: true };
   }
 
   return defineAdapter(
@@ -73,7 +100,12 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
       const level = LEVEL[e.severity] ?? '3';
       if (e.action === 'close') {
         if (!found) return 'nothing to close';
-        await call(`${base}/${found.sys_id}`, 'PATCH', { state: c.resolved_state, close_code: c.close_code, close_notes: `Closed by onceonly (${e.key})` });
+        await call(`${base}/${found.sys_id}`, 'PATCH', {
+          state: c.resolved_state,
+          close_code: c.close_code,
+          close_notes: `Closed by onceonly (${e.key})`,
+          ...(found.legacy ? { correlation_id: servicenowCorrelation(e) } : {}),
+        });
         return `resolved ${found.number ?? found.sys_id}`;
       }
       const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
@@ -83,11 +115,12 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
         await call(`${base}/${found.sys_id}`, 'PATCH', {
           ...fields,
           ...(reopen ? { state: c.reopen_state } : {}),
+          ...(found.legacy ? { correlation_id: servicenowCorrelation(e) } : {}),
           work_notes: `onceonly ${e.action}:\n${describe(e)}`,
         });
         return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}`;
       }
-      const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: correlation(e), correlation_display: 'onceonly' });
+      const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: servicenowCorrelation(e), correlation_display: 'onceonly' });
       const made = (res.body as { result?: Found } | null)?.result;
       // ServiceNow cannot refuse a second record with the same correlation_id, and
       // two creates can race past the lookup (replicas failing open during a

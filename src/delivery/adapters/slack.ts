@@ -28,8 +28,15 @@ const ICON: Record<string, string> = {
   notify: ':information_source:',
 };
 
+/**
+ * Text as Slack must receive it: `&`, `<` and `>` escaped, so a summary cannot
+ * ping a channel (`<!channel>`), mention someone or hide a link (`<url|text>`).
+ */
+export const slackEscape = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
 export function slackText(e: OutboxEntry): string {
-  return `${ICON[e.action] ?? ''} *${e.action}* ${e.kind} \`${e.key}\` (${e.severity}${e.tenant === 'default' ? '' : `, ${e.tenant}`}): ${e.summary || ''}`.trim();
+  const tenant = e.tenant === 'default' ? '' : `, ${slackEscape(e.tenant)}`;
+  return `${ICON[e.action] ?? ''} *${e.action}* ${e.kind} \`${slackEscape(e.key)}\` (${slackEscape(e.severity)}${tenant}): ${slackEscape(e.summary || '')}`.trim();
 }
 
 /**

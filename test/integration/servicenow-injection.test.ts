@@ -1,0 +1,96 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
+import { startServicenowFake, type SnowRecord } from '../fakes/servicenow-fake.js';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
+
+const A = 'token-of-tenant-acme-0001';
+const B = 'token-of-tenant-beta-0002';
+
+let snow: Awaited<ReturnType<typeof startServicenowFake>>;
+let s: InProcessServer;
+before(async () => {
+  snow = await startServicenowFake();
+  s = await inProcessServer({
+    config: `tenants:\n  - { id: acme, tokens: [${A}] }\n  - { id: beta, tokens: [${B}] }\nadapters: [ { name: snow, type: servicenow, instance_url: "${snow.url}", username: onceonly, password: secret } ]\n`,
+  });
+});
+after(async () => {
+  await s.stop();
+  await snow.close();
+});
+
+const enqueue = (token: string, body: object) =>
+  s.app.inject({ method: 'POST', url: '/v2/enqueue', headers: { authorization: `Bearer ${token}` }, payload: body });
+/** Waits until ServiceNow got calls past `since` and the replica has nothing left queued, then stays quiet for a beat. */
+async function settled(since: number) {
+  let last = -1;
+  await until(async () => {
+    const n = snow.requests.length;
+    const text = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const quiet = n > since && n === last && /^onceonly_deliveries_pending 0$/m.test(text);
+    last = n;
+    if (!quiet) await new Promise((r) => setTimeout(r, 150));
+    return quiet;
+  }, 15_000);
+}
+
+test('a key holding encoded-query operators cannot reach another tenant’s ServiceNow record', async () => {
+  assert.equal(
+    (
+      await s.app.inject({
+        method: 'POST',
+        url: '/v1/incidents',
+        headers: { authorization: `Bearer ${A}` },
+        payload: { element_id: 'olt-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' },
+      })
+    ).statusCode,
+    200,
+  );
+  await settled(0);
+  assert.equal(snow.records.size, 1);
+  const acme = { ...[...snow.records.values()][0]! } as SnowRecord;
+
+  // Each would match acme's record if it reached the query as written: a new query, an OR, an order.
+  for (const dedup_key of ['k^NQcorrelation_idISNOTEMPTY', 'k^ORcorrelation_id!=nothing', 'k^ORDERBYnumber^NQcorrelation_idISNOTEMPTY']) {
+    let since = snow.requests.length;
+    const trigger = await enqueue(B, { routing_key: 'r', event_action: 'trigger', dedup_key, payload: { summary: 'beta', source: 'h', severity: 'error' } });
+    assert.equal(trigger.statusCode, 202, trigger.body);
+    await settled(since);
+    since = snow.requests.length;
+    const resolve = await enqueue(B, { routing_key: 'r', event_action: 'resolve', dedup_key });
+    assert.equal(resolve.statusCode, 202);
+    await settled(since);
+  }
+  const after = snow.records.get(acme.sys_id)!;
+  assert.deepEqual(
+    { state: after.state, notes: after.work_notes_count, short: after.short_description },
+    { state: acme.state, notes: acme.work_notes_count, short: acme.short_description },
+    'acme’s record is untouched',
+  );
+  const beta = [...snow.records.values()].filter((r) => r.sys_id !== acme.sys_id);
+  assert.equal(beta.length, 3, 'beta got its own record for each key');
+  for (const r of beta) assert.match(String(r.correlation_id), /^onceonly-[0-9a-f]{40}$/);
+  assert.ok(
+    beta.every((r) => r.state === '6'),
+    'and resolved each of its own',
+  );
+});
+
+test('a record an earlier version made (correlation_id = the key) is found and moved to the hashed id, not duplicated', async () => {
+  const key = 'pd:legacy-key-1';
+  snow.records.set('1e9ac7', { sys_id: '1e9ac7', number: 'INC0009999', correlation_id: `acme:${key}`, state: '1' });
+  const since = snow.requests.length;
+  const r = await enqueue(A, {
+    routing_key: 'r',
+    event_action: 'trigger',
+    dedup_key: 'legacy-key-1',
+    payload: { summary: 'again', source: 'h', severity: 'critical' },
+  });
+  assert.equal(r.statusCode, 202);
+  await settled(since);
+  const rec = snow.records.get('1e9ac7')!;
+  assert.equal(rec.correlation_id, servicenowCorrelation({ tenant: 'acme', kind: 'incident', key }));
+  assert.equal([...snow.records.values()].filter((x) => x.short_description === 'again').length, 1, 'updated in place, no second record');
+});
