@@ -151,6 +151,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const sweeper = setInterval(() => {
     store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
+    const retentionMs = config.current.delivery.dead_letter_retention_days * 86_400_000;
+    store.deliveries.sweepDeadLetters(retentionMs).catch((err) => logger.warn({ err }, 'sweep of old dead letters failed'));
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
 

@@ -128,8 +128,10 @@ export const configSchema = z
         max_delay_ms: positiveInt.default(8000),
         /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms) */
         lease_ms: positiveInt.default(60_000),
+        /** how long a dead letter is kept for a person to see and retry; then the sweep deletes it */
+        dead_letter_retention_days: positiveInt.default(14),
       })
-      .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000, lease_ms: 60_000 })
+      .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000, lease_ms: 60_000, dead_letter_retention_days: 14 })
       .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
     /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
     adapters: adaptersConfig,

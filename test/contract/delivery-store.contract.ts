@@ -225,6 +225,28 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.deepEqual(label(await lease('w6')), ['k1:update1.snow']);
     });
 
+    test('dead letters are kept for their retention, then swept; a pending delivery never is', async () => {
+      await fx.store.windows.claim('t', key(1), 60 * T, payload);
+      await fx.store.windows.claim('t', key(2), 60 * T, payload);
+      await fanOutAll(['hook']);
+      const [dead, pending] = await lease();
+      await fx.store.deliveries.settle(dead!, { outcome: 'dead', error: 'HTTP 400' });
+      await fx.store.deliveries.settle(pending!, { outcome: 'retry', delayMs: 15 * T, error: 'HTTP 503' });
+      const retention = 10 * T;
+      await fx.advance(5 * T);
+      await fx.store.deliveries.sweepDeadLetters(retention);
+      const mine = async () => (await fx.store.deliveries.deadLetters(null, 1000)).filter((d) => d.entry.key.startsWith(prefix)).map((d) => d.id);
+      assert.deepEqual(await mine(), [dead!.id], 'kept inside its retention');
+      await fx.advance(6 * T);
+      assert.ok((await fx.store.deliveries.sweepDeadLetters(retention)) >= 1);
+      assert.deepEqual(await mine(), [], 'swept after it');
+      assert.equal(await fx.store.deliveries.retryDeadLetter(null, dead!.id), false, 'and gone for good');
+      await fx.advance(5 * T);
+      const [retried] = await lease();
+      assert.equal(retried?.id, pending!.id, 'the retrying delivery was never swept');
+      await fx.store.deliveries.settle(retried!, { outcome: 'delivered' });
+    });
+
     test('backlog counts pending and dead and dates the oldest waiting entry', async () => {
       const before = await fx.store.deliveries.backlog();
       await fx.store.windows.claim('t', key(1), 60 * T, payload);

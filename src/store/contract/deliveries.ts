@@ -76,7 +76,15 @@ export interface DeliveryStore {
   /** Puts a dead letter back in the queue, due now, with a fresh retry budget; false when no such dead letter (for that tenant). */
   retryDeadLetter(tenant: string | null, id: string): Promise<boolean>;
   backlog(): Promise<DeliveryBacklog>;
+  /**
+   * Deletes dead letters parked for longer than `retentionMs` (store clock),
+   * at most SWEEP_BATCH per pass (per shard on Redis); returns how many went.
+   */
+  sweepDeadLetters(retentionMs: number): Promise<number>;
 }
+
+/** How long a dead letter is kept when the config does not say: long enough to be seen after a holiday. */
+export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * 86_400_000;
 
 /**
  * The requeue predicate: a delivery has failed (and so a re-fire of its key

@@ -64,6 +64,12 @@ export class FailOpenDeliveries implements DeliveryStore {
     return { pending: mine.pending + theirs.pending, dead: mine.dead + theirs.dead, oldestAt: ats.length ? Math.min(...ats) : null };
   }
 
+  /** The journal's own dead letters always; the shared store's when it answers (a sweep is retried next pass). */
+  async sweepDeadLetters(retentionMs: number) {
+    const mine = await this.journal.sweepDeadLetters(retentionMs);
+    return mine + (this.degraded() ? 0 : await withTimeout(this.shared.sweepDeadLetters(retentionMs), TIMEOUT_MS).catch(() => 0));
+  }
+
   private assertShared(what: string) {
     if (this.degraded()) throw new StoreUnavailableError(`the shared store is unreachable; cannot ${what} now, retry`);
   }

@@ -5,6 +5,7 @@ import { sweepMap } from './sweep.js';
 import {
   COUNTER_MEMORY_MS,
   isFailing,
+  SWEEP_BATCH,
   withAttempt,
   type Delivery,
   type DeliveryBacklog,
@@ -123,6 +124,11 @@ export class MemoryDeliveries implements DeliveryStore {
     r.dueAt = now;
     r.lease = '';
     delete r.deadAt;
+  }
+
+  async sweepDeadLetters(retentionMs: number) {
+    const before = this.clock.now() - retentionMs;
+    return sweepMap(this.rows, SWEEP_BATCH, (r) => r.status === 'dead' && r.deadAt! <= before);
   }
 
   /** Counters unused for COUNTER_MEMORY_MS, at most `batch`. */

@@ -57,6 +57,7 @@ const S = {
   requeue: forPg(shared.REQUEUE_FAILING),
   backlog: forPg(shared.BACKLOG),
   sweepCounters: forPg(shared.SWEEP_COUNTERS),
+  sweepDead: forPg(shared.SWEEP_DEAD),
 };
 
 /** Postgres's own: taking from the outbox and the lease's pick, both with SKIP LOCKED. */
@@ -148,6 +149,10 @@ export class PgDeliveries implements DeliveryStore {
     const b = (await this.pool.query<{ pending: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(S.backlog.text)).rows[0]!;
     const ats = [b.outboxAt, b.pendingAt].filter((x): x is number => x !== null);
     return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+  }
+
+  async sweepDeadLetters(retentionMs: number): Promise<number> {
+    return (await this.pool.query(S.sweepDead.text, bind(S.sweepDead, { before: this.clock.now() - retentionMs, batch: SWEEP_BATCH }))).rowCount ?? 0;
   }
 
   /** Counters unused for COUNTER_MEMORY_MS, one small batch. */

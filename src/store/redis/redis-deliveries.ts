@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   COUNTER_MEMORY_MS,
+  SWEEP_BATCH,
   MAX_ATTEMPTS_KEPT,
   MAX_ERROR_CHARS,
   type Delivery,
@@ -122,5 +123,11 @@ export class RedisDeliveries implements DeliveryStore {
       for (const at of [a, o]) if (at !== '' && (oldestAt === null || Number(at) < oldestAt)) oldestAt = Number(at);
     }
     return { pending, dead, oldestAt };
+  }
+
+  /** Every shard's dead letters past the retention, a batch per shard, each one script on its own node. */
+  async sweepDeadLetters(retentionMs: number) {
+    const gone = await Promise.all(shards.map((k) => this.conn.evalScript(scripts.sweepDeadLetters, [k.dead], [k.tag, retentionMs, SWEEP_BATCH])));
+    return gone.reduce<number>((a, b) => a + Number(b), 0);
   }
 }

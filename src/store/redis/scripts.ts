@@ -30,4 +30,5 @@ export const scripts = {
   retryDeadLetter: load('retry-dead-letter', 'delivery'),
   listDeadLetters: load('list-dead-letters'),
   deliveryBacklog: load('delivery-backlog'),
+  sweepDeadLetters: load('sweep-dead-letters', 'delivery'),
 } as const;

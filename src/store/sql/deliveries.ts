@@ -50,6 +50,10 @@ SELECT CAST((SELECT count(*) FROM deliveries WHERE status = 'pending') AS INTEGE
        (SELECT min(at) FROM outbox) AS "outboxAt",
        (SELECT min(at) FROM deliveries WHERE status = 'pending') AS "pendingAt"`;
 
+/** Dead letters parked at or before @before, at most @batch. */
+export const SWEEP_DEAD = `
+DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE status = 'dead' AND dead_at <= @before LIMIT @batch)`;
+
 /** Counters last used at or before @before (COUNTER_MEMORY_MS ago), at most @batch. */
 export const SWEEP_COUNTERS = `
 DELETE FROM delivery_counters WHERE (kind, tenant, key, action) IN (

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { COUNTER_MEMORY_MS, type Delivery, type DeliveryScope, type DeliveryStore, type Settlement, withAttempt } from '../contract/index.js';
+import { COUNTER_MEMORY_MS, SWEEP_BATCH, type Delivery, type DeliveryScope, type DeliveryStore, type Settlement, withAttempt } from '../contract/index.js';
 import * as shared from '../sql/deliveries.js';
 import type { SqliteDb } from './sqlite-db.js';
 
@@ -67,6 +67,7 @@ export class SqliteDeliveries implements DeliveryStore {
       requeue: db.prepare<[{ now: number } & DeliveryScope]>(shared.REQUEUE_FAILING),
       backlog: db.prepare<[], { pending: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(shared.BACKLOG),
       sweepCounters: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_COUNTERS),
+      sweepDead: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_DEAD),
     };
   }
 
@@ -123,6 +124,10 @@ export class SqliteDeliveries implements DeliveryStore {
     const b = this.s.backlog.get()!;
     const ats = [b.outboxAt, b.pendingAt].filter((x): x is number => x !== null);
     return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+  }
+
+  sweepDeadLetters(retentionMs: number) {
+    return this.x.writes.submit(() => this.s.sweepDead.run({ before: this.x.clock.now() - retentionMs, batch: SWEEP_BATCH }).changes);
   }
 
   /** Inside a sweep's transaction: counters unused for COUNTER_MEMORY_MS. */
