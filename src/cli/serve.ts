@@ -40,6 +40,15 @@ export function serveCommand(program: Command): void {
         throw error;
       }
       const running = server;
+      // A rejection or exception nobody handled leaves the process in a state no
+      // one can vouch for: log it and exit non-zero, and the supervisor restarts
+      // a clean one (what was answered is durable; the outbox is delivered then).
+      const fatal = (kind: string) => (err: unknown) => {
+        logger.fatal({ err }, `${kind}: exiting`);
+        process.exit(1);
+      };
+      process.on('unhandledRejection', fatal('unhandled rejection'));
+      process.on('uncaughtException', fatal('uncaught exception'));
 
       process.on('SIGHUP', () => {
         try {

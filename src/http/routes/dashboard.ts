@@ -2,8 +2,14 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { snapshot, type DashboardDeps } from '../dashboard/snapshot.js';
+import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { object } from '../openapi/schemas.js';
+
+/** Open dashboard streams a server holds at most, in all and per tenant (a stream costs a snapshot a second). */
+export const STREAM_LIMITS = { total: 64, perTenant: 8 };
+/** Bytes a stream may have waiting unsent before its client is taken as not reading, and dropped. */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
 
 const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name}`, import.meta.url), 'utf8');
 
@@ -58,6 +64,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
   );
 
   const streams = new Set<ServerResponse>();
+  const perTenant = new Map<string, number>();
   app.get(
     '/v1/dashboard/stream',
     doc({
@@ -67,6 +74,12 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
       responses: { 200: { description: 'an event stream of `snapshot` events', schema: { type: 'string' }, contentType: 'text/event-stream' } },
     }),
     (req, reply) => {
+      const mine = perTenant.get(req.tenant) ?? 0;
+      if (streams.size >= STREAM_LIMITS.total || mine >= STREAM_LIMITS.perTenant) {
+        const which = streams.size >= STREAM_LIMITS.total ? `${STREAM_LIMITS.total} in all` : `${STREAM_LIMITS.perTenant} for tenant ${req.tenant}`;
+        throw new ApiError('rate_limited', `too many open dashboard streams (${which}); close one, or poll GET /v1/dashboard`, undefined, 5);
+      }
+      perTenant.set(req.tenant, mine + 1);
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -74,6 +87,11 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
       let busy = false;
       const push = async () => {
         if (busy) return; // a slow store: skip a tick rather than pile snapshots up
+        // A client that does not read lets the kernel buffer fill, then ours: drop it rather than grow.
+        if (res.writableLength > STREAM_BUFFER_BYTES) {
+          res.destroy();
+          return;
+        }
         busy = true;
         try {
           res.write(`event: snapshot\ndata: ${JSON.stringify(await snapshot(deps, req.tenant, req.scoped))}\n\n`);
@@ -87,7 +105,11 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
       const timer = setInterval(() => void push(), intervalMs);
       res.on('close', () => {
         clearInterval(timer);
-        streams.delete(res);
+        if (streams.delete(res)) {
+          const left = (perTenant.get(req.tenant) ?? 1) - 1;
+          if (left > 0) perTenant.set(req.tenant, left);
+          else perTenant.delete(req.tenant);
+        }
       });
     },
   );
