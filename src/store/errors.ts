@@ -21,8 +21,13 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** Redis replies that mean the server cannot serve now, not that the request was wrong. */
-const REDIS_UNAVAILABLE = /^(CLUSTERDOWN|LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|MOVED|ASK)\b/;
+/**
+ * Redis replies that blame the request: a generic error (a script failing on
+ * this data, a bad argument) or a wrong type. Every other reply (LOADING,
+ * BUSY, OOM, MISCONF, READONLY, CLUSTERDOWN, NOAUTH, …) says the server
+ * cannot serve anyone now. A full client table is an ERR that is not ours.
+ */
+const REDIS_DATA_ERROR = /^(ERR|WRONGTYPE)\b(?! max number of clients)/;
 /** SQLSTATE classes that mean the request itself is wrong: data exception, integrity, syntax or access rule, bad input to a function. */
 const PG_DATA_ERROR = /^(22|23|42|2F|P0)/;
 
@@ -42,6 +47,6 @@ export function isTransportFault(err: unknown): boolean {
   // pg's DatabaseError carries a SQLSTATE and a severity.
   if (typeof e.code === 'string' && typeof e.severity === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return !PG_DATA_ERROR.test(e.code);
   // A Redis error reply: a script error on this data, unless the server says it cannot serve now.
-  if (err instanceof ErrorReply) return REDIS_UNAVAILABLE.test(e.message ?? '');
+  if (err instanceof ErrorReply) return !REDIS_DATA_ERROR.test(e.message ?? '');
   return true;
 }
