@@ -11,6 +11,13 @@ export const STREAM_LIMITS = { total: 64, perTenant: 8 };
 /** Bytes a stream may have waiting unsent before its client is taken as not reading, and dropped. */
 export const STREAM_BUFFER_BYTES = 1024 * 1024;
 
+/** The dashboard's page and files: no build step, served as they are. */
+const PAGE = [
+  { url: '/', file: 'index.html', type: 'text/html', summary: 'The live dashboard (HTML)', what: 'the page' },
+  { url: '/dashboard/app.js', file: 'app.js', type: 'text/javascript', summary: "The dashboard's script", what: 'JavaScript' },
+  { url: '/dashboard/style.css', file: 'style.css', type: 'text/css', summary: "The dashboard's style sheet", what: 'CSS' },
+];
+
 const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name}`, import.meta.url), 'utf8');
 
 /**
@@ -20,37 +27,20 @@ const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name
  * Authorization header, never in a URL.
  */
 export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, intervalMs = 1000): void {
-  const page = { html: asset('index.html'), js: asset('app.js'), css: asset('style.css') };
-  app.get(
-    '/',
-    doc({
-      summary: 'The live dashboard (HTML)',
-      access: 'open',
-      tag: 'dashboard',
-      responses: { 200: { description: 'the page', schema: { type: 'string' }, contentType: 'text/html' } },
-    }),
-    (_req, reply) => reply.type('text/html; charset=utf-8').send(page.html),
-  );
-  app.get(
-    '/dashboard/app.js',
-    doc({
-      summary: "The dashboard's script",
-      access: 'open',
-      tag: 'dashboard',
-      responses: { 200: { description: 'JavaScript', schema: { type: 'string' }, contentType: 'text/javascript' } },
-    }),
-    (_req, reply) => reply.type('text/javascript; charset=utf-8').send(page.js),
-  );
-  app.get(
-    '/dashboard/style.css',
-    doc({
-      summary: "The dashboard's style sheet",
-      access: 'open',
-      tag: 'dashboard',
-      responses: { 200: { description: 'CSS', schema: { type: 'string' }, contentType: 'text/css' } },
-    }),
-    (_req, reply) => reply.type('text/css; charset=utf-8').send(page.css),
-  );
+  // The page and its two files, read once at start: open, like the probes (the data behind them is not).
+  for (const a of PAGE) {
+    const body = asset(a.file);
+    app.get(
+      a.url,
+      doc({
+        summary: a.summary,
+        access: 'open',
+        tag: 'dashboard',
+        responses: { 200: { description: a.what, schema: { type: 'string' }, contentType: a.type } },
+      }),
+      (_req, reply) => reply.type(`${a.type}; charset=utf-8`).send(body),
+    );
+  }
 
   app.get(
     '/v1/dashboard',
