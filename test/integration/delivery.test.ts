@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { deliveryHarness } from '../helpers/delivery.js';
 import { until } from '../helpers/wait.js';
 import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
-import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import { openTickets, startServicenowFake } from '../fakes/servicenow-fake.js';
 import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
 import { sign, SIGNATURE_HEADER } from '../../src/delivery/adapters/webhook.js';
@@ -456,6 +456,37 @@ describe('delivery', () => {
     await h.drain();
     assert.equal(hook.requests.length, 1, 'delivered once, after the lease ran out');
     assert.equal(h.settled.at(-1)!.outcome, 'delivered');
+  });
+
+  test('a raced create whose second look failed is merged by its retry: no duplicate stands', async () => {
+    const snow = await fake(startServicenowFake());
+    let gets = 0;
+    snow.faults = (r) => {
+      const b = r.body as { correlation_id?: string } | null;
+      // Another replica's create lands between this adapter's lookup and its own create…
+      if (r.method === 'POST' && b?.correlation_id && snow.records.size === 0) {
+        snow.records.set('0dde', { sys_id: '0dde', number: 'INC0000000', correlation_id: b.correlation_id, state: '1', impact: '2' });
+      }
+      // …and the look after the create times out (a loaded instance): the merge right after the POST never runs.
+      if (r.method === 'GET' && ++gets === 2) return { status: 504, body: { error: 'gateway timeout' } };
+      return 'ok';
+    };
+    const h = harness({
+      adapters: [{ name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' }],
+      delivery: { base_delay_ms: 100 },
+    });
+    await h.violations.apply(v());
+    await h.drain();
+    assert.equal(h.settled[0]!.outcome, 'retried');
+    assert.equal(openTickets(snow.records).length, 2, 'two records stand after the failed look');
+    h.clock.advance(1000);
+    await h.drain();
+    assert.equal(h.settled.at(-1)!.outcome, 'delivered');
+    assert.deepEqual(
+      openTickets(snow.records).map((r) => r.sys_id),
+      ['0dde'],
+      'the retry cancelled the younger one as a duplicate of the older',
+    );
   });
 
   test('a create that raced another past the lookup is merged into the older ticket, at ServiceNow and at Jira', async () => {

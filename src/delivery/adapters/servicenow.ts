@@ -71,24 +71,44 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
   type Found = { sys_id: string; number?: string; state?: string; correlation_id?: string; legacy?: true };
 
   /**
-   * The key's record: the oldest one (ServiceNow numbers rise), if a raced
-   * create left several. One query also finds a record an earlier version
-   * made under the old id; both ids hold no operator characters.
+   * The key's records, oldest first (ServiceNow numbers rise): more than one
+   * only when creates raced. One query also finds a record an earlier
+   * version made under the old id; both ids hold no operator characters.
    */
-  async function find(e: OutboxEntry): Promise<Found | null> {
+  async function records(e: OutboxEntry): Promise<Found[]> {
     const id = servicenowCorrelation(e);
     const legacy = legacyCorrelation(e);
     const q = new URLSearchParams({
       sysparm_query: `correlation_id=${id}${legacy ? `^ORcorrelation_id=${legacy}` : ''}^ORDERBYnumber`,
       sysparm_fields: 'sys_id,number,state,correlation_id',
-      sysparm_limit: '1',
+      sysparm_limit: '10',
     });
     const res = await call(`${base}?${q}`, 'GET');
     const rows = (res.body as { result?: Found[] } | null)?.result;
     if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
-    const found = rows[0];
-    if (!found) return null;
-    return found.correlation_id === id ? found : { ...found, legacy: true };
+    return rows.map((r) => (r.correlation_id === id ? r : { ...r, legacy: true }));
+  }
+
+  /**
+   * Younger records of the key that are not cancelled yet are duplicates of
+   * the oldest: cancel them, pointing at it. A create that raced another is
+   * merged right after its POST, but if that second look failed (a timeout
+   * on a loaded instance) its record would stand; the retry, and any later
+   * change of the key, finds it here. Cancelling twice is harmless.
+   */
+  async function cancelDuplicates(rows: Found[]): Promise<number> {
+    const [oldest, ...younger] = rows;
+    let n = 0;
+    for (const r of younger) {
+      if (!oldest || r.state === c.duplicate_state) continue;
+      await call(`${base}/${r.sys_id}`, 'PATCH', {
+        state: c.duplicate_state,
+        close_code: 'Duplicate',
+        close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)`,
+      });
+      n++;
+    }
+    return n;
   }
 
   return defineAdapter(
@@ -96,7 +116,8 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
     (e) => kinds.has(e.kind),
     async (job) => {
       const e = job.entry;
-      const found = await find(e);
+      const rows = await records(e);
+      const found = rows[0] ?? null;
       const level = LEVEL[e.severity] ?? '3';
       if (e.action === 'close') {
         if (!found) return 'nothing to close';
@@ -106,6 +127,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
           close_notes: `Closed by onceonly (${e.key})`,
           ...(found.legacy ? { correlation_id: servicenowCorrelation(e) } : {}),
         });
+        await cancelDuplicates(rows);
         return `resolved ${found.number ?? found.sys_id}`;
       }
       const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
@@ -118,7 +140,8 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
           ...(found.legacy ? { correlation_id: servicenowCorrelation(e) } : {}),
           work_notes: `onceonly ${e.action}:\n${describe(e)}`,
         });
-        return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}`;
+        const merged = await cancelDuplicates(rows);
+        return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}${merged ? ` (cancelled ${merged} duplicate${merged > 1 ? 's' : ''})` : ''}`;
       }
       const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: servicenowCorrelation(e), correlation_display: 'onceonly' });
       const made = (res.body as { result?: Found } | null)?.result;
@@ -128,7 +151,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
       // wakes up mid-call). So look again: if an older record holds the key,
       // this one is the duplicate: cancel it, pointing at the older one, and
       // apply the change there. Both racers converge on the oldest record.
-      const oldest = await find(e);
+      const oldest = (await records(e))[0];
       if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
         await call(`${base}/${made.sys_id}`, 'PATCH', {
           state: c.duplicate_state,
