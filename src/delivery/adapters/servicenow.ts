@@ -96,16 +96,21 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
    * on a loaded instance) its record would stand; the retry, and any later
    * change of the key, finds it here. Cancelling twice is harmless.
    */
+  /** A record a raced create made, cancelled in favour of the key's oldest. */
+  function cancelAsDuplicate(r: Pick<Found, 'sys_id'>, oldest: Found) {
+    return call(`${base}/${r.sys_id}`, 'PATCH', {
+      state: c.duplicate_state,
+      close_code: 'Duplicate',
+      close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)`,
+    });
+  }
+
   async function cancelDuplicates(rows: Found[]): Promise<number> {
     const [oldest, ...younger] = rows;
     let n = 0;
     for (const r of younger) {
       if (!oldest || r.state === c.duplicate_state) continue;
-      await call(`${base}/${r.sys_id}`, 'PATCH', {
-        state: c.duplicate_state,
-        close_code: 'Duplicate',
-        close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)`,
-      });
+      await cancelAsDuplicate(r, oldest);
       n++;
     }
     return n;
@@ -153,11 +158,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
       // apply the change there. Both racers converge on the oldest record.
       const oldest = (await records(e))[0];
       if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
-        await call(`${base}/${made.sys_id}`, 'PATCH', {
-          state: c.duplicate_state,
-          close_code: 'Duplicate',
-          close_notes: `Duplicate of ${oldest.number ?? oldest.sys_id} (onceonly: concurrent create)`,
-        });
+        await cancelAsDuplicate(made, oldest);
         await call(`${base}/${oldest.sys_id}`, 'PATCH', {
           ...fields,
           work_notes: `onceonly ${e.action} (merged a duplicate ${made.number ?? made.sys_id}):\n${describe(e)}`,
