@@ -16,6 +16,8 @@ export function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents
       }
     },
     reconciled: (outcome) => metrics.reconciled.labels(outcome).inc(),
+    quarantined: (entry, error) =>
+      logger.error({ tenant: entry.tenant, key: entry.key, error }, 'journal entry refused by the shared store; quarantined (see `onceonly journal list`)'),
     error: (err, what) => logger.warn({ err: (err as Error).message }, `${what} failed; will retry`),
   };
 }

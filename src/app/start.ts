@@ -13,6 +13,8 @@ import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
 import { openStore } from '../store/open.js';
+import { FailOpenStore } from '../store/failopen/fail-open-store.js';
+import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
 import { deliveryObserver, failOpenEvents, rateLimitedLog } from './observers.js';
 
@@ -59,24 +61,26 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock = options.clock ?? systemClock;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
   const metrics = new Metrics(clock);
-  const raw = openStore(options.store, clock, {
-    expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
-    failOpen: {
-      timeoutMs: cfg.failopen.timeout_ms,
-      probeIntervalMs: cfg.failopen.probe_interval_ms,
-      journalPath: cfg.failopen.journal_path,
-      events: failOpenEvents(metrics, logger),
-    },
-    onConnectionError: rateLimitedLog(logger, 'store connection error'),
-    ledger: {
-      inputs: () => {
-        const c = config.current;
-        return { incidents: c.incidents.retention === 'forever', events: c.events.retention === 'forever', violations: c.violations.retention === 'forever' };
+  const raw = openOrExplain(() =>
+    openStore(options.store, clock, {
+      expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
+      failOpen: {
+        timeoutMs: cfg.failopen.timeout_ms,
+        probeIntervalMs: cfg.failopen.probe_interval_ms,
+        journalPath: cfg.failopen.journal_path,
+        events: failOpenEvents(metrics, logger),
       },
-      raceWindowMs: () => config.current.incidents.race_window_ms,
-      replica: `${hostname()}:${process.pid}`,
-    },
-  });
+      onConnectionError: rateLimitedLog(logger, 'store connection error'),
+      ledger: {
+        inputs: () => {
+          const c = config.current;
+          return { incidents: c.incidents.retention === 'forever', events: c.events.retention === 'forever', violations: c.violations.retention === 'forever' };
+        },
+        raceWindowMs: () => config.current.incidents.race_window_ms,
+        replica: `${hostname()}:${process.pid}`,
+      },
+    }),
+  );
   try {
     await raw.init?.();
   } catch (error) {
@@ -85,6 +89,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const store = instrumentStore(raw, metrics.storeLatency);
   metrics.watchStore(store);
+  if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
 
   const tally = new DecisionTally();
   const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
@@ -173,4 +178,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return closing;
     },
   };
+}
+
+/** A journal another process owns is a start-up error the operator can act on, not a crash. */
+function openOrExplain<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (error instanceof JournalInUseError) throw new StartupError(error.message);
+    throw error;
+  }
 }

@@ -9,6 +9,7 @@ import { statsCommand } from './stats.js';
 import { incidentsCommand } from './incidents.js';
 import { migrateCommand } from './migrate.js';
 import { auditCommand } from './audit.js';
+import { journalCommand } from './journal.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -21,5 +22,6 @@ statsCommand(program);
 incidentsCommand(program);
 migrateCommand(program);
 auditCommand(program);
+journalCommand(program);
 
 await program.parseAsync(process.argv);

@@ -77,11 +77,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     });
     this.reconciled = new Counter({
       name: 'onceonly_failopen_reconciled_total',
-      help: 'Journal entries replayed after an outage: claimed (stood), merged (a provisional duplicate), done (replayed before), expired.',
+      help: 'Journal entries replayed after an outage: claimed (stood), merged (a provisional duplicate), done (replayed before), expired, quarantined (refused by the store).',
       labelNames: ['outcome'],
       registers: [this.registry],
     });
-    for (const o of ['claimed', 'merged', 'done', 'expired']) this.reconciled.labels(o).inc(0);
+    for (const o of ['claimed', 'merged', 'done', 'expired', 'quarantined']) this.reconciled.labels(o).inc(0);
     this.violations = new Counter({
       name: 'onceonly_violation_decisions_total',
       help: "SPC violation decisions by decision, severity and the decision table's action for it.",
@@ -149,7 +149,23 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         }
       },
     });
+    const journal = () => this.journal;
+    new Gauge({
+      name: 'onceonly_failopen_quarantined',
+      help: 'Journal entries the shared store refused, set aside until `onceonly journal retry` or `drop` (0 on embedded stores).',
+      registers: [this.registry],
+      collect() {
+        this.set(journal()?.quarantinedCount() ?? 0);
+      },
+    });
   }
+
+  /** The fail-open journal whose quarantine is reported (shared stores only). */
+  watchJournal(journal: { quarantinedCount(): number }): void {
+    this.journal = journal;
+  }
+
+  private journal: { quarantinedCount(): number } | null = null;
 
   watchStore(store: DedupStore): void {
     this.store = store;

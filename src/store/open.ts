@@ -41,7 +41,7 @@ function failOpen(inner: SharedStore, clock: Clock, options: StoreOptions): Dedu
   const fo = options.failOpen ?? {};
   // A Redis decision is one round trip; a Postgres one a transaction of several, and a new connection costs tens of ms.
   const timeoutMs = fo.timeoutMs ?? (inner.kind === 'postgres' ? 1000 : 50);
-  return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock), clock, { ...fo, timeoutMs });
+  return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock, { own: true }), clock, { ...fo, timeoutMs });
 }
 
 /** `postgres://…[?schema=NAME]`: the schema (default `onceonly`) is ours to create and migrate; the rest goes to pg. */

@@ -20,7 +20,9 @@ export { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 export interface FailOpenEvents {
   /** The shared store stopped (true) or resumed (false) answering. */
   degraded?(degraded: boolean, cause?: unknown): void;
-  reconciled?(outcome: ReconcileOutcome | 'expired'): void;
+  reconciled?(outcome: ReconcileOutcome | 'expired' | 'quarantined'): void;
+  /** The shared store refused a journal entry REPLAY_TRIES times: it is set aside. */
+  quarantined?(entry: { tenant: string; key: string }, error: string): void;
   error?(err: unknown, what: string): void;
 }
 
@@ -35,6 +37,9 @@ export interface FailOpenOptions {
 }
 
 type Local = (...args: never[]) => Promise<unknown>;
+
+/** Tries of one journal entry, in one replay pass, before the store's refusal is taken as final. */
+export const REPLAY_TRIES = 3;
 
 /**
  * Fail-open: prefer a duplicate to a suppressed outage. When the shared store
@@ -57,6 +62,8 @@ export class FailOpenStore implements DedupStore {
   private degraded = false;
   private inflightJournalWrites = 0;
   private probe: NodeJS.Timeout | null = null;
+  /** While healthy: notices entries put back by `onceonly journal retry`. */
+  private readonly watch: NodeJS.Timeout;
   private replaying: Promise<void> | null = null;
   private closed = false;
   private readonly timeoutMs: number;
@@ -113,6 +120,12 @@ export class FailOpenStore implements DedupStore {
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
+    // An entry an operator put back from quarantine is replayed while healthy:
+    // the replay is the same idempotent merge another replica's decisions race with.
+    this.watch = setInterval(() => {
+      if (!this.degraded && !this.closed && this.journal.size() > 0) this.replaying ??= this.tryRecover().finally(() => (this.replaying = null));
+    }, this.probeMs * 4);
+    this.watch.unref();
   }
 
   /** `inner` with each operation in `local` failing open to its local answer, and every other one shared-only. */
@@ -172,6 +185,7 @@ export class FailOpenStore implements DedupStore {
   async close() {
     this.closed = true;
     if (this.probe) clearInterval(this.probe);
+    clearInterval(this.watch);
     await this.replaying?.catch(() => {});
     await this.inner.close();
     await this.journal.close();
@@ -205,7 +219,7 @@ export class FailOpenStore implements DedupStore {
       return;
     }
     // Synchronous from here: no journal write can slip in between the check and the switch.
-    if (this.journal.size() === 0 && this.inflightJournalWrites === 0 && !this.closed) {
+    if (this.degraded && this.journal.size() === 0 && this.inflightJournalWrites === 0 && !this.closed) {
       this.degraded = false;
       if (this.probe) clearInterval(this.probe);
       this.probe = null;
@@ -213,16 +227,39 @@ export class FailOpenStore implements DedupStore {
     }
   }
 
+  /**
+   * Replays the parked entries. A transport fault ends the pass (the store is
+   * gone again; the entry stays parked). An entry the store refuses for its
+   * data is tried REPLAY_TRIES times, then quarantined with the reason, so it
+   * never blocks the entries behind it nor keeps the replica degraded past
+   * this pass.
+   */
   private async replayParked(): Promise<void> {
-    const now = this.clock.now();
     for (const rec of this.journal.parked()) {
-      if (rec.expiresAt <= now) {
-        this.events.reconciled?.('expired');
-      } else {
-        const outcome = await withTimeout(this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec)), this.timeoutMs * 10);
-        this.events.reconciled?.(outcome);
+      let refusal: unknown = null;
+      for (let tried = 0; tried < REPLAY_TRIES; tried++) {
+        try {
+          const now = this.clock.now();
+          const outcome =
+            rec.expiresAt <= now
+              ? 'expired'
+              : await withTimeout(this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec)), this.timeoutMs * 10);
+          this.events.reconciled?.(outcome);
+          refusal = null;
+          break;
+        } catch (err) {
+          if (isTransportFault(err)) throw err;
+          refusal = err;
+        }
       }
-      await this.journal.forget(rec);
+      if (refusal === null) {
+        await this.journal.forget(rec);
+        continue;
+      }
+      const reason = refusal instanceof Error ? refusal.message : String(refusal);
+      await this.journal.quarantine(rec, reason);
+      this.events.reconciled?.('quarantined');
+      this.events.quarantined?.({ tenant: rec.tenant, key: rec.key }, reason);
     }
   }
 }

@@ -1,7 +1,16 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import type { IncidentRecord } from '../contract/index.js';
+import { type IncidentRecord, MAX_ERROR_CHARS } from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
+import { JournalLock } from './journal-lock.js';
+
+/** A journal entry the shared store refused to take, set aside so it blocks nothing. */
+export interface QuarantinedEntry extends IncidentRecord {
+  /** Short and typeable whatever the key holds: what `onceonly journal retry|drop` takes. */
+  id: string;
+  error: string;
+  quarantinedAt: number;
+}
 
 /**
  * The fail-open journal: a local SQLite store that decides while the shared
@@ -17,19 +26,44 @@ CREATE TABLE IF NOT EXISTS reconciling (
   refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
   PRIMARY KEY (tenant, key, created_at)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS quarantine (
+  tenant TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+  created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL,
+  refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  error TEXT NOT NULL, quarantined_at INTEGER NOT NULL, id TEXT NOT NULL UNIQUE,
+  PRIMARY KEY (tenant, key, created_at)
+) WITHOUT ROWID;`;
 
 const COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
   refires, updates, expires_at AS expiresAt`;
 
+export interface JournalOptions {
+  /**
+   * Take the journal for this process alone (a serving replica does; the
+   * operator's `onceonly journal` commands do not). A second owner refuses to
+   * open, naming the path.
+   */
+  own?: boolean;
+}
+
 export class Journal extends SqliteStore {
   private readonly j;
+  private readonly lock: JournalLock | null;
   /** Random, made once per journal file: entries of two journals never share a replay id. */
   readonly instanceId: string;
 
-  constructor(path: string, clock: Clock) {
-    // A journal must survive the crash that follows an outage more often than usual.
-    super(path, clock, { synchronous: 'full' });
+  constructor(path: string, clock: Clock, options: JournalOptions = {}) {
+    // Owned before anything is read, so two replicas never replay one journal.
+    const lock = options.own ? new JournalLock(path) : null;
+    try {
+      // A journal must survive the crash that follows an outage more often than usual.
+      super(path, clock, { synchronous: 'full' });
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
+    this.lock = lock;
     const db = this.x.db;
     db.exec(JOURNAL_SCHEMA);
     db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('instance', ?)`).run(randomUUID());
@@ -41,7 +75,51 @@ export class Journal extends SqliteStore {
       parked: db.prepare<[], IncidentRecord>(`SELECT ${COLUMNS} FROM reconciling`),
       forget: db.prepare<[string, string, number]>(`DELETE FROM reconciling WHERE tenant = ? AND key = ? AND created_at = ?`),
       counts: db.prepare<[], { n: number }>(`SELECT (SELECT count(*) FROM incidents) + (SELECT count(*) FROM reconciling) AS n`),
+      quarantine: db.prepare(
+        `INSERT OR REPLACE INTO quarantine VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @error, @quarantinedAt, @id)`,
+      ),
+      quarantined: db.prepare<[number], QuarantinedEntry>(
+        `SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine ORDER BY quarantined_at, created_at LIMIT ?`,
+      ),
+      quarantinedOne: db.prepare<[string], QuarantinedEntry>(`SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine WHERE id = ?`),
+      release: db.prepare<[string, string, number]>(`DELETE FROM quarantine WHERE tenant = ? AND key = ? AND created_at = ?`),
+      quarantineCount: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM quarantine`),
     };
+  }
+
+  /** Sets a parked entry aside with the reason the shared store gave, in one transaction. */
+  quarantine(rec: IncidentRecord, error: string): Promise<void> {
+    return this.x.writes.submit(() => {
+      this.j.quarantine.run({ ...pick(rec), error: error.slice(0, MAX_ERROR_CHARS), quarantinedAt: this.x.clock.now(), id: quarantineId(rec) });
+      this.j.forget.run(rec.tenant, rec.key, rec.createdAt);
+    });
+  }
+
+  /** Quarantined entries, oldest first. */
+  quarantined(limit = 1000): QuarantinedEntry[] {
+    return this.j.quarantined.all(limit);
+  }
+
+  quarantinedCount(): number {
+    return this.j.quarantineCount.get()?.n ?? 0;
+  }
+
+  /**
+   * Puts quarantined entries back to be replayed (first, at the next replay
+   * pass), or drops them for good. Answers the ids that were found.
+   */
+  releaseQuarantined(ids: readonly string[], how: 'retry' | 'drop'): Promise<string[]> {
+    return this.x.writes.submit(() => {
+      const found: string[] = [];
+      for (const id of ids) {
+        const e = this.j.quarantinedOne.get(id);
+        if (!e) continue;
+        if (how === 'retry') this.j.park.run(pick(e));
+        this.j.release.run(e.tenant, e.key, e.createdAt);
+        found.push(e.id);
+      }
+      return found;
+    });
   }
 
   /** Moves up to `limit` journal entries to `reconciling`, in one transaction. */
@@ -73,6 +151,14 @@ export class Journal extends SqliteStore {
     return this.j.counts.get()?.n ?? 0;
   }
 
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.lock?.release();
+    }
+  }
+
   /**
    * Stable per entry across restarts, so a repeated replay is recognised, and
    * unique across journals and keys (the marker key adds tenant and key).
@@ -81,3 +167,17 @@ export class Journal extends SqliteStore {
     return `${this.instanceId}:${rec.createdAt}`;
   }
 }
+
+const pick = (r: IncidentRecord): IncidentRecord => ({
+  tenant: r.tenant,
+  key: r.key,
+  fingerprint: r.fingerprint,
+  createdAt: r.createdAt,
+  lastSeenAt: r.lastSeenAt,
+  refires: r.refires,
+  updates: r.updates,
+  expiresAt: r.expiresAt,
+});
+
+/** `q-` and 16 hex of a hash of the entry's identity: stable, and safe to type whatever the key holds. */
+const quarantineId = (e: IncidentRecord) => `q-${createHash('sha256').update(`${e.tenant}\u0000${e.key}\u0000${e.createdAt}`).digest('hex').slice(0, 16)}`;
