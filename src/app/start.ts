@@ -12,6 +12,7 @@ import { EventAccounting } from '../observe/event-accounting.js';
 import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
+import type { DedupStore } from '../store/contract/index.js';
 import { openStore } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
@@ -40,6 +41,8 @@ export interface RunningServer {
   url: string;
   config: ConfigHolder;
   logger: Logger;
+  /** The store the server decides on, as opened (before instrumentation): for inspection. */
+  store: DedupStore;
   /** Drains in-flight requests, stops the sweeper, closes the store. */
   close(): Promise<void>;
 }
@@ -167,6 +170,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     config,
     logger,
+    store: raw,
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);

@@ -31,6 +31,9 @@ import { BODY_LIMIT_BYTES } from './limits.js';
 import { openApiRoutes } from './routes/openapi.js';
 import type { DocumentedRoute } from './openapi/document.js';
 
+/** Seconds a 503 asks the producer to wait before retrying (a degraded store, a full disk). */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every route registered (method, URL and its doc, if it has one), HEAD aside. */
@@ -109,6 +112,8 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
     if (req.method === 'POST' && req.routeOptions.url === '/v1/events' && apiError.code !== 'unauthorized')
       accounting.refused(eventRefusal(apiError.code), req.tenant);
     if (apiError.code === 'rate_limited') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
+    // A store that cannot serve now (failing open, a full disk): the producer retries, not at once.
+    if (apiError.code === 'unavailable') reply.header('Retry-After', String(apiError.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S));
     if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
     // The one exception to the error shape: /v2/enqueue answers as PagerDuty does.
     return reply.code(apiError.status).send(req.routeOptions.url === ENQUEUE ? pagerdutyError(apiError) : errorBody(apiError));

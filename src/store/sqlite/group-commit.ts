@@ -26,6 +26,10 @@ export class GroupCommit {
   constructor(
     db: Database,
     private readonly maxBatch = 1024,
+    /** What a failed operation or commit rejects with (the store's own error for a file that cannot be written). */
+    private readonly failure: (error: unknown) => unknown = (e) => e,
+    /** A batch committed: the file can be written. */
+    private readonly committed: () => void = () => {},
   ) {
     // Each operation in a SAVEPOINT of its own (better-sqlite3 nests a
     // transaction function as one): an operation that fails half way is
@@ -37,6 +41,10 @@ export class GroupCommit {
         try {
           return { ok: true as const, value: one(op) };
         } catch (error) {
+          // SQLite rolls the whole transaction back on some errors (a full
+          // disk, I/O): the operations after this one would then each run
+          // and commit alone. Fail the batch instead; nothing of it stays.
+          if (!db.inTransaction) throw error;
           return { ok: false as const, error };
         }
       }),
@@ -64,13 +72,15 @@ export class GroupCommit {
         results = this.runBatch(batch);
       } catch (error) {
         // The commit itself failed (e.g. the lock could not be had in time): nothing applied.
-        for (const op of batch) op.reject(error);
+        const reason = this.failure(error);
+        for (const op of batch) op.reject(reason);
         continue;
       }
+      this.committed();
       batch.forEach((op, i) => {
         const r = results[i] as { ok: true; value: unknown } | { ok: false; error: unknown };
         if (r.ok) op.resolve(r.value);
-        else op.reject(r.error);
+        else op.reject(this.failure(r.error));
       });
     }
   };

@@ -5,6 +5,7 @@ import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { GroupCommit } from './group-commit.js';
 import { latestVersion, migrate } from './migrate.js';
+import { isWriteFault, writeFaultError } from './write-fault.js';
 
 export type SqliteSynchronous = 'normal' | 'full';
 
@@ -49,8 +50,38 @@ export class SqliteDb {
       throw new Error(`${path} is at schema version ${version}, newer than this onceonly knows (${latestVersion()}): run a newer onceonly on it`);
     }
     migrate(this.db);
-    this.writes = new GroupCommit(this.db);
+    this.writes = new GroupCommit(
+      this.db,
+      1024,
+      (error) => {
+        if (!isWriteFault(error)) return error;
+        this.writeFault = writeFaultError(error);
+        return this.writeFault;
+      },
+      () => {
+        this.writeFault = null;
+      },
+    );
     this.appendStmt = this.db.prepare<[Omit<OutboxEntry, 'data'> & { data: string }]>(APPEND_OUTBOX);
+    const probe = this.db.prepare('INSERT INTO write_probe (pad) VALUES (zeroblob(16384))');
+    const unprobe = this.db.prepare('DELETE FROM write_probe');
+    this.probeWrite = () => {
+      probe.run();
+      unprobe.run();
+    };
+  }
+
+  /** Set while the file cannot be written (the last write failed so); cleared by the next commit. */
+  writeFault: Error | null = null;
+  private readonly probeWrite: () => void;
+
+  /**
+   * Ready when the file answers and, after a write failed for want of space
+   * or access, when a probe write (16 KiB, so new pages are needed) commits.
+   */
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+    if (this.writeFault) await this.writes.submit(this.probeWrite);
   }
 
   /** Only ever called inside a write transaction (a GroupCommit batch). */

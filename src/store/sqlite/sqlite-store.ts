@@ -42,8 +42,13 @@ export class SqliteStore implements DedupStore {
     );
   }
 
-  async ping() {
-    this.x.db.prepare('SELECT 1').get();
+  ping() {
+    return this.x.ping();
+  }
+
+  /** The better-sqlite3 connection, for inspection (and for tests that make the file unwritable). */
+  get database() {
+    return this.x.db;
   }
 
   async close() {
