@@ -1,5 +1,6 @@
 import type { DeliveryObserver } from '../delivery/worker.js';
 import type { Logger } from '../observe/logger.js';
+import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { FailOpenEvents } from '../store/failopen/fail-open-store.js';
 
@@ -23,13 +24,14 @@ export function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents
 }
 
 /** Delivery outcomes as metrics; dead letters and retries as log lines (keys are fine in logs, never in labels). */
-export function deliveryObserver(metrics: Metrics, logger: Logger): DeliveryObserver {
+export function deliveryObserver(metrics: Metrics, logger: Logger, tally: DeliveryTally): DeliveryObserver {
   // A store that stays down fails every pass (five a second): one line per 5 s is enough.
   const passFailed = rateLimitedLog(logger, 'delivery pass failed; it is retried');
   return {
     attempted: (adapter) => metrics.attempted(adapter),
     settled(d, outcome, reason, detail) {
       metrics.settled(d, outcome, reason, detail);
+      tally.settled(d, outcome);
       const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
       else if (outcome === 'retried')

@@ -8,6 +8,7 @@ import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
 import { buildApp } from '../http/app.js';
 import { DecisionTally, observers } from '../observe/decision-tally.js';
+import { DeliveryTally } from '../observe/delivery-tally.js';
 import { EventAccounting } from '../observe/event-accounting.js';
 import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
@@ -95,6 +96,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
 
   const tally = new DecisionTally();
+  const deliveryTally = new DeliveryTally();
   const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
   let sampled = 0;
   const events = new EventIngest(
@@ -137,6 +139,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     config: () => config.current,
     clock,
     tally,
+    deliveryTally,
   });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
@@ -153,7 +156,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     store: store.deliveries,
     config: () => config.current,
     clock,
-    observer: deliveryObserver(metrics, logger),
+    observer: deliveryObserver(metrics, logger, deliveryTally),
     ...options.delivery,
   });
 

@@ -26,6 +26,7 @@ import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { auditRoutes } from './routes/audit.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
+import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { DeliveryStore } from '../store/contract/index.js';
 import { BODY_LIMIT_BYTES } from './limits.js';
 import { openApiRoutes } from './routes/openapi.js';
@@ -60,9 +61,23 @@ export interface AppOptions {
   clock: Clock;
   /** the decision mix per tenant, for the dashboard */
   tally: DecisionTally;
+  deliveryTally: DeliveryTally;
 }
 
-export function buildApp({ dedup, events, violations, accounting, deliveries, metrics, logger, https, config, clock, tally }: AppOptions): FastifyInstance {
+export function buildApp({
+  dedup,
+  events,
+  violations,
+  accounting,
+  deliveries,
+  metrics,
+  logger,
+  https,
+  config,
+  clock,
+  tally,
+  deliveryTally,
+}: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
@@ -132,7 +147,7 @@ export function buildApp({ dedup, events, violations, accounting, deliveries, me
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
-  dashboardRoutes(app, { dedup, tally, events, accounting, deliveries, metrics, clock });
+  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, clock });
   auditRoutes(app, dedup.store);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));
   return app;

@@ -151,4 +151,33 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
     assert.equal(n, 1000);
     assert.deepEqual(await snapshot(), before, "acme's incident, device and dead letter are as they were");
   });
+  test("the dashboard's delivery totals are each tenant's own; the queue across tenants is not shown to one", async () => {
+    const C_ = as(C);
+    // slow spent its tokens in an earlier test: let the (injected) clock refill them.
+    s.clock.advance(5_000);
+    const slowBoard = (await C_('GET', '/v1/dashboard')).body;
+    const boards = [(await acme('GET', '/v1/dashboard')).body, (await beta('GET', '/v1/dashboard')).body, slowBoard];
+    assert.deepEqual(
+      boards.map((b) => b.tenant),
+      ['acme', 'beta', 'slow'],
+    );
+    for (const b of boards) {
+      assert.equal(b.delivery.pending, null, `${b.tenant} does not see the queue of every tenant`);
+      assert.equal(b.delivery.lag_seconds, null);
+      assert.equal(b.delivery.dead, b.dead_letters.length, `${b.tenant}'s dead count is its own dead letters`);
+    }
+    assert.ok(boards[0].delivery.adapters.hook.dead >= 1, 'acme sees its own dead delivery');
+    // Together the tenants' totals are the replica's: none is counted twice, none lost.
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).payload;
+    const total = [...metrics.matchAll(/^onceonly_deliveries_total\{adapter="hook",outcome="dead",[^}]*\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    assert.ok(total >= 2, `more than one tenant's deliveries died (${total})`);
+    assert.equal(
+      boards.reduce((a, b) => a + (b.delivery.adapters.hook?.dead ?? 0), 0),
+      total,
+    );
+    assert.ok(
+      boards.every((b) => (b.delivery.adapters.hook?.dead ?? 0) < total),
+      'no tenant sees the whole replica’s totals',
+    );
+  });
 });

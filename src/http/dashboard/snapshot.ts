@@ -4,7 +4,7 @@ import type { IncidentView } from '../../engine/views.js';
 import type { DeviceView, EventIngest } from '../../engine/events.js';
 import type { EventAccounting, EventStats } from '../../observe/event-accounting.js';
 import type { DecisionTally, Tally } from '../../observe/decision-tally.js';
-import type { Metrics } from '../../observe/metrics.js';
+import type { DeliveryTally, DeliveryTotals } from '../../observe/delivery-tally.js';
 import type { DeliveryStore } from '../../store/contract/index.js';
 import { deadLetterView } from '../routes/dead-letters.js';
 
@@ -14,7 +14,7 @@ export interface DashboardDeps {
   events: EventIngest;
   accounting: EventAccounting;
   deliveries: DeliveryStore;
-  metrics: Metrics;
+  deliveryTally: DeliveryTally;
   clock: Clock;
 }
 
@@ -26,8 +26,11 @@ export interface Snapshot {
   devices: Array<DeviceView & { gaps: number }>;
   events: EventStats & { invariant_holds: boolean };
   delivery: {
-    adapters: Record<string, Record<string, number>>;
+    /** This tenant's settled deliveries by adapter and outcome, since this replica started. */
+    adapters: DeliveryTotals;
+    /** The queue across tenants: only on a dashboard without tenants (null with tenants, as it would show others' volume). */
     pending: number | null;
+    /** This tenant's dead letters (up to 1,000). */
     dead: number | null;
     lag_seconds: number | null;
   };
@@ -36,27 +39,25 @@ export interface Snapshot {
 
 const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 
+/** Dead letters counted for a tenant's dashboard; the list shows the newest 50. */
+const DEAD_COUNTED = 1000;
+const DEAD_SHOWN = 50;
+
 /**
  * What the dashboard shows, for one tenant: its decision mix, its live
- * incidents, its events accounting and dead letters, and the delivery state
- * (per adapter, from this process's counters; backlog across the store).
+ * incidents, its events accounting, its delivery totals and dead letters.
+ * The queue's size and lag span every tenant, so they are shown only
+ * without tenants (`scoped` false), where everything is one operator's.
  */
 export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean): Promise<Snapshot> {
   const now = d.clock.now();
-  const [incidents, devices, dead, backlog, counted] = await Promise.all([
+  const [incidents, devices, dead, backlog] = await Promise.all([
     d.dedup.listIncidents(tenant, 100).catch(() => []),
     // Without tenants, events may name any tenant_id: show every device.
     d.events.devices(scoped ? tenant : null, 100).catch(() => []),
-    d.deliveries.deadLetters(tenant, 50).catch(() => []),
-    d.deliveries.backlog().catch(() => null),
-    d.metrics.deliveries.get(),
+    d.deliveries.deadLetters(tenant, DEAD_COUNTED).catch(() => null),
+    scoped ? null : d.deliveries.backlog().catch(() => null),
   ]);
-  const adapters: Record<string, Record<string, number>> = {};
-  for (const v of counted.values) {
-    const a = String(v.labels.adapter);
-    const o = String(v.labels.outcome);
-    (adapters[a] ??= {})[o] = (adapters[a]![o] ?? 0) + v.value;
-  }
   const events = d.accounting.snapshot(tenant);
   return {
     at: new Date(now).toISOString(),
@@ -66,11 +67,11 @@ export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean
     devices,
     events: { ...events, invariant_holds: events.received === events.applied + events.duplicate + sum(events.rejected) },
     delivery: {
-      adapters,
+      adapters: scoped ? d.deliveryTally.of(tenant) : d.deliveryTally.all(),
       pending: backlog?.pending ?? null,
-      dead: backlog?.dead ?? null,
+      dead: scoped ? (dead?.length ?? null) : (backlog?.dead ?? null),
       lag_seconds: backlog ? (backlog.oldestAt === null ? 0 : Math.max(0, Math.round((now - backlog.oldestAt) / 1000))) : null,
     },
-    dead_letters: dead.map(deadLetterView),
+    dead_letters: (dead ?? []).slice(0, DEAD_SHOWN).map(deadLetterView),
   };
 }

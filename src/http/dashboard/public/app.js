@@ -117,11 +117,12 @@ function delivery(snap) {
   const d = snap.delivery;
   const dl = $('#backlog');
   dl.replaceChildren();
-  for (const [k, v] of [['pending', d.pending], ['dead letters', d.dead], ['outbox lag', d.lag_seconds === null ? '?' : age(d.lag_seconds)]]) {
+  for (const [k, v] of [['pending', d.pending], ['dead letters', d.dead], ['outbox lag', d.lag_seconds === null ? null : age(d.lag_seconds)]]) {
     const dt = document.createElement('dt');
     dt.textContent = k;
     const dd = document.createElement('dd');
-    dd.textContent = v ?? '?';
+    // null: not shown to one tenant (the queue spans every tenant).
+    dd.textContent = v ?? '—';
     dl.append(dt, dd);
   }
   $('#adapters tbody').replaceChildren(
