@@ -14,6 +14,10 @@ export const MAX_CARRIED_BYTES = 64 * 1024;
 export const MAX_SUMMARY = 1024;
 /** An Alertmanager post: more alerts than this answers 413. */
 export const MAX_ALERTS = 1000;
+/** An Alertmanager label or annotation name. */
+export const MAX_LABEL_NAME = 256;
+/** An Alertmanager label value: labels are identity, so they hold no control characters. */
+export const MAX_LABEL_VALUE = 4096;
 
 /** C0 controls and DEL; free text may keep tab, line feed and carriage return. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -36,6 +40,16 @@ export const identityText = (max: number) =>
   z
     .string()
     .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
+/** Text up to `max` characters that may be empty (a label value), with no control characters. */
+export const boundedText = (max: number) =>
+  z
+    .string()
     .max(max, `must be at most ${max} characters`)
     .superRefine((s, ctx) => {
       const problem = textProblem(s);

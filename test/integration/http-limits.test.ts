@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_ALERTS, MAX_CARRIED_BYTES, MAX_DEPTH } from '../../src/inputs/limits.js';
+import { MAX_ALERTS, MAX_CARRIED_BYTES, MAX_DEPTH, MAX_LABEL_NAME, MAX_LABEL_VALUE } from '../../src/inputs/limits.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 
 const incident = { element_id: 'olt-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' };
@@ -68,6 +68,22 @@ describe('input limits, every route', () => {
     assert.match(JSON.stringify(pd.body.errors), /dedup_key.*control/);
     const pdLong = await raw('/v2/enqueue', JSON.stringify({ routing_key: 'r', event_action: 'resolve', dedup_key: 'k'.repeat(256) }));
     assert.equal(pdLong.status, 400);
+  });
+
+  test(`Alertmanager label names are 1..${MAX_LABEL_NAME} characters and values at most ${MAX_LABEL_VALUE}, without control characters; annotations are free text`, async () => {
+    const withLabels = (labels: Record<string, string>, annotations: Record<string, string> = {}) =>
+      JSON.stringify({ ...am(1), alerts: [{ ...alert(0), labels: { alertname: 'A', ...labels }, annotations }] });
+    await refused('/v1/alertmanager', withLabels({ ['n'.repeat(MAX_LABEL_NAME + 1)]: 'v' }), new RegExp(`labels.*at most ${MAX_LABEL_NAME}`));
+    await refused('/v1/alertmanager', withLabels({ '': 'v' }), /labels.*empty/);
+    await refused('/v1/alertmanager', withLabels({ job: 'v'.repeat(MAX_LABEL_VALUE + 1) }), new RegExp(`labels.*at most ${MAX_LABEL_VALUE}`));
+    await refused('/v1/alertmanager', withLabels({ job: 'two\nlines' }), /labels.*control/);
+    await refused('/v1/alertmanager', withLabels({}, { ['d'.repeat(MAX_LABEL_NAME + 1)]: 'x' }), /annotations/);
+    // At the limits, and a multi-line description: accepted.
+    const ok = await raw(
+      '/v1/alertmanager',
+      withLabels({ ['n'.repeat(MAX_LABEL_NAME)]: 'v'.repeat(MAX_LABEL_VALUE), empty: '' }, { description: 'line one\nline two\ttabbed' }),
+    );
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
   });
 
   test('tab and line breaks stay allowed in free text', async () => {

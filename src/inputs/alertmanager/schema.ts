@@ -1,9 +1,31 @@
 import { z } from 'zod';
 import { parseWith } from '../../core/validation.js';
-import { carried, identityText } from '../limits.js';
+import { boundedText, carried, identityText, MAX_LABEL_NAME, MAX_LABEL_VALUE, textProblem } from '../limits.js';
 
 const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an RFC 3339 date-time');
-const labels = carried(z.record(z.string(), z.string()));
+/**
+ * Names of labels and annotations: 1..256 characters, no control characters.
+ * Checked on the record, so a refused name is described, not echoed whole.
+ */
+const named = <T extends z.ZodType>(values: T) =>
+  z.record(z.string(), values).superRefine((record, ctx) => {
+    for (const name of Object.keys(record)) {
+      const problem =
+        name.length === 0
+          ? 'must not be empty'
+          : name.length > MAX_LABEL_NAME
+            ? `must be at most ${MAX_LABEL_NAME} characters (one is ${name.length})`
+            : textProblem(name);
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `a name ${problem}` });
+        return;
+      }
+    }
+  });
+/** Label values up to 4,096 characters, no control characters: labels make the alert's identity. */
+const labels = carried(named(boundedText(MAX_LABEL_VALUE)));
+/** Annotations are free text (a description with line breaks), bounded as a whole by the carried limits. */
+const annotations = carried(named(z.string()));
 
 /**
  * The Alertmanager webhook payload, version 4. Not strict: newer
@@ -13,7 +35,7 @@ const labels = carried(z.record(z.string(), z.string()));
 export const alertSchema = z.object({
   status: z.enum(['firing', 'resolved']),
   labels,
-  annotations: labels.default({}),
+  annotations: annotations.default({}),
   startsAt: time,
   /** 0001-01-01T00:00:00Z while firing */
   endsAt: time.optional(),
