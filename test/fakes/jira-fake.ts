@@ -88,7 +88,8 @@ export function evaluateJql(jql: string): ((i: JiraIssue) => boolean) | null {
     const field = tokens[i++]?.toLowerCase();
     const op = tokens[i++]?.toLowerCase();
     if (field === 'labels' && op === 'is') {
-      const not = tokens[i]?.toLowerCase() === 'not' ? (i++, true) : false;
+      const not = tokens[i]?.toLowerCase() === 'not';
+      if (not) i++;
       if (tokens[i++]?.toUpperCase() !== 'EMPTY') return null;
       return (x) => x.fields.labels.length > 0 === not;
     }
