@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 import { formatIssues } from '../core/validation.js';
+import { resolveSecretRefs, SecretRefError } from './secret-refs.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -21,6 +22,12 @@ export function parseConfig(text: string, source: string): Config {
     throw new ConfigError(`${source}: not valid YAML or JSON${at}${e.code ? ` (${e.code})` : ''}`);
   }
   if (raw === null || raw === undefined) raw = {};
+  try {
+    raw = resolveSecretRefs(raw);
+  } catch (error) {
+    if (error instanceof SecretRefError) throw new ConfigError(`${source}: ${error.message}`);
+    throw error;
+  }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     const detail = formatIssues(result.error.issues)

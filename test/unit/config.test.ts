@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: config secret references are written ${env:…} and ${file:…} on purpose.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -147,4 +148,35 @@ test('the library entry registers every adapter type: a config naming them parse
   await dedup.close();
   const { adapterTypes } = await import('../../src/config/adapters.js');
   assert.deepEqual(adapterTypes().sort(), ['jira', 'mqtt', 'pagerduty', 'servicenow', 'slack', 'webhook']);
+});
+
+test('secret references: ${env:NAME} and ${file:/path}, whole or inside a string; a missing one names the field and the source, never a value', () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir.path, 'token');
+    writeFileSync(file, 's3cret-from-a-file-value\n');
+    process.env.OO_UNIT_SLACK = 'T000/B000/xyz';
+    const c = parseConfig(
+      `tenants: [ { id: a, tokens: ["\${file:${file}}"] } ]\nadapters: [ { name: chat, type: slack, url: "https://hooks.example.net/services/\${env:OO_UNIT_SLACK}" }, { name: h, type: webhook, url: "http://x/a", headers: { X-Lit: "$\${env:NOT_A_REF}" } } ]\n`,
+      'f.yaml',
+    );
+    assert.deepEqual(c.tenants[0]?.tokens, ['s3cret-from-a-file-value'], 'one trailing line break dropped');
+    assert.equal((c.adapters[0] as { url: string }).url, 'https://hooks.example.net/services/T000/B000/xyz');
+    assert.equal((c.adapters[1] as { headers: Record<string, string> }).headers['X-Lit'], '${env:NOT_A_REF}', '$${ is a literal');
+    delete process.env.OO_UNIT_SLACK;
+    assert.throws(
+      () => parseConfig('adapters: [ { name: chat, type: slack, url: "https://h/${env:OO_UNIT_SLACK}" } ]\n', 'f.yaml'),
+      (e: Error) => e instanceof ConfigError && /adapters\.0\.url: environment variable OO_UNIT_SLACK .* is not set/.test(e.message),
+    );
+    assert.throws(
+      () => parseConfig(`tenants: [ { id: a, tokens: ["\${file:${join(dir.path, 'missing')}}"] } ]\n`, 'f.yaml'),
+      (e: Error) => e instanceof ConfigError && /tenants\.0\.tokens\.0: cannot read .*missing .*ENOENT/.test(e.message),
+    );
+    assert.throws(
+      () => parseConfig('tenants: [ { id: a, tokens: ["${env:9bad name}"] } ]\n', 'f.yaml'),
+      (e: Error) => e instanceof ConfigError && /not a valid environment variable name/.test(e.message),
+    );
+  } finally {
+    dir.remove();
+  }
 });
