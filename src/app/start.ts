@@ -35,6 +35,8 @@ export interface ServerOptions {
   sweepIntervalMs?: number;
   /** Delivery worker knobs for tests: the jitter source and the idle poll. */
   delivery?: { random?: () => number; idleMs?: number };
+  /** Dashboard knobs for tests: how often a stream sends a snapshot. */
+  dashboard?: { intervalMs?: number };
 }
 
 export interface RunningServer {
@@ -140,6 +142,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     clock,
     tally,
     deliveryTally,
+    dashboardIntervalMs: options.dashboard?.intervalMs,
   });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });

@@ -62,6 +62,8 @@ export interface AppOptions {
   /** the decision mix per tenant, for the dashboard */
   tally: DecisionTally;
   deliveryTally: DeliveryTally;
+  /** How often a dashboard stream sends a snapshot (default 1 s; tests shorten it). */
+  dashboardIntervalMs?: number;
 }
 
 export function buildApp({
@@ -77,6 +79,7 @@ export function buildApp({
   clock,
   tally,
   deliveryTally,
+  dashboardIntervalMs,
 }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
@@ -147,7 +150,7 @@ export function buildApp({
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
-  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, clock });
+  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, clock }, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));
   return app;

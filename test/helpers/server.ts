@@ -16,7 +16,7 @@ export interface InProcessServer extends RunningServer {
 }
 
 /** A real server on a free loopback port, with a manual clock and an optional config. */
-export async function inProcessServer(opts: { store?: 'memory' | 'sqlite'; config?: string } = {}): Promise<InProcessServer> {
+export async function inProcessServer(opts: { store?: 'memory' | 'sqlite'; config?: string; dashboardIntervalMs?: number } = {}): Promise<InProcessServer> {
   const dir = tempDir();
   const clock = manualClock();
   let configPath: string | undefined;
@@ -31,6 +31,7 @@ export async function inProcessServer(opts: { store?: 'memory' | 'sqlite'; confi
     configPath,
     clock,
     logger: pino({ level: 'silent' }),
+    dashboard: { intervalMs: opts.dashboardIntervalMs },
   });
   const parse = (payload: string) => (payload ? JSON.parse(payload) : null);
   const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) => {

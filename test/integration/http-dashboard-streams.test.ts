@@ -1,13 +1,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
-import { STREAM_LIMITS } from '../../src/http/routes/dashboard.js';
+import { connect } from 'node:net';
+import { STREAM_BUFFER_BYTES, STREAM_LIMITS } from '../../src/http/routes/dashboard.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
 
 let s: InProcessServer;
 before(async () => {
-  s = await inProcessServer({ store: 'memory' });
+  // Snapshots every 5 ms, so a client that does not read falls a megabyte behind in seconds, not minutes.
+  s = await inProcessServer({ store: 'memory', dashboardIntervalMs: 5 });
 });
 after(() => s.stop());
 
@@ -43,4 +45,62 @@ test(`dashboard streams are capped per tenant (${STREAM_LIMITS.perTenant}); a cl
   }, 5000);
   held.push(again);
   for (const res of held) res.destroy();
+});
+
+test(`a stream whose client stops reading is dropped once ${STREAM_BUFFER_BYTES / 1024 / 1024} MiB waits unsent, freeing its place; a snapshot stays bounded`, async () => {
+  // Large snapshots: 150 incidents with 1 KiB summaries (the snapshot lists 100 of them).
+  for (let i = 0; i < 150; i++) {
+    const r = await s.post('/v1/incidents', { element_id: `olt-${i}`, fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR', summary: 's'.repeat(1024) });
+    assert.equal(r.status, 200);
+  }
+  const snap = JSON.stringify((await s.get('/v1/dashboard')).body);
+  assert.equal(JSON.parse(snap).incidents.length, 100, 'a snapshot lists at most 100 incidents');
+  assert.ok(snap.length < 256 * 1024, `a snapshot is bounded (${snap.length} bytes)`);
+
+  // A client that asks for the stream and then never reads a byte.
+  const { port } = new URL(s.url);
+  const stuck = connect(Number(port), '127.0.0.1');
+  stuck.pause();
+  let closed = false;
+  stuck.on('close', () => (closed = true));
+  stuck.on('error', () => {});
+  stuck.write(`GET /v1/dashboard/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  // Every other place of this tenant taken by clients that do read.
+  const readers: IncomingMessage[] = [];
+  await until(async () => {
+    const res = await open();
+    if (res.statusCode !== 200) {
+      res.resume();
+      return readers.length === STREAM_LIMITS.perTenant - 1;
+    }
+    res.resume();
+    readers.push(res);
+    return readers.length === STREAM_LIMITS.perTenant - 1;
+  }, 5000);
+  const full = await open();
+  assert.equal(full.statusCode, 429, 'the stuck client holds the last place');
+  full.resume();
+  // Dropped: its place comes free while the readers keep theirs.
+  const freed = await until(
+    async () => {
+      const res = await open();
+      if (res.statusCode === 200) return res;
+      res.resume();
+      return null;
+    },
+    60_000,
+    () => 'the stuck stream was never dropped',
+  );
+  assert.ok(
+    readers.every((r) => !r.destroyed && !r.complete),
+    'the clients that read were kept',
+  );
+  stuck.resume();
+  await until(
+    () => closed,
+    5000,
+    () => 'the stuck client was not disconnected',
+  );
+  freed.destroy();
+  for (const r of readers) r.destroy();
 });
