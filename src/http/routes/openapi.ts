@@ -13,7 +13,7 @@ export function openApiRoutes(app: FastifyInstance, routes: () => readonly Docum
     '/openapi.json',
     doc({
       summary: 'This API as an OpenAPI 3.1 document',
-      access: 'open',
+      access: 'tenant',
       tag: 'operations',
       responses: { 200: { description: 'the document', schema: object } },
     }),

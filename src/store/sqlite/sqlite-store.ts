@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { type DedupStore, SWEEP_BATCH } from '../contract/index.js';
 import { SqliteDb, type SqliteOptions } from './sqlite-db.js';
@@ -47,7 +48,7 @@ export class SqliteStore implements DedupStore {
   }
 
   /** The better-sqlite3 connection, for inspection (and for tests that make the file unwritable). */
-  get database() {
+  get database(): Database.Database {
     return this.x.db;
   }
 
