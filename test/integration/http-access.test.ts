@@ -28,7 +28,7 @@ describe('access is decided on the matched route', () => {
   });
   after(() => s.stop());
 
-  test('every route is open or needs a token, and the open ones are exactly the probes, the page and the API description', () => {
+  test('every route is open or needs a token, and the open ones are exactly the probes, /metrics and the dashboard’s page', () => {
     const routes = s.app.routeTable.map((r) => ({ op: `${r.method} ${r.url}`, access: r.doc?.access }));
     assert.deepEqual(
       routes.filter((r) => r.access !== 'open' && r.access !== 'tenant').map((r) => r.op),
