@@ -70,6 +70,9 @@ export function refuseToken(req: FastifyRequest, limiter: RateLimiter, message: 
  * the access rule took one, this takes the rest, all or none. More items
  * than the tenant's burst could never pass, so that is 413, not 429.
  */
+/** Charges a request carrying `n` items (alerts, batch lines) to its tenant: `chargeItems` bound to the config and limiter. */
+export type ChargeItems = (req: FastifyRequest, n: number) => void;
+
 export function chargeItems(req: FastifyRequest, config: Config, limiter: RateLimiter, n: number): void {
   const tenant = req.scoped ? config.tenants.find((t) => t.id === req.tenant) : undefined;
   if (!tenant || n <= 1) return;

@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import { ValidationError } from '../core/validation.js';
-import { StoreUnavailableError } from '../store/errors.js';
 import { DEFAULT_TENANT, type Deduplicator } from '../engine/deduplicator.js';
 import type { Metrics } from '../observe/metrics.js';
-import { ApiError, errorBody, fromFastifyError } from './errors.js';
+import { ApiError, errorBody } from './errors.js';
+import { eventRefusal, toApiError } from './error-mapping.js';
 import { incidentRoutes } from './routes/incidents.js';
 import { eventRoutes } from './routes/events.js';
 import { violationRoutes } from './routes/violations.js';
 import type { ViolationIngest } from '../engine/violations.js';
 import type { EventIngest } from '../engine/events.js';
-import { BOUNDARY_REJECT_REASONS, type EventAccounting } from '../observe/event-accounting.js';
+import type { EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
-import { accessControl } from './access.js';
+import { accessControl, type ChargeItems, chargeItems } from './access.js';
+import { ndjsonParser } from './batch.js';
 import { RateLimiter } from '../access/rate-limit.js';
-import { ForbiddenError } from '../access/tenants.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
@@ -114,16 +113,7 @@ export function buildApp({
   app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((err, req, reply) => {
-    const apiError =
-      err instanceof ApiError
-        ? err
-        : err instanceof ValidationError
-          ? new ApiError('invalid_input', err.message, err.issues)
-          : err instanceof StoreUnavailableError
-            ? new ApiError('unavailable', err.message)
-            : err instanceof ForbiddenError
-              ? new ApiError('forbidden', err.message)
-              : fromFastifyError(err as { code?: string; statusCode?: number; message: string });
+    const apiError = toApiError(err);
     if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
     metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
     // An unauthenticated request belongs to no tenant: it is in no tenant's accounting.
@@ -144,9 +134,12 @@ export function buildApp({
   });
 
   operationRoutes(app, dedup.store, metrics);
-  incidentRoutes(app, dedup);
-  eventRoutes(app, events, accounting);
-  violationRoutes(app, violations);
+  // Batches: NDJSON on the three routes that decide one input; each line costs its tenant a token.
+  ndjsonParser(app, new Set(['/v1/incidents', '/v1/events', '/v1/violations']));
+  const charge: ChargeItems = (req, n) => chargeItems(req, config(), limiter, n);
+  incidentRoutes(app, dedup, charge);
+  eventRoutes(app, events, accounting, charge);
+  violationRoutes(app, violations, charge);
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
@@ -157,11 +150,6 @@ export function buildApp({
 }
 
 /** Every refused event still lands in one accounting bucket. */
-function eventRefusal(code: string): (typeof BOUNDARY_REJECT_REASONS)[number] {
-  if (code === 'invalid_input') return 'invalid';
-  return (BOUNDARY_REJECT_REASONS as readonly string[]).includes(code) ? (code as (typeof BOUNDARY_REJECT_REASONS)[number]) : 'internal';
-}
-
 /** The route pattern (never the raw URL, which would carry keys into labels). */
 function routeLabel(pattern: string | undefined): string {
   return pattern ?? 'unmatched';

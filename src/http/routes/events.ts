@@ -5,14 +5,16 @@ import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody, object } from '../openapi/schemas.js';
 import { eventSchema } from '../../inputs/event/schema.js';
+import type { ChargeItems } from '../access.js';
+import { answerBatch, Batch, BATCH_DOC } from '../batch.js';
+import { eventRefusal } from '../error-mapping.js';
 
-export function eventRoutes(app: FastifyInstance, events: EventIngest, accounting: EventAccounting): void {
+export function eventRoutes(app: FastifyInstance, events: EventIngest, accounting: EventAccounting, charge: ChargeItems): void {
   app.post(
     '/v1/events',
     doc({
       summary: 'Apply one device status event, once and in order',
-      description:
-        'The identity is (tenant_id, device_id, boot_id, sequence). A repeat is `duplicate`; an event older than the device state is `rejected` with a reason; `gap` names missing sequence numbers; `transition` a state change (delivered as `notify`).',
+      description: `The identity is (tenant_id, device_id, boot_id, sequence). A repeat is \`duplicate\`; an event older than the device state is \`rejected\` with a reason; \`gap\` names missing sequence numbers; \`transition\` a state change (delivered as \`notify\`). ${BATCH_DOC}`,
       access: 'tenant',
       tag: 'events',
       body: eventSchema,
@@ -34,10 +36,25 @@ export function eventRoutes(app: FastifyInstance, events: EventIngest, accountin
         503: { description: 'the store cannot serve this now; retry', schema: errorBody },
       },
     }),
-    async (req) => {
-      const o = await events.apply(req.body, req.scoped ? req.tenant : undefined, { requestId: req.id });
-      accounting.decided(o, req.tenant);
-      return { outcome: o.outcome, reason: o.reason, gap: o.gap, transition: o.transition };
+    async (req, reply) => {
+      const one = async (input: unknown) => {
+        const o = await events.apply(input, req.scoped ? req.tenant : undefined, { requestId: req.id });
+        accounting.decided(o, req.tenant);
+        return { outcome: o.outcome, reason: o.reason, gap: o.gap, transition: o.transition };
+      };
+      if (!(req.body instanceof Batch)) return one(req.body);
+      charge(req, req.body.lines.length);
+      // A refused line is counted as a refused request is, so received = applied + duplicate + rejected holds.
+      return answerBatch(
+        req,
+        reply,
+        req.body,
+        one,
+        (e) => [e.tenant_id, e.device_id],
+        (line) => {
+          if (line.error) accounting.refused(eventRefusal(line.error.code), req.tenant);
+        },
+      );
     },
   );
 

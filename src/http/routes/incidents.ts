@@ -5,10 +5,12 @@ import { parseLimit } from '../query.js';
 import { doc } from '../openapi/route-doc.js';
 import { decisionBody, errorBody, incidentView, limitQuery } from '../openapi/schemas.js';
 import { incidentSchema } from '../../inputs/incident/schema.js';
+import { answerBatch, Batch, BATCH_DOC } from '../batch.js';
+import type { ChargeItems } from '../access.js';
 
 const LIST = { default: 100, max: 1000 };
 
-export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void {
+export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge: ChargeItems): void {
   /** The caller's live incidents, most recently seen first (`?limit=1..1000`, default 100). */
   app.get<{ Querystring: { limit?: string } }>(
     '/v1/incidents',
@@ -30,16 +32,20 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator): void 
     '/v1/incidents',
     doc({
       summary: 'Decide one correlated incident: CREATE, SUPPRESS or UPDATE',
-      description:
-        '`dedup_key` is `dedup:` + the first 32 hex digits of SHA-256 over `element_id|fault_class|root_cause_id` (a `\\` or `|` inside a field escaped with `\\`); the material fingerprint is `severity|cleared`. The TTL slides with every arrival.',
+      description: `\`dedup_key\` is \`dedup:\` + the first 32 hex digits of SHA-256 over \`element_id|fault_class|root_cause_id\` (a \`\\\\\` or \`|\` inside a field escaped with \`\\\\\`); the material fingerprint is \`severity|cleared\`. The TTL slides with every arrival. ${BATCH_DOC}`,
       access: 'tenant',
       tag: 'incidents',
       body: incidentSchema,
       responses: { 200: { description: 'the decision', schema: decisionBody }, 503: { description: 'the store cannot serve this now; retry' } },
     }),
-    async (req) => {
-      const d = await dedup.decideIncident(req.body, req.tenant, { requestId: req.id });
-      return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional };
+    async (req, reply) => {
+      const one = async (input: unknown) => {
+        const d = await dedup.decideIncident(input, req.tenant, { requestId: req.id });
+        return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional };
+      };
+      if (!(req.body instanceof Batch)) return one(req.body);
+      charge(req, req.body.lines.length);
+      return answerBatch(req, reply, req.body, one, (i) => [i.element_id, i.fault_class, i.root_cause_id]);
     },
   );
 

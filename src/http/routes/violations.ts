@@ -3,12 +3,15 @@ import type { ViolationIngest } from '../../engine/violations.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody } from '../openapi/schemas.js';
 import { violationSchema } from '../../inputs/violation/schema.js';
+import type { ChargeItems } from '../access.js';
+import { answerBatch, Batch, BATCH_DOC } from '../batch.js';
 
-export function violationRoutes(app: FastifyInstance, violations: ViolationIngest): void {
+export function violationRoutes(app: FastifyInstance, violations: ViolationIngest, charge: ChargeItems): void {
   app.post(
     '/v1/violations',
     doc({
       summary: 'Decide one SPC control-chart violation: CREATE or SUPPRESS per process, rule and time window',
+      description: BATCH_DOC,
       access: 'tenant',
       tag: 'violations',
       body: violationSchema,
@@ -28,9 +31,14 @@ export function violationRoutes(app: FastifyInstance, violations: ViolationInges
         503: { description: 'the store cannot serve this now; retry', schema: errorBody },
       },
     }),
-    async (req) => {
-      const d = await violations.apply(req.body, req.tenant, { requestId: req.id });
-      return { decision: d.decision, key: d.key, alarm_code: d.alarm_code, severity: d.severity };
+    async (req, reply) => {
+      const one = async (input: unknown) => {
+        const d = await violations.apply(input, req.tenant, { requestId: req.id });
+        return { decision: d.decision, key: d.key, alarm_code: d.alarm_code, severity: d.severity };
+      };
+      if (!(req.body instanceof Batch)) return one(req.body);
+      charge(req, req.body.lines.length);
+      return answerBatch(req, reply, req.body, one, (v) => [v.process_id, v.rule_id]);
     },
   );
 }

@@ -1,0 +1,59 @@
+/**
+ * Batches over HTTP: decisions/s when a producer sends NDJSON batches of
+ * 1,000 lines, against single requests with the same mix on the same store,
+ * measured in the same run.
+ */
+import { fileURLToPath } from 'node:url';
+import { startRedis } from '../../test/helpers/redis.js';
+import { tempDir } from '../../test/helpers/tmp.js';
+import { wrk } from '../http/wrk.js';
+import { int, ratio, table, targetAtLeast, x, type Section } from '../report.js';
+import { servedStores, serveOnceonly } from './http.js';
+
+const MIX = fileURLToPath(new URL('../http/mix.lua', import.meta.url));
+const BATCH = fileURLToPath(new URL('../http/batch.lua', import.meta.url));
+const SECONDS = Number(process.env.HTTP_SECONDS ?? 10);
+const LINES = 1000;
+
+export async function batchesSection(log: (s: string) => void): Promise<Section> {
+  const dir = tempDir('onceonly-bench-batch-');
+  const redis = await startRedis();
+  const rows: Array<{ store: string; single: number; batch: number; errors: number }> = [];
+  try {
+    for (const [name, store] of servedStores(dir.path, redis.url)) {
+      const srv = await serveOnceonly(store, dir.path, `batch-${name}`);
+      try {
+        log(`batches: single requests on ${name}, ${SECONDS} s`);
+        const single = wrk(srv.url, MIX, SECONDS, [`single-${name}`]);
+        log(`batches: ${LINES}-line batches on ${name}, ${SECONDS} s`);
+        const batch = wrk(srv.url, BATCH, SECONDS, [`batch-${name}`, String(LINES)]);
+        rows.push({ store: name, single: single.rps, batch: batch.rps * LINES, errors: single.errors + batch.errors });
+      } finally {
+        await srv.stop();
+      }
+    }
+  } finally {
+    await redis.stop();
+    dir.remove();
+  }
+  const errors = rows.reduce((s, r) => s + r.errors, 0);
+  return {
+    title: 'Batches over HTTP',
+    body: [
+      `\`wrk -t1 -c64 -d${SECONDS}s\` against \`POST /v1/incidents\`: single JSON requests (bench/http/mix.lua), then NDJSON batches of ${LINES} lines with the same mix (bench/http/batch.lua), on the same server. Decisions/s of a batch run are requests/s × ${LINES}. Lines of a batch are decided up to 64 at once, in line order per key.`,
+      table(
+        ['store', 'single requests: decisions/s', `batches of ${LINES}: decisions/s`, 'batch vs single'],
+        rows.map((r) => [r.store, int(r.single), int(r.batch), x(ratio(r.batch, r.single))]),
+      ),
+      ...(errors ? [`**${errors} requests failed**: the figures above are not clean.`] : []),
+    ],
+    targets: rows.map((r) =>
+      targetAtLeast(
+        `batch decisions/s vs single requests, ${r.store}`,
+        ratio(r.batch, r.single),
+        5,
+        'lines are decided one store operation each (no store-level batching yet): the gain is the HTTP and parsing cost saved per line',
+      ),
+    ),
+  };
+}
