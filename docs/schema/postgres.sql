@@ -123,6 +123,16 @@ CREATE TABLE onceonly.reconciled (
     expires_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.requests (
+    tenant text NOT NULL,
+    key text NOT NULL,
+    body_hash text NOT NULL,
+    status integer,
+    content_type text,
+    body text,
+    expires_at bigint NOT NULL
+);
+
 CREATE TABLE onceonly.resolutions (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -175,6 +185,9 @@ ALTER TABLE ONLY onceonly.outbox
 ALTER TABLE ONLY onceonly.reconciled
     ADD CONSTRAINT reconciled_pkey PRIMARY KEY (tenant, key, journal_id);
 
+ALTER TABLE ONLY onceonly.requests
+    ADD CONSTRAINT requests_pkey PRIMARY KEY (tenant, key);
+
 ALTER TABLE ONLY onceonly.resolutions
     ADD CONSTRAINT resolutions_pkey PRIMARY KEY (tenant, key);
 
@@ -201,5 +214,7 @@ CREATE INDEX incidents_expires_at ON onceonly.incidents USING btree (expires_at)
 CREATE INDEX incidents_last_seen ON onceonly.incidents USING btree (tenant, last_seen_at DESC);
 
 CREATE INDEX reconciled_expires_at ON onceonly.reconciled USING btree (expires_at);
+
+CREATE INDEX requests_expires_at ON onceonly.requests USING btree (expires_at);
 
 CREATE INDEX windows_expires_at ON onceonly.windows USING btree (expires_at);

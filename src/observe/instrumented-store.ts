@@ -25,6 +25,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     devices: wrapFacet(inner.devices, timed('devices')),
     windows: wrapFacet(inner.windows, timed('windows')),
     queries: wrapFacet(inner.queries, timed('queries')),
+    requests: wrapFacet(inner.requests, timed('requests')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

@@ -17,6 +17,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { requestStoreContract } from './request-store.contract.js';
 
 /**
  * The fail-open decorator is a store like any other: with the shared store
@@ -69,10 +70,12 @@ const overPostgres = async (clock: ManualClock): Promise<StoreFixture> => {
 incidentStoreContract('fail-open over redis', { exactCount: false, peers: true }, overRedis);
 eventStoreContract('fail-open over redis', overRedis);
 windowStoreContract('fail-open over redis', overRedis);
+requestStoreContract('fail-open over redis', overRedis);
 deliveryStoreContract('fail-open over redis', overRedis);
 incidentStoreContract('fail-open over postgres', { exactCount: true, peers: true }, overPostgres);
 eventStoreContract('fail-open over postgres', overPostgres);
 windowStoreContract('fail-open over postgres', overPostgres);
+requestStoreContract('fail-open over postgres', overPostgres);
 deliveryStoreContract('fail-open over postgres', overPostgres);
 rulesContract('fail-open over postgres', overPostgres);
 

@@ -3,6 +3,7 @@ import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { requestStoreContract } from './request-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 
@@ -18,5 +19,6 @@ const fixture = (clock: ManualClock): StoreFixture => ({
 incidentStoreContract('memory', { exactCount: true, peers: false }, fixture);
 eventStoreContract('memory', fixture);
 windowStoreContract('memory', fixture);
+requestStoreContract('memory', fixture);
 deliveryStoreContract('memory', fixture);
 rulesContract('memory', fixture);

@@ -6,6 +6,7 @@ import { manualClock } from '../../src/core/clock.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { requestStoreContract } from './request-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';
@@ -29,6 +30,7 @@ const fixture = async (clock: ManualClock): Promise<StoreFixture> => {
 incidentStoreContract('postgres', { exactCount: true, peers: true }, fixture);
 eventStoreContract('postgres', fixture);
 windowStoreContract('postgres', fixture);
+requestStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
 rulesContract('postgres', fixture);
 

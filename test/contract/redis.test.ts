@@ -9,6 +9,7 @@ import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } fr
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { requestStoreContract } from './request-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 
 // Redis decides on its own clock (TIME inside the script), so time is real
@@ -54,6 +55,14 @@ windowStoreContract(
   fixture(() => single.url, 'redis'),
 );
 windowStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+requestStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+requestStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
 );

@@ -8,6 +8,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { requestStoreContract } from './request-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 
@@ -30,6 +31,7 @@ const fixture = (clock: ManualClock): StoreFixture => {
 incidentStoreContract('sqlite', { exactCount: true, peers: true }, fixture);
 eventStoreContract('sqlite', fixture);
 windowStoreContract('sqlite', fixture);
+requestStoreContract('sqlite', fixture);
 deliveryStoreContract('sqlite', fixture);
 rulesContract('sqlite', fixture);
 

@@ -6,6 +6,8 @@ import type {
   IncidentStore,
   OutboxPayload,
   QueryStore,
+  RequestStore,
+  StoredAnswer,
   ReconcileOutcome,
   SharedStore,
   WindowStore,
@@ -74,6 +76,7 @@ export class FailOpenStore implements DedupStore {
   readonly windows: WindowStore;
   readonly devices: DeviceStore;
   readonly queries: QueryStore;
+  readonly requests: RequestStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -117,6 +120,16 @@ export class FailOpenStore implements DedupStore {
     this.devices = this.facet('devices', inner.devices, {});
     // Lists and counts have no local answer.
     this.queries = this.facet('queries', inner.queries, {});
+    // A producer's Idempotency-Key while the store is away is held in this
+    // replica's journal: a retry to this replica replays its answer. Keys are
+    // not replayed to the shared store (they live a day; a retry through
+    // another replica after the outage runs again, as without a key).
+    this.requests = this.facet('requests', inner.requests, {
+      begin: (tenant: string, key: string, bodyHash: string, leaseMs: number) => journal.requests.begin(tenant, key, bodyHash, leaseMs),
+      finish: (tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number) =>
+        journal.requests.finish(tenant, key, bodyHash, answer, keepMs),
+      abandon: (tenant: string, key: string, bodyHash: string) => journal.requests.abandon(tenant, key, bodyHash),
+    });
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -6,6 +6,7 @@ import { MemoryDevices } from './memory-devices.js';
 import { MemoryIncidents } from './memory-incidents.js';
 import { MemoryQueries } from './memory-queries.js';
 import { MemoryWindows } from './memory-windows.js';
+import { MemoryRequests } from './memory-requests.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -21,6 +22,7 @@ export class MemoryStore implements DedupStore {
   readonly windows: MemoryWindows;
   readonly deliveries: MemoryDeliveries;
   readonly queries: MemoryQueries;
+  readonly requests: MemoryRequests;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -32,10 +34,17 @@ export class MemoryStore implements DedupStore {
     this.devices = new MemoryDevices(clock, outbox, assertOpen);
     this.windows = new MemoryWindows(clock, outbox, this.deliveries, assertOpen);
     this.queries = new MemoryQueries(clock, this.incidents, this.devices, outbox);
+    this.requests = new MemoryRequests(clock, assertOpen);
   }
 
   async sweepExpired() {
-    return this.devices.sweep(SWEEP_BATCH) + this.windows.sweep(SWEEP_BATCH) + this.incidents.sweep(SWEEP_BATCH) + this.deliveries.sweep(SWEEP_BATCH);
+    return (
+      this.devices.sweep(SWEEP_BATCH) +
+      this.windows.sweep(SWEEP_BATCH) +
+      this.incidents.sweep(SWEEP_BATCH) +
+      this.deliveries.sweep(SWEEP_BATCH) +
+      this.requests.sweep(SWEEP_BATCH)
+    );
   }
 
   async ping() {

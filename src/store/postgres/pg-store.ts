@@ -6,6 +6,7 @@ import { PgDeliveries } from './pg-deliveries.js';
 import { PgDevices } from './pg-devices.js';
 import { PgIncidents } from './pg-incidents.js';
 import { PgQueries } from './pg-queries.js';
+import { PgRequests } from './pg-requests.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -28,6 +29,7 @@ export class PgStore implements SharedStore {
   readonly windows: PgWindows;
   readonly deliveries: PgDeliveries;
   readonly queries: PgQueries;
+  readonly requests: PgRequests;
   private readonly schema: string | null;
 
   constructor(
@@ -42,6 +44,7 @@ export class PgStore implements SharedStore {
     this.devices = new PgDevices(x);
     this.windows = new PgWindows(x, this.deliveries);
     this.queries = new PgQueries(x);
+    this.requests = new PgRequests(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
@@ -51,7 +54,13 @@ export class PgStore implements SharedStore {
 
   /** Small batches, each its own statement: no long lock. */
   async sweepExpired() {
-    return (await this.incidents.sweep()) + (await this.devices.sweep()) + (await this.windows.sweep()) + (await this.deliveries.sweep());
+    return (
+      (await this.incidents.sweep()) +
+      (await this.devices.sweep()) +
+      (await this.windows.sweep()) +
+      (await this.deliveries.sweep()) +
+      (await this.requests.sweep())
+    );
   }
 
   async ping() {

@@ -114,6 +114,11 @@ export function failingKey(kind: string, tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:kf:${lpBytes(kind, tenant, key)}`;
 }
 
+/** A producer's Idempotency-Key and the answer it got. */
+export function requestKey(tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:rq:${lpBytes(tenant, key)}`;
+}
+
 export function windowKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:w:${tenant}:${key}`;
 }

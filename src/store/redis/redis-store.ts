@@ -5,6 +5,7 @@ import { RedisDevices } from './redis-devices.js';
 import { RedisIncidents } from './redis-incidents.js';
 import { RedisQueries } from './redis-queries.js';
 import { RedisWindows } from './redis-windows.js';
+import { RedisRequests } from './redis-requests.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -22,6 +23,7 @@ export class RedisStore implements SharedStore {
   readonly windows: RedisWindows;
   readonly deliveries: RedisDeliveries;
   readonly queries: RedisQueries;
+  readonly requests: RedisRequests;
 
   constructor(
     readonly conn: RedisConnection,
@@ -34,6 +36,7 @@ export class RedisStore implements SharedStore {
     this.windows = new RedisWindows(conn);
     this.deliveries = new RedisDeliveries(conn);
     this.queries = new RedisQueries(conn, this.incidents);
+    this.requests = new RedisRequests(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

@@ -31,4 +31,6 @@ export const scripts = {
   listDeadLetters: load('list-dead-letters'),
   deliveryBacklog: load('delivery-backlog'),
   sweepDeadLetters: load('sweep-dead-letters', 'delivery'),
+  requestBegin: load('request-begin'),
+  requestAbandon: load('request-abandon'),
 } as const;

@@ -6,6 +6,7 @@ import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { SqliteDevices } from './sqlite-devices.js';
 import { SqliteIncidents } from './sqlite-incidents.js';
 import { SqliteQueries } from './sqlite-queries.js';
+import { SqliteRequests } from './sqlite-requests.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -23,6 +24,7 @@ export class SqliteStore implements DedupStore {
   readonly windows: SqliteWindows;
   readonly deliveries: SqliteDeliveries;
   readonly queries: SqliteQueries;
+  readonly requests: SqliteRequests;
 
   constructor(
     readonly path: string,
@@ -35,11 +37,17 @@ export class SqliteStore implements DedupStore {
     this.devices = new SqliteDevices(this.x);
     this.windows = new SqliteWindows(this.x, this.deliveries);
     this.queries = new SqliteQueries(this.x);
+    this.requests = new SqliteRequests(this.x);
   }
 
   sweepExpired() {
     return this.x.writes.submit(
-      () => this.incidents.sweep(SWEEP_BATCH) + this.devices.sweep(SWEEP_BATCH) + this.windows.sweep(SWEEP_BATCH) + this.deliveries.sweep(SWEEP_BATCH),
+      () =>
+        this.incidents.sweep(SWEEP_BATCH) +
+        this.devices.sweep(SWEEP_BATCH) +
+        this.windows.sweep(SWEEP_BATCH) +
+        this.deliveries.sweep(SWEEP_BATCH) +
+        this.requests.sweep(SWEEP_BATCH),
     );
   }
 
