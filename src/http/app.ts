@@ -14,6 +14,7 @@ import type { EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
 import { accessControl, type ChargeItems, chargeItems } from './access.js';
 import { ndjsonParser } from './batch.js';
+import { idempotency } from './idempotency.js';
 import { RateLimiter } from '../access/rate-limit.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
@@ -119,7 +120,7 @@ export function buildApp({
     // An unauthenticated request belongs to no tenant: it is in no tenant's accounting.
     if (req.method === 'POST' && req.routeOptions.url === '/v1/events' && apiError.code !== 'unauthorized')
       accounting.refused(eventRefusal(apiError.code), req.tenant);
-    if (apiError.code === 'rate_limited') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
+    if (apiError.code === 'rate_limited' || apiError.code === 'idempotency_in_flight') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
     // A store that cannot serve now (failing open, a full disk): the producer retries, not at once.
     if (apiError.code === 'unavailable') reply.header('Retry-After', String(apiError.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S));
     if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
@@ -134,6 +135,8 @@ export function buildApp({
   });
 
   operationRoutes(app, dedup.store, metrics);
+  // Producers' Idempotency-Keys: after access (the tenant is known), before any route runs.
+  idempotency(app, dedup.store.requests, config);
   // Batches: NDJSON on the three routes that decide one input; each line costs its tenant a token.
   ndjsonParser(app, new Set(['/v1/incidents', '/v1/events', '/v1/violations']));
   const charge: ChargeItems = (req, n) => chargeItems(req, config(), limiter, n);

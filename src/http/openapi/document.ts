@@ -14,8 +14,10 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'no valid bearer token (tenants are configured)',
   403: 'not allowed for this tenant',
   404: 'no such thing for this tenant',
+  409: 'a request with this Idempotency-Key is still being answered; see Retry-After',
   413: `the body is over ${BODY_LIMIT_BYTES / 1024} KiB`,
   415: 'the body is not JSON',
+  422: 'this Idempotency-Key was used for another request',
   429: "the tenant's rate limit is spent; see Retry-After",
   503: 'the store cannot serve this now; retry',
 };
@@ -30,6 +32,16 @@ const jsonSchema = (s: Schema): Record<string, unknown> => {
 const openApiPath = (url: string) => url.replace(/:([A-Za-z_]\w*)/g, '{$1}');
 
 /** The OpenAPI 3.1 document of the routes the server has, made from their docs. */
+/** Every tenant POST takes a producer's Idempotency-Key (see src/http/idempotency.ts). */
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Optional, 1..255 printable ASCII. The first answer is kept 24 h per tenant and key; a repeat with the same body gets it again with `Idempotent-Replayed: true`; another body with the key is 422, a repeat while the first runs 409.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 export function openApiDocument(routes: readonly DocumentedRoute[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { method, url, doc } of [...routes].sort((a, b) => a.url.localeCompare(b.url))) {
@@ -55,7 +67,8 @@ export function openApiDocument(routes: readonly DocumentedRoute[], version: str
       };
     }
     // Every route can refuse a request; the standard refusals are listed once per route.
-    const refusals = doc.access === 'tenant' ? [401, 429] : [];
+    const idempotent = method === 'POST' && doc.access === 'tenant';
+    const refusals = [...(doc.access === 'tenant' ? [401, 429] : []), ...(idempotent ? [409, 422] : [])];
     for (const status of [...(doc.body ? [400, 413, 415] : []), ...refusals]) {
       responses[status] ??= { description: STATUS_TEXT[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
@@ -65,7 +78,7 @@ export function openApiDocument(routes: readonly DocumentedRoute[], version: str
       ...(doc.description ? { description: doc.description } : {}),
       tags: [doc.tag],
       ...(doc.access === 'tenant' ? {} : { security: [] }),
-      ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
+      ...(params.length + query.length + (idempotent ? 1 : 0) > 0 ? { parameters: [...params, ...query, ...(idempotent ? [IDEMPOTENCY_PARAMETER] : [])] } : {}),
       ...(doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(doc.body) } } } } : {}),
       responses,
     };

@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config/schema.js';
+import { REQUEST_LEASE_MS, REQUEST_MEMORY_MS, type RequestStore } from '../store/contract/index.js';
+import { Batch } from './batch.js';
+import { ApiError } from './errors.js';
+
+/**
+ * Request idempotency: a POST may carry `Idempotency-Key` (1..255 printable
+ * ASCII). The first request with a key runs and its answer is kept 24 h per
+ * tenant and key; a repeat with the same body gets that answer again with
+ * `Idempotent-Replayed: true`, even when deciding again would answer
+ * otherwise (a retried CREATE is a CREATE); the same key with another body is
+ * 422, and a repeat while the first still runs is 409.
+ *
+ * Kept: answers that are final (2xx, and 4xx but 408, 409, 425 and 429). A
+ * 5xx, or an answer that says "later", frees the key, so the retry runs.
+ */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
+const NOT_FINAL = new Set([408, 409, 425, 429]);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: { key: string; hash: string; replayed: boolean };
+  }
+}
+
+/** What makes two requests "the same": route, path parameters and body. */
+function requestHash(req: FastifyRequest): string {
+  const body = req.body instanceof Batch ? req.body.lines.join('\n') : JSON.stringify(req.body ?? null);
+  return createHash('sha256')
+    .update(`${req.method} ${req.routeOptions.url ?? ''} ${JSON.stringify(req.params ?? {})}\n`)
+    .update(body ?? '')
+    .digest('hex');
+}
+
+export function idempotency(app: FastifyInstance, requests: RequestStore, config: () => Config): void {
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.method !== 'POST') return;
+    const raw = req.headers[IDEMPOTENCY_HEADER];
+    if (raw === undefined) return;
+    const key = Array.isArray(raw) ? raw.join(',') : raw;
+    if (!PRINTABLE_ASCII.test(key))
+      throw new ApiError('invalid_input', 'Idempotency-Key must be 1..255 printable ASCII characters', [
+        { path: 'Idempotency-Key', message: 'must be 1..255 printable ASCII characters' },
+      ]);
+    // A PagerDuty-style sender with its token in the body is matched to its tenant by the route, after this: its key needs the Authorization header.
+    if (config().tenants.length > 0 && !req.scoped) return;
+    const hash = requestHash(req);
+    const held = await requests.begin(req.tenant, key, hash, REQUEST_LEASE_MS);
+    if (held.state === 'new') {
+      req.idempotency = { key, hash, replayed: false };
+      return;
+    }
+    if (held.bodyHash !== hash && held.bodyHash !== '')
+      throw new ApiError('idempotency_key_reused', `Idempotency-Key ${JSON.stringify(key)} was used for a different request; use a new key for a new request`);
+    if (held.state === 'in_flight')
+      throw new ApiError('idempotency_in_flight', `a request with Idempotency-Key ${JSON.stringify(key)} is still being answered; retry shortly`, undefined, 1);
+    req.idempotency = { key, hash, replayed: true };
+    return reply.code(held.answer.status).header('idempotent-replayed', 'true').type(held.answer.contentType).send(held.answer.body);
+  });
+
+  // Before the answer leaves: a retry that arrives the moment it is read finds it kept.
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const idem = req.idempotency;
+    if (!idem || idem.replayed) return payload;
+    const status = reply.statusCode;
+    try {
+      if (status < 500 && !NOT_FINAL.has(status) && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+        const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+        await requests.finish(req.tenant, idem.key, idem.hash, { status, contentType, body: String(payload) }, REQUEST_MEMORY_MS);
+      } else {
+        await requests.abandon(req.tenant, idem.key, idem.hash);
+      }
+    } catch (err) {
+      // The answer stands; the key stays in flight until its lease ends, and a retry is told 409 until then.
+      req.log.warn({ err: (err as Error).message }, 'could not keep the answer of an Idempotency-Key');
+    }
+    return payload;
+  });
+}
