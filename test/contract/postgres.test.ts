@@ -1,4 +1,5 @@
 // needs: postgres
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ManualClock } from '../../src/core/clock.js';
@@ -41,7 +42,11 @@ test('postgres: migrations are numbered, applied once, and replicas starting tog
     const again = await Promise.all(pools.map((p) => migrate(p, s.schema)));
     assert.deepEqual(again, [[], []], 'already applied by freshSchema: nothing to do, and no error when two run at once');
     const names = (await pools[0]!.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name);
-    assert.deepEqual(names, ['001_initial.sql', '002_audit.sql', '003_reconcile.sql', '004_counter_used_at.sql']);
+    const files = readdirSync(new URL('../../src/store/postgres/migrations/', import.meta.url))
+      .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+      .sort();
+    assert.deepEqual(files.slice(0, 5), ['001_initial.sql', '002_audit.sql', '003_reconcile.sql', '004_counter_used_at.sql', '005_requests.sql']);
+    assert.deepEqual(names, files, 'every migration recorded once, in order');
     await Promise.all(pools.map((p) => p.end()));
     const store = s.open(manualClock());
     await store.incidents.decide({ tenant: 't', key: 'k', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
