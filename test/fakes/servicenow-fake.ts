@@ -17,7 +17,25 @@ export interface SnowRecord {
  * basic auth. Like ServiceNow, nothing stops two records sharing a correlation_id.
  */
 export async function startServicenowFake(user = 'onceonly', password = 'secret'): Promise<FakeServer & { records: Map<string, SnowRecord> }> {
-  const records = new Map<string, SnowRecord>();
+  /** correlation_id → sys_ids, kept with every write, so a lookup by key does not scan every record. */
+  const byCorrelation = new Map<string, Set<string>>();
+  const index = (rec: SnowRecord, before?: string) => {
+    if (before !== undefined) byCorrelation.get(before)?.delete(rec.sys_id);
+    const c = String(rec.correlation_id ?? '');
+    let set = byCorrelation.get(c);
+    if (!set) byCorrelation.set(c, (set = new Set()));
+    set.add(rec.sys_id);
+  };
+  // Tests may plant records with records.set: they are indexed too.
+  const records = new (class extends Map<string, SnowRecord> {
+    override set(id: string, rec: SnowRecord) {
+      const old = super.get(id);
+      if (old) byCorrelation.get(String(old.correlation_id ?? ''))?.delete(id);
+      super.set(id, rec);
+      index(rec);
+      return this;
+    }
+  })();
   const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   let seq = 0;
   const fake = await startFake((r) => {
@@ -31,22 +49,33 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
       // `field=value`, `field!=value` or `fieldISNOTEMPTY`. Operators in the data steer it, as there.
       const text = r.query.get('sysparm_query') ?? '';
       const order = /\^?ORDERBY(\w+)/.exec(text)?.[1];
-      const matches = (x: SnowRecord, term: string) => {
+      type Term = { field: string; op: string; value: string } | null;
+      const parse = (term: string): Term => {
         const t = /^(\w+?)(!=|=|ISNOTEMPTY)(.*)$/s.exec(term);
+        return t ? { field: t[1]!, op: t[2]!, value: t[3]! } : null;
+      };
+      const matches = (x: SnowRecord, t: Term) => {
         if (!t) return false;
-        const v = String(x[t[1]!] ?? '');
-        return t[2] === '=' ? v === t[3] : t[2] === '!=' ? v !== t[3] : v !== '';
+        const v = String(x[t.field] ?? '');
+        return t.op === '=' ? v === t.value : t.op === '!=' ? v !== t.value : v !== '';
       };
       const queries = text.split('^NQ').map((q) => {
-        const groups: string[][] = [];
+        const groups: Term[][] = [];
         for (const t of q.split('^')) {
           if (!t || t.startsWith('ORDERBY')) continue;
-          if (t.startsWith('OR') && groups.length > 0) groups.at(-1)!.push(t.slice(2));
-          else groups.push([t]);
+          if (t.startsWith('OR') && groups.length > 0) groups.at(-1)!.push(parse(t.slice(2)));
+          else groups.push([parse(t)]);
         }
         return groups;
       });
-      const hits = [...records.values()].filter((x) => queries.some((groups) => groups.every((any) => any.some((t) => matches(x, t)))));
+      // Only records a query could match are tested: when one of its AND groups is nothing but
+      // correlation_id equalities, its candidates come from the index (the same answer as a scan).
+      const candidates = (groups: Term[][]): Iterable<SnowRecord> => {
+        const anchor = groups.find((any) => any.every((t) => t?.field === 'correlation_id' && t.op === '='));
+        if (!anchor) return records.values();
+        return anchor.flatMap((t) => [...(byCorrelation.get(t!.value) ?? [])]).map((sysId) => records.get(sysId)!);
+      };
+      const hits = [...new Set(queries.flatMap((groups) => [...candidates(groups)].filter((x) => groups.every((any) => any.some((t) => matches(x, t))))))];
       if (order) hits.sort((a, b) => String(a[order] ?? '').localeCompare(String(b[order] ?? '')));
       const limit = Number(r.query.get('sysparm_limit') ?? 10000);
       return { status: 200, body: { result: hits.slice(0, limit) } };
@@ -60,7 +89,9 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
       const rec = records.get(id);
       if (!rec) return { status: 404, body: { error: { message: 'No Record found' }, status: 'failure' } };
       const { work_notes, ...fields } = r.body as Record<string, unknown>;
+      const before = String(rec.correlation_id ?? '');
       Object.assign(rec, fields);
+      index(rec, before);
       if (work_notes) rec.work_notes_count = Number(rec.work_notes_count ?? 0) + 1;
       return { status: 200, body: { result: rec } };
     }
