@@ -28,7 +28,7 @@ export class GroupCommit {
     private readonly maxBatch = 1024,
     /** What a failed operation or commit rejects with (the store's own error for a file that cannot be written). */
     private readonly failure: (error: unknown) => unknown = (e) => e,
-    /** A batch committed: the file can be written. */
+    /** A batch committed with at least one operation in it: the file can be written. */
     private readonly committed: () => void = () => {},
   ) {
     // Each operation in a SAVEPOINT of its own (better-sqlite3 nests a
@@ -76,7 +76,7 @@ export class GroupCommit {
         for (const op of batch) op.reject(reason);
         continue;
       }
-      this.committed();
+      if (results.some((r) => (r as { ok: boolean }).ok)) this.committed();
       batch.forEach((op, i) => {
         const r = results[i] as { ok: true; value: unknown } | { ok: false; error: unknown };
         if (r.ok) op.resolve(r.value);
