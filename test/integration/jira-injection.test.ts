@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { jiraLabel } from '../../src/delivery/adapters/jira.js';
 import { evaluateJql, type JiraIssue, startJiraFake } from '../fakes/jira-fake.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { until } from '../helpers/wait.js';
+import { quietAfter } from '../helpers/settle.js';
 
 const A = 'token-of-tenant-acme-0001';
 const B = 'token-of-tenant-beta-0002';
@@ -23,18 +23,7 @@ after(async () => {
 
 const enqueue = (token: string, body: object) =>
   s.app.inject({ method: 'POST', url: '/v2/enqueue', headers: { authorization: `Bearer ${token}` }, payload: body });
-/** Waits until Jira got calls past `since` and the replica has nothing left queued. */
-async function settled(since: number) {
-  let last = -1;
-  await until(async () => {
-    const n = jira.requests.length;
-    const text = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
-    const quiet = n > since && n === last && /^onceonly_deliveries_pending 0$/m.test(text);
-    last = n;
-    if (!quiet) await new Promise((r) => setTimeout(r, 150));
-    return quiet;
-  }, 15_000);
-}
+const settled = (since: number) => quietAfter(s, () => jira.requests.length, since);
 
 // Each, pasted into `labels = "<key>"`, would match acme's issue on Jira: an OR, a negation, an order, a quote escape.
 const HOSTILE = [

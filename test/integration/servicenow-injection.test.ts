@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
 import { startServicenowFake, type SnowRecord } from '../fakes/servicenow-fake.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { until } from '../helpers/wait.js';
+import { quietAfter } from '../helpers/settle.js';
 
 const A = 'token-of-tenant-acme-0001';
 const B = 'token-of-tenant-beta-0002';
@@ -23,18 +23,7 @@ after(async () => {
 
 const enqueue = (token: string, body: object) =>
   s.app.inject({ method: 'POST', url: '/v2/enqueue', headers: { authorization: `Bearer ${token}` }, payload: body });
-/** Waits until ServiceNow got calls past `since` and the replica has nothing left queued, then stays quiet for a beat. */
-async function settled(since: number) {
-  let last = -1;
-  await until(async () => {
-    const n = snow.requests.length;
-    const text = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
-    const quiet = n > since && n === last && /^onceonly_deliveries_pending 0$/m.test(text);
-    last = n;
-    if (!quiet) await new Promise((r) => setTimeout(r, 150));
-    return quiet;
-  }, 15_000);
-}
+const settled = (since: number) => quietAfter(s, () => snow.requests.length, since);
 
 test('a key holding encoded-query operators cannot reach another tenant’s ServiceNow record', async () => {
   assert.equal(
