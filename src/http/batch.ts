@@ -70,7 +70,6 @@ export function ndjsonParser(app: FastifyInstance, routes: ReadonlySet<string>):
 }
 
 export interface BatchLine<T> {
-  ok: boolean;
   /** the answer a single request would have had */
   body: T | ReturnType<typeof errorBody>;
   error?: ApiError;
@@ -111,11 +110,11 @@ export async function answerBatch<T>(
     let line: BatchLine<T>;
     try {
       if (parseError) throw parseError;
-      line = { ok: true, body: await one(input) };
+      line = { body: await one(input) };
     } catch (err) {
       const e = toApiError(err);
       if (e.status >= 500) req.log.error({ err, line: i + 1 }, 'batch line failed');
-      line = { ok: false, body: errorBody(e), error: e };
+      line = { body: errorBody(e), error: e };
     } finally {
       active--;
       waiting.shift()?.();
