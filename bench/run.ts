@@ -8,6 +8,7 @@
  *   npm run bench                      everything
  *   npm run bench -- decisions http    only those sections (decisions, http, batches, growth, memory)
  *   N=20000 GROWTH_MAX=1000000 npm run bench     smaller runs
+ *   BACKENDS=postgres npm run bench -- decisions   the store decisions on some stores only
  *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
  */
 import { execFileSync } from 'node:child_process';
@@ -32,6 +33,9 @@ for (const a of asked) if (!(ALL as readonly string[]).includes(a)) throw new Er
 const want = (s: (typeof ALL)[number]) => asked.length === 0 || asked.includes(s);
 
 const N = Number(process.env.N ?? 100_000);
+/** BACKENDS=postgres,redis: the decisions section on those stores only (all five by default). */
+const BACKENDS = process.env.BACKENDS?.split(',').map((b) => b.trim());
+const backend = (name: string) => !BACKENDS || BACKENDS.includes(name);
 const sizes: Sizes = { n: N, seq: Math.min(N, 20_000) };
 const GROWTH_MAX = Number(process.env.GROWTH_MAX ?? 10_000_000);
 const started = Date.now();
@@ -53,31 +57,35 @@ async function versions() {
 const sections: Section[] = [];
 if (want('decisions')) {
   const figures = [];
-  figures.push(await measureBackend(await memoryBackend(), sizes, log));
-  figures.push(await measureBackend(await sqliteBackend(), sizes, log));
-  const redis = await startRedis();
-  try {
-    figures.push(await measureBackend(await redisBackend(redis.url, [redis.port], false), sizes, log));
-  } finally {
-    await redis.stop();
+  if (backend('memory')) figures.push(await measureBackend(await memoryBackend(), sizes, log));
+  if (backend('sqlite')) figures.push(await measureBackend(await sqliteBackend(), sizes, log));
+  if (backend('redis')) {
+    const redis = await startRedis();
+    try {
+      figures.push(await measureBackend(await redisBackend(redis.url, [redis.port], false), sizes, log));
+    } finally {
+      await redis.stop();
+    }
   }
-  const cluster = await startRedisCluster(3);
-  try {
-    figures.push(
-      await measureBackend(
-        await redisBackend(
-          cluster.url,
-          cluster.nodes.map((n) => n.port),
-          true,
+  if (backend('redis-cluster')) {
+    const cluster = await startRedisCluster(3);
+    try {
+      figures.push(
+        await measureBackend(
+          await redisBackend(
+            cluster.url,
+            cluster.nodes.map((n) => n.port),
+            true,
+          ),
+          sizes,
+          log,
         ),
-        sizes,
-        log,
-      ),
-    );
-  } finally {
-    await cluster.stop();
+      );
+    } finally {
+      await cluster.stop();
+    }
   }
-  figures.push(await measureBackend(await postgresBackend(), { n: Math.round(sizes.n / 5), seq: Math.round(sizes.seq / 4) }, log));
+  if (backend('postgres')) figures.push(await measureBackend(await postgresBackend(), { n: Math.round(sizes.n / 5), seq: Math.round(sizes.seq / 4) }, log));
   sections.push(decisionsSection(figures, sizes), eventsSection(figures));
 }
 if (want('http')) sections.push(await httpSection(log));
@@ -87,7 +95,7 @@ if (want('memory')) sections.push(await serverMemorySection(log));
 
 const v = await versions();
 const cmd = `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`;
-const envs = ['N', 'GROWTH_MAX']
+const envs = ['N', 'GROWTH_MAX', 'BACKENDS']
   .filter((k) => process.env[k])
   .map((k) => `${k}=${process.env[k]} `)
   .join('');
@@ -101,6 +109,6 @@ const report = [
   ...sections.flatMap((s) => ['', `### ${s.title}`, '', s.body.join('\n\n')]),
 ].join('\n');
 console.log(report);
-if (asked.length === 0 && !process.env.N && !process.env.GROWTH_MAX) {
+if (asked.length === 0 && !process.env.N && !process.env.GROWTH_MAX && !BACKENDS) {
   if (writeDoc(report)) log('written to docs/benchmarks.md');
 } else log('a partial or resized run: docs/benchmarks.md left as it is (it holds full runs only)');

@@ -1,10 +1,40 @@
 import { systemClock } from '../../src/core/clock.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
-import { openPool } from '../../src/store/postgres/pool.js';
+import { openPool, transaction } from '../../src/store/postgres/pool.js';
+import { keyLock } from '../../src/store/postgres/pg-db.js';
+import { type IncidentRecord, nextIncidentRecord } from '../../src/store/contract/index.js';
+import { incidentAction } from '../../src/core/outbox.js';
+import type pg from 'pg';
 import { freshSchema, PG_URL } from '../../test/helpers/postgres.js';
-import { GRACE_MS, TTL_MS, type Backend } from './backend.js';
+import { GRACE_MS, OUTBOX, TENANT, TTL_MS, type Backend } from './backend.js';
+import type { IncidentOp } from '../workload.js';
 
 const POOL = 16;
+
+const SQL = {
+  select: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt" FROM incidents WHERE tenant = $1 AND key = $2`,
+  upsert: `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
+  refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at`,
+  requeue: `UPDATE deliveries SET status = 'pending', retries = 0, due_at = $4, lease = '', dead_at = NULL
+ WHERE kind = $1 AND tenant = $2 AND key = $3 AND (retries > 0 OR status = 'dead') AND (lease = '' OR due_at <= $4)`,
+  outbox: `INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at) VALUES ($1, 'incident', $2, $3, $4, $5, $6, $7)`,
+};
+
+/** One decision in seven round trips, under the same lock the store takes. */
+function statements(pool: pg.Pool, { key, fp }: IncidentOp) {
+  return transaction(pool, keyLock(TENANT, key), async (c) => {
+    const now = Date.now();
+    const row = (await c.query<IncidentRecord>(SQL.select, [TENANT, key])).rows[0] ?? null;
+    const existing = row && row.expiresAt + GRACE_MS > now ? { ...row, tenant: TENANT, key } : null;
+    const claim = { tenant: TENANT, key, fingerprint: fp, ttlMs: TTL_MS, outbox: OUTBOX };
+    const { record: r, outcome } = nextIncidentRecord(existing, claim, now);
+    await c.query(SQL.upsert, [TENANT, key, r.fingerprint, r.createdAt, r.lastSeenAt, r.refires, r.updates, r.expiresAt]);
+    if (outcome.kind !== 'created') await c.query(SQL.requeue, ['incident', TENANT, key, now]);
+    const action = incidentAction(outcome.kind);
+    if (action) await c.query(SQL.outbox, [TENANT, action, key, OUTBOX.severity, OUTBOX.summary, JSON.stringify(OUTBOX.data), now]);
+  });
+}
 
 /**
  * The machine's Postgres, in a schema of its own dropped afterwards, with
@@ -32,6 +62,11 @@ export async function postgresBackend(): Promise<Backend> {
       await raw.query('UPDATE naive SET fp = $2, expires_at = $3 WHERE key = $1', [key, fp, now + TTL_MS]);
       return rows[0]?.fp === fp ? 'SUPPRESS' : 'UPDATE';
     },
+    // Today's decision against its predecessor: the same rule as one
+    // transaction of separate statements (BEGIN, the key's lock, select,
+    // upsert, re-queue, outbox, COMMIT), as the store made it before the
+    // server-side functions of migration 006.
+    extra: [{ label: 'the same decision as a transaction of separate statements (before migration 006)', run: (op) => statements(raw, op) }],
     ceiling: {
       label: 'bare INSERT … ON CONFLICT, one statement',
       run: ({ key, fp }) =>

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { COUNTER_MEMORY_MS, type Delivery, type DeliveryScope, type DeliveryStore, type Settlement, SWEEP_BATCH, withAttempt } from '../contract/index.js';
+import { COUNTER_MEMORY_MS, type Delivery, type DeliveryStore, type Settlement, SWEEP_BATCH, withAttempt } from '../contract/index.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/deliveries.js';
-import { type Queryable, transaction } from './pool.js';
+import { transaction } from './pool.js';
 
 type Row = Omit<OutboxEntry, 'data'> & {
   data: string;
@@ -54,7 +54,6 @@ const S = {
   failed: forPg(shared.FAILED),
   dead: forPg(shared.DEAD_LETTERS),
   retryDead: forPg(shared.RETRY_DEAD),
-  requeue: forPg(shared.REQUEUE_FAILING),
   backlog: forPg(shared.BACKLOG),
   sweepCounters: forPg(shared.SWEEP_COUNTERS),
   sweepDead: forPg(shared.SWEEP_DEAD),
@@ -138,11 +137,6 @@ export class PgDeliveries implements DeliveryStore {
 
   async retryDeadLetter(tenant: string | null, id: string) {
     return (await this.pool.query(S.retryDead.text, bind(S.retryDead, { now: this.clock.now(), id, tenant }))).rowCount === 1;
-  }
-
-  /** Inside a claim's own transaction (it holds the key's lock). */
-  async requeueFailing(c: Queryable, scope: DeliveryScope, now: number): Promise<number> {
-    return (await c.query(S.requeue.text, bind(S.requeue, { now, ...scope }))).rowCount ?? 0;
   }
 
   async backlog() {

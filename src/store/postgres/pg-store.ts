@@ -19,7 +19,8 @@ export interface PgStoreOptions {
 
 /**
  * Postgres (pg, a pool). Every operation is one transaction; those that read
- * then write first take an advisory transaction lock on their key (ADR 11).
+ * then write first take an advisory transaction lock on their key (ADR 11),
+ * and the deciding ones are server-side functions, one round trip each (ADR 13).
  * Times come from the injected clock, as in the SQLite store.
  */
 export class PgStore implements SharedStore {
@@ -40,9 +41,9 @@ export class PgStore implements SharedStore {
     const x = new PgDb(pool, clock, options.ledger ?? null);
     this.schema = options.schema ?? null;
     this.deliveries = new PgDeliveries(pool, clock);
-    this.incidents = new PgIncidents(x, this.deliveries, options.expiredGraceMs);
+    this.incidents = new PgIncidents(x, options.expiredGraceMs);
     this.devices = new PgDevices(x);
-    this.windows = new PgWindows(x, this.deliveries);
+    this.windows = new PgWindows(x);
     this.queries = new PgQueries(x);
     this.requests = new PgRequests(x);
   }
