@@ -6,7 +6,7 @@
  * with the targets they were held to.
  *
  *   npm run bench                      everything
- *   npm run bench -- decisions http    only those sections (decisions, http, batches, growth, memory)
+ *   npm run bench -- decisions http    only those sections (decisions, path, http, batches, growth, memory)
  *   N=20000 GROWTH_MAX=1000000 npm run bench     smaller runs
  *   BACKENDS=postgres npm run bench -- decisions   the store decisions on some stores only
  *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
@@ -25,9 +25,10 @@ import { decisionsSection, eventsSection, measureBackend, type Sizes } from './s
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
 import { batchesSection } from './sections/batches.js';
+import { pathSection } from './sections/path.js';
 import { serverMemorySection } from './sections/server-memory.js';
 
-const ALL = ['decisions', 'http', 'batches', 'growth', 'memory'] as const;
+const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) if (!(ALL as readonly string[]).includes(a)) throw new Error(`unknown section ${a}: choose from ${ALL.join(', ')}`);
 const want = (s: (typeof ALL)[number]) => asked.length === 0 || asked.includes(s);
@@ -88,6 +89,7 @@ if (want('decisions')) {
   if (backend('postgres')) figures.push(await measureBackend(await postgresBackend(), { n: Math.round(sizes.n / 5), seq: Math.round(sizes.seq / 4) }, log));
   sections.push(decisionsSection(figures, sizes), eventsSection(figures));
 }
+if (want('path')) sections.push(await pathSection(log));
 if (want('http')) sections.push(await httpSection(log));
 if (want('batches')) sections.push(await batchesSection(log));
 if (want('growth')) sections.push(await growthSection(GROWTH_MAX, log));

@@ -26,6 +26,8 @@ export interface Backend {
   ceiling: Ceiling;
   /** anything else worth a row, e.g. the other Redis client */
   extra?: Array<{ label: string; run: (op: IncidentOp) => unknown }>;
+  /** rates measured by the server's own tool (no Node client), each once */
+  serverSide?: () => Array<{ label: string; rate: number }>;
   close(): Promise<void>;
 }
 

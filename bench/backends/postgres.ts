@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { systemClock } from '../../src/core/clock.js';
+import { tempDir } from '../../test/helpers/tmp.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { openPool, transaction } from '../../src/store/postgres/pool.js';
 import { keyLock } from '../../src/store/postgres/pg-db.js';
@@ -19,6 +22,37 @@ ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, crea
   requeue: `UPDATE deliveries SET status = 'pending', retries = 0, due_at = $4, lease = '', dead_at = NULL
  WHERE kind = $1 AND tenant = $2 AND key = $3 AND (retries > 0 OR status = 'dead') AND (lease = '' OR due_at <= $4)`,
   outbox: `INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at) VALUES ($1, 'incident', $2, $3, $4, $5, $6, $7)`,
+};
+
+/**
+ * Postgres alone, no Node in the way: pgbench (16 clients, 2 threads, 10 s)
+ * running one statement over 100,000 keys, transactions/s. What the server
+ * does with the function and with the bare upsert, to tell its cost from
+ * the client's.
+ */
+function pgbench(schema: string, statement: string): number {
+  const dir = tempDir('onceonly-bench-pgbench-');
+  try {
+    const script = `${dir.path}/script.sql`;
+    writeFileSync(script, `\\set k random(1, 100000)\n\\set f random(0, 9)\n${statement};\n`);
+    const out = execFileSync('pgbench', ['-n', '-c', '16', '-j', '2', '-T', '10', '-M', 'simple', '-f', script, PG_URL], {
+      encoding: 'utf8',
+      env: { ...process.env, PGOPTIONS: `-c search_path=${schema}` },
+    });
+    const m = /tps = ([\d.]+)/.exec(out);
+    if (!m) throw new Error(`pgbench printed no rate: ${out.slice(-300)}`);
+    return Math.round(Number(m[1]));
+  } finally {
+    dir.remove();
+  }
+}
+
+const KEY = `'dedup:' || (:k)::text`;
+const PGBENCH = {
+  decide: `SELECT * FROM oo_decide_incident('${TENANT.length}:${TENANT}' || ${KEY}, '${TENANT}', ${KEY}, CASE WHEN (:f)::int = 0 THEN 'MINOR|0' ELSE 'MAJOR|0' END,
+  ${TTL_MS}, ${GRACE_MS}, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, NULL, '${OUTBOX.severity}', '${OUTBOX.summary}', '${JSON.stringify(OUTBOX.data)}', NULL, '', 'none')`,
+  bare: `INSERT INTO ceil (key, fp, last_seen_at, refires) VALUES (${KEY}, 'MAJOR|0', 1, 0)
+  ON CONFLICT (key) DO UPDATE SET fp = excluded.fp, last_seen_at = excluded.last_seen_at, refires = ceil.refires + 1`,
 };
 
 /** One decision in seven round trips, under the same lock the store takes. */
@@ -67,6 +101,10 @@ export async function postgresBackend(): Promise<Backend> {
     // upsert, re-queue, outbox, COMMIT), as the store made it before the
     // server-side functions of migration 006.
     extra: [{ label: 'the same decision as a transaction of separate statements (before migration 006)', run: (op) => statements(raw, op) }],
+    serverSide: () => [
+      { label: 'oo_decide_incident, by pgbench', rate: pgbench(s.schema, PGBENCH.decide) },
+      { label: 'the bare INSERT … ON CONFLICT, by pgbench', rate: pgbench(s.schema, PGBENCH.bare) },
+    ],
     ceiling: {
       label: 'bare INSERT … ON CONFLICT, one statement',
       run: ({ key, fp }) =>

@@ -1,4 +1,6 @@
 import type { Histogram } from 'prom-client';
+
+type Timed = ReturnType<Histogram<'operation' | 'outcome'>['labels']>;
 import type { DedupStore } from '../store/contract/index.js';
 import { wrapFacet } from '../store/facet.js';
 
@@ -8,16 +10,31 @@ import { wrapFacet } from '../store/facet.js';
  * 2 ms: watched here). Deliveries are timed by the worker, per adapter.
  */
 export function instrumentStore(inner: DedupStore, latency: Histogram<'operation' | 'outcome'>): DedupStore {
-  const timed = (facet: string) => async (method: string, call: () => Promise<unknown>) => {
-    const end = latency.startTimer({ operation: `${facet}.${method}` });
-    try {
-      const r = await call();
-      end({ outcome: 'ok' });
-      return r;
-    } catch (err) {
-      end({ outcome: 'error' });
-      throw err;
-    }
+  const timed = (facet: string) => {
+    // Each method's series looked up once, not by hashing its labels on every call.
+    const series = new Map<string, { ok: Timed; error: () => Timed }>();
+    const of = (method: string) => {
+      let s = series.get(method);
+      if (!s) {
+        const operation = `${facet}.${method}`;
+        let error: Timed | null = null;
+        s = { ok: latency.labels({ operation, outcome: 'ok' }), error: () => (error ??= latency.labels({ operation, outcome: 'error' })) };
+        series.set(method, s);
+      }
+      return s;
+    };
+    return async (method: string, call: () => Promise<unknown>) => {
+      const s = of(method);
+      const start = performance.now();
+      try {
+        const r = await call();
+        s.ok.observe((performance.now() - start) / 1000);
+        return r;
+      } catch (err) {
+        s.error().observe((performance.now() - start) / 1000);
+        throw err;
+      }
+    };
   };
   return {
     kind: inner.kind,

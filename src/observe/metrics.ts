@@ -180,8 +180,14 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     if (outcome !== 'skipped') this.deliveryDuration.labels(d.adapter).observe(detail.seconds);
   }
 
+  /** One counter per decision and reason, bound once (the set is closed and small). */
+  private readonly decisionSeries = new Map<string, { inc(): void }>();
+
   decided(d: IncidentDecision): void {
-    this.decisions.labels(d.decision, d.reason).inc();
+    const k = `${d.decision}/${d.reason}`;
+    let c = this.decisionSeries.get(k);
+    if (!c) this.decisionSeries.set(k, (c = this.decisions.labels(d.decision, d.reason)));
+    c.inc();
   }
 
   ended(updates: number, how: 'closed' | 'expired'): void {
