@@ -151,6 +151,7 @@ export function decisionsSection(all: Figures[], sizes: Sizes): Section {
     body: [
       `Incident decisions straight on each store (no HTTP), the mix 50% new / 40% unchanged re-fire / 10% changed, every CREATE and UPDATE writing its outbox entry as the server does. Latency over ${int(sizes.seq)} decisions one at a time (µs: p50 / p99 / p999); throughput over ${int(sizes.n)} decisions (Postgres: a fifth) with the given number in flight.`,
       table(['store', 'onceonly, µs', 'naive algorithm, µs', 'ceiling, µs', 'onceonly/s (in flight)', 'naive/s', 'ceiling/s', 'vs naive', 'vs ceiling'], rows),
+      ...(serverRows.length ? ['The server alone, driven by its own tool with no Node client (16 connections, 10 s):', serverRows.join('\n')] : []),
       ...(clientRows.length
         ? ['Beside the store, the same decision made another way (the Redis client was chosen by this measurement, ADR 6):', clientRows.join('\n')]
         : []),
