@@ -126,6 +126,14 @@ export function decisionsSection(all: Figures[], sizes: Sizes): Section {
         'the client side (node-redis encoding and parsing, on one core shared with redis-server) is the limit',
       ),
     );
+    targets.push(
+      targetAtLeast(
+        'redis: many decisions at once in-process (256 in flight) vs the naive algorithm',
+        ratio(redis.once, redis.naive),
+        1,
+        "there is no store-level batch yet: each decision is its own EVALSHA, which node-redis pipelines with the others in flight; a script that decides a shard's keys of a batch in one call is the step not built",
+      ),
+    );
     targets.push(targetAtMost('redis: sequential decision p99', redis.seqOnce.p99, 250, 'µs', 'loopback round trip on a shared 2-core machine'));
   }
   const postgres = all.find((f) => f.name === 'postgres');
