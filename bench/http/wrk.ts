@@ -15,11 +15,15 @@ export interface WrkResult {
 const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
 
 /**
- * wrk from Debian's packages, one thread and 64 connections: a C load
- * generator on the second core, where a Node one would take the server's.
+ * wrk from Debian's packages, one thread and 64 connections (by default; a
+ * request unanswered after 2 s counts as failed): a C load generator on the
+ * second core, where a Node one would take the server's.
  */
-export function wrk(url: string, script: string, seconds: number, args: string[] = []): WrkResult {
-  const out = execFileSync('wrk', ['-t1', '-c64', `-d${seconds}s`, '--latency', '-s', script, url, '--', ...args], { encoding: 'utf8' });
+export function wrk(url: string, script: string, seconds: number, args: string[] = [], opts: { connections?: number; timeoutS?: number } = {}): WrkResult {
+  const { connections = 64, timeoutS = 2 } = opts;
+  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, `--timeout`, `${timeoutS}s`, '--latency', '-s', script, url, '--', ...args], {
+    encoding: 'utf8',
+  });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const pctl = (p: string) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(out);
