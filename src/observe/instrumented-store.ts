@@ -1,8 +1,9 @@
 import type { Histogram } from 'prom-client';
-
-type Timed = ReturnType<Histogram<'operation' | 'outcome'>['labels']>;
 import type { DedupStore } from '../store/contract/index.js';
 import { wrapFacet } from '../store/facet.js';
+
+/** One series of the store latency histogram, its labels bound. */
+type Timed = ReturnType<Histogram<'operation' | 'outcome'>['labels']>;
 
 /**
  * Times every store call the engine, the dashboard and metrics make, by
