@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { ackMarkerKey, incidentRecordKey, reconcileMarkerKey } from '../../src/store/redis/keys.js';
+import { isTransportFault } from '../../src/store/errors.js';
 import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS } from '../../src/store/contract/index.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
@@ -141,6 +142,49 @@ describe('redis: backend-only', () => {
       await store.close();
     }
   });
+  for (const [where, url, kind] of [
+    ['one server', () => single.url, 'redis'],
+    ['a cluster', () => cluster.url, 'redis-cluster'],
+  ] as const) {
+    test(`claims made together go in one call on ${where}: each decided as alone, in order, and a claim on a key of the wrong type fails alone`, async () => {
+      const store = new RedisStore(redisConnection(url()), kind);
+      try {
+        const tenant = `group${Date.now()}`;
+        const claim = (key: string, fingerprint = 'MAJOR|0') => ({
+          tenant,
+          key,
+          fingerprint,
+          ttlMs: 60_000,
+          outbox: { severity: 'MAJOR', summary: 's', data: {} },
+        });
+        const bad = incidentRecordKey(tenant, 'dedup:bad');
+        await store.conn.send(bad, ['HSET', bad, 'not', 'a record']);
+        if (kind === 'redis') single.cli('CONFIG', 'RESETSTAT');
+        // All in one turn of the event loop: one group.
+        const keys = Array.from({ length: 40 }, (_, i) => `dedup:g${i}`);
+        const settled = await Promise.allSettled([
+          ...keys.map((k) => store.incidents.decide(claim(k))),
+          store.incidents.decide(claim('dedup:bad')),
+          store.incidents.decide(claim('dedup:g0', 'CRITICAL|0')),
+        ]);
+        const kinds = settled.map((r) => (r.status === 'fulfilled' ? r.value.outcome.kind : 'rejected'));
+        assert.deepEqual(kinds.slice(0, 40), Array(40).fill('created'), 'every other claim decided as alone');
+        assert.equal(kinds[41], 'changed', 'the second claim on a key is decided after the first, in line order');
+        const refused = settled[40]!;
+        assert.equal(refused.status, 'rejected');
+        const err = (refused as PromiseRejectedResult).reason as Error;
+        assert.match(err.message, /WRONGTYPE/);
+        assert.equal(isTransportFault(err), false, 'a data error: the replica does not fail open for it');
+        if (kind === 'redis') {
+          const calls = Number(/cmdstat_evalsha:calls=(\d+)/.exec(single.cli('INFO', 'commandstats'))?.[1]);
+          assert.equal(calls, 1, 'one script call for the 42 claims');
+        }
+        assert.equal((await store.incidents.get(tenant, 'dedup:g0'))?.fingerprint, 'CRITICAL|0');
+      } finally {
+        await store.close();
+      }
+    });
+  }
   test('lifetimes are the contract constants: counter, acknowledgement and reconcile markers expire as named', async () => {
     const store = new RedisStore(redisConnection(single.url));
     try {

@@ -13,6 +13,7 @@ import {
   type SharedIncidentStore,
   staleResult,
 } from '../contract/index.js';
+import { ErrorReply } from '@redis/client';
 import type { RedisConnection } from './connection.js';
 import { ackMarkerKey, deliveryKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, resolutionKey, shardOf } from './keys.js';
 import { scripts } from './scripts.js';
@@ -30,20 +31,111 @@ function parseRecord(tenant: string, key: string, value: string): IncidentRecord
   return { tenant, key, fingerprint: m[6]!, createdAt, lastSeenAt, refires, updates, expiresAt: lastSeenAt + ttl };
 }
 
+type DecideReply = [string, number, number, number, number, string, number];
+
+interface Pending {
+  claim: IncidentClaim;
+  resolve: (r: IncidentDecisionResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Claims in one decide-incidents call, at most: bounds the time Redis spends in one script. */
+const GROUP_MAX = 128;
+
+/** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another). */
+function decideArgs(claim: IncidentClaim, graceMs: number): [string[], Array<string | number>] {
+  const k = deliveryKeys(shardOf(claim.tenant, claim.key));
+  return [
+    [incidentRecordKey(claim.tenant, claim.key), k.outbox, failingKey('incident', claim.tenant, claim.key), k.due, resolutionKey(claim.tenant, claim.key)],
+    [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? ''],
+  ];
+}
+
 /** Incidents on Redis: every operation is ONE Lua script, one round trip, on the server's clock; TTLs are Redis's own PX expiries. */
 export class RedisIncidents implements SharedIncidentStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly graceMs = DEFAULT_EXPIRED_GRACE_MS,
+    /** On a cluster a group is one shard's claims: a script's keys must share a slot. */
+    private readonly cluster = false,
   ) {}
 
-  async decide(claim: IncidentClaim): Promise<IncidentDecisionResult> {
-    const k = deliveryKeys(shardOf(claim.tenant, claim.key));
-    const reply = (await this.conn.evalScript(
-      scripts.decideIncident,
-      [incidentRecordKey(claim.tenant, claim.key), k.outbox, failingKey('incident', claim.tenant, claim.key), k.due, resolutionKey(claim.tenant, claim.key)],
-      [claim.fingerprint, claim.ttlMs, this.graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? ''],
-    )) as [string, number, number, number, number, string, number];
+  /**
+   * Claims made in one turn of the event loop (a batch's lines, concurrent
+   * requests) are sent together: one decide-incidents call per group instead
+   * of one EVALSHA each. Each claim is decided exactly as alone, in arrival
+   * order; the group is one atomic step. A group on a cluster is one shard
+   * (its keys share a slot); on a single server it is everything pending.
+   */
+  decide(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ claim, resolve, reject });
+      if (this.pending.length === 1) setImmediate(this.flush);
+    });
+  }
+
+  private pending: Pending[] = [];
+
+  private readonly flush = (): void => {
+    const all = this.pending;
+    this.pending = [];
+    const groups = new Map<string, Pending[]>();
+    for (const p of all) {
+      const g = this.cluster ? deliveryKeys(shardOf(p.claim.tenant, p.claim.key)).tag : '';
+      const list = groups.get(g);
+      if (list) list.push(p);
+      else groups.set(g, [p]);
+    }
+    for (const group of groups.values()) {
+      for (let i = 0; i < group.length; i += GROUP_MAX) void this.decideGroup(group.slice(i, i + GROUP_MAX));
+    }
+  };
+
+  private async decideGroup(claims: Pending[]): Promise<void> {
+    const group: Pending[] = [];
+    const keys: string[] = [];
+    const args: Array<string | number> = [];
+    for (const p of claims) {
+      try {
+        const [k, a] = decideArgs(p.claim, this.graceMs);
+        keys.push(...k);
+        args.push(...a);
+        group.push(p);
+      } catch (err) {
+        // Its payload cannot be written (JSON.stringify refused it): that claim fails alone.
+        p.reject(err);
+      }
+    }
+    if (group.length === 0) return;
+    if (group.length === 1) return this.decideAlone(group[0]!);
+    let replies: DecideReply[];
+    try {
+      replies = (await this.conn.evalScript(scripts.decideIncidents, keys, args)) as DecideReply[];
+    } catch (err) {
+      // The call as a whole failed (the connection, the server refusing everyone): every claim in it did.
+      for (const p of group) p.reject(err);
+      return;
+    }
+    group.forEach((p, i) => {
+      const reply = replies[i]!;
+      if (reply[0] === 'error') {
+        // A claim's own error, as its own call would have raised it: a data error, so it fails alone.
+        const message = String(reply[1]);
+        p.reject(new ErrorReply(/^[A-Z]+ /.test(message) ? message : `ERR ${message}`));
+      } else this.result(p.claim, reply as DecideReply).then(p.resolve, p.reject);
+    });
+  }
+
+  private async decideAlone(p: Pending): Promise<void> {
+    try {
+      const [keys, args] = decideArgs(p.claim, this.graceMs);
+      p.resolve(await this.result(p.claim, (await this.conn.evalScript(scripts.decideIncident, keys, args)) as DecideReply));
+    } catch (err) {
+      p.reject(err);
+    }
+  }
+
+  private async result(claim: IncidentClaim, reply: DecideReply): Promise<IncidentDecisionResult> {
     const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates] = reply;
     if (kind === 'stale') {
       const live = await this.get(claim.tenant, claim.key);

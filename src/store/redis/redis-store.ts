@@ -31,7 +31,7 @@ export class RedisStore implements SharedStore {
     options: RedisStoreOptions = {},
   ) {
     this.kind = kind;
-    this.incidents = new RedisIncidents(conn, options.expiredGraceMs);
+    this.incidents = new RedisIncidents(conn, options.expiredGraceMs, kind === 'redis-cluster');
     this.devices = new RedisDevices(conn);
     this.windows = new RedisWindows(conn);
     this.deliveries = new RedisDeliveries(conn);

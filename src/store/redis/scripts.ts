@@ -17,7 +17,8 @@ function load(name: string, ...libs: string[]): LuaScript {
 }
 
 export const scripts = {
-  decideIncident: load('decide-incident', 'delivery'),
+  decideIncident: load('decide-incident', 'delivery', 'incident'),
+  decideIncidents: load('decide-incidents', 'delivery', 'incident'),
   getIncident: load('get-incident'),
   closeIncident: load('close-incident'),
   acknowledgeIncident: load('acknowledge-incident', 'delivery'),

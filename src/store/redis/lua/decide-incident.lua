@@ -18,50 +18,11 @@
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)
 --            | "unchanged" | "changed"
 --            | "stale" (the episode was already resolved: nothing changed)
--- A re-fire of a live key also re-queues the key's failing deliveries (seed
--- 003: a partial failure stays eligible), in this same step.
+-- A re-fire of a live key also re-queues the key's failing deliveries (a
+-- partial failure stays eligible), in this same step.
 --
 -- The record is one string, "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint"
--- (ms; the fingerprint last, so it may hold commas). Time is the server's clock.
+-- (ms; the fingerprint last, so it may hold commas). The rule is
+-- decide_incident (lib/incident.lua). Time is the server's clock.
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local fp, ttl, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-
-if ARGV[11] ~= '' then
-  local ended = redis.call('GET', KEYS[5])
-  if ended and tonumber(ended) >= tonumber(ARGV[11]) then return {'stale', now, 0, 0, 0, '', 0} end
-end
-
-local function outbox(action)
-  if ARGV[4] ~= '1' then return end
-  redis.call('XADD', KEYS[2], '*', 'tenant', ARGV[5], 'kind', 'incident', 'action', action, 'key', ARGV[6],
-    'severity', ARGV[7], 'summary', ARGV[8], 'data', ARGV[9], 'at', string.format('%.0f', now))
-end
-
-local function save(created, refires, updates)
-  redis.call('SET', KEYS[1],
-    string.format('%.0f,%.0f,%.0f,%.0f,%.0f,%s', created, now - created, ttl, refires, updates, fp),
-    'PX', ttl + grace)
-end
-
-local v = redis.call('GET', KEYS[1])
-if v then
-  local c, d, l, r, u, oldFp = string.match(v, '^(%d+),(%d+),(%d+),(%d+),(%d+),(.*)$')
-  local created, refires, updates = tonumber(c), tonumber(r), tonumber(u)
-  if created + tonumber(d) + tonumber(l) > now then
-    requeue_failing(KEYS[3], KEYS[4], ARGV[10], now)
-    if oldFp ~= fp then
-      save(created, refires + 1, updates + 1)
-      outbox('update')
-      return {'changed', now, created, refires + 1, updates + 1, oldFp, updates}
-    end
-    save(created, refires + 1, updates)
-    return {'unchanged', now, created, refires + 1, updates, oldFp, updates}
-  end
-  save(now, 0, 0)
-  outbox('create')
-  return {'expired', now, now, 0, 0, oldFp, updates}
-end
-save(now, 0, 0)
-outbox('create')
-return {'created', now, now, 0, 0, '', 0}
+return decide_incident(KEYS, ARGV, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
