@@ -131,7 +131,7 @@ export function decisionsSection(all: Figures[], sizes: Sizes): Section {
         'redis: many decisions at once in-process (256 in flight) vs the naive algorithm',
         ratio(redis.once, redis.naive),
         1,
-        "there is no store-level batch yet: each decision is its own EVALSHA, which node-redis pipelines with the others in flight; a script that decides a shard's keys of a batch in one call is the step not built",
+        'the decisions in flight go to Redis together, one decide-incidents call per turn of the event loop, but each is still the whole decision script per key, against native SET NX / GET / EXPIRE that Redis runs several times faster; the naive answer is also wrong under races',
       ),
     );
     targets.push(targetAtMost('redis: sequential decision p99', redis.seqOnce.p99, 250, 'µs', 'loopback round trip on a shared 2-core machine'));
