@@ -39,16 +39,32 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+/** A pending claim with its script arguments, made once when its group is formed. */
+interface Prepared {
+  p: Pending;
+  keys: string[];
+  args: Array<string | number>;
+  /** the shard's hash tag: a cluster groups by it */
+  tag: string;
+}
+
 /** Claims in one decide-incidents call, at most: bounds the time Redis spends in one script. */
 const GROUP_MAX = 128;
 
 /** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another). */
-function decideArgs(claim: IncidentClaim, graceMs: number): [string[], Array<string | number>] {
+function decideArgs(claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
   const k = deliveryKeys(shardOf(claim.tenant, claim.key));
-  return [
-    [incidentRecordKey(claim.tenant, claim.key), k.outbox, failingKey('incident', claim.tenant, claim.key), k.due, resolutionKey(claim.tenant, claim.key)],
-    [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? ''],
-  ];
+  return {
+    keys: [
+      incidentRecordKey(claim.tenant, claim.key),
+      k.outbox,
+      failingKey('incident', claim.tenant, claim.key),
+      k.due,
+      resolutionKey(claim.tenant, claim.key),
+    ],
+    args: [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? ''],
+    tag: k.tag,
+  };
 }
 
 /** Incidents on Redis: every operation is ONE Lua script, one round trip, on the server's clock; TTLs are Redis's own PX expiries. */
@@ -59,6 +75,9 @@ export class RedisIncidents implements SharedIncidentStore {
     /** On a cluster a group is one shard's claims: a script's keys must share a slot. */
     private readonly cluster = false,
   ) {}
+
+  /** Claims waiting for the end of this turn of the event loop. */
+  private pending: Pending[] = [];
 
   /**
    * Claims made in one turn of the event loop (a batch's lines, concurrent
@@ -74,65 +93,59 @@ export class RedisIncidents implements SharedIncidentStore {
     });
   }
 
-  private pending: Pending[] = [];
-
   private readonly flush = (): void => {
     const all = this.pending;
     this.pending = [];
-    const groups = new Map<string, Pending[]>();
+    const groups = new Map<string, Prepared[]>();
     for (const p of all) {
-      const g = this.cluster ? deliveryKeys(shardOf(p.claim.tenant, p.claim.key)).tag : '';
+      let prepared: Prepared;
+      try {
+        prepared = { p, ...decideArgs(p.claim, this.graceMs) };
+      } catch (err) {
+        // Its payload cannot be written (JSON.stringify refused it): that claim fails alone.
+        p.reject(err);
+        continue;
+      }
+      const g = this.cluster ? prepared.tag : '';
       const list = groups.get(g);
-      if (list) list.push(p);
-      else groups.set(g, [p]);
+      if (list) list.push(prepared);
+      else groups.set(g, [prepared]);
     }
     for (const group of groups.values()) {
       for (let i = 0; i < group.length; i += GROUP_MAX) void this.decideGroup(group.slice(i, i + GROUP_MAX));
     }
   };
 
-  private async decideGroup(claims: Pending[]): Promise<void> {
-    const group: Pending[] = [];
-    const keys: string[] = [];
-    const args: Array<string | number> = [];
-    for (const p of claims) {
+  private async decideGroup(group: Prepared[]): Promise<void> {
+    if (group.length === 1) {
+      const [{ p, keys, args }] = group as [Prepared];
       try {
-        const [k, a] = decideArgs(p.claim, this.graceMs);
-        keys.push(...k);
-        args.push(...a);
-        group.push(p);
+        p.resolve(await this.result(p.claim, (await this.conn.evalScript(scripts.decideIncident, keys, args)) as DecideReply));
       } catch (err) {
-        // Its payload cannot be written (JSON.stringify refused it): that claim fails alone.
         p.reject(err);
       }
-    }
-    if (group.length === 0) return;
-    if (group.length === 1) return this.decideAlone(group[0]!);
-    let replies: DecideReply[];
-    try {
-      replies = (await this.conn.evalScript(scripts.decideIncidents, keys, args)) as DecideReply[];
-    } catch (err) {
-      // The call as a whole failed (the connection, the server refusing everyone): every claim in it did.
-      for (const p of group) p.reject(err);
       return;
     }
-    group.forEach((p, i) => {
+    let replies: DecideReply[];
+    try {
+      replies = (await this.conn.evalScript(
+        scripts.decideIncidents,
+        group.flatMap((g) => g.keys),
+        group.flatMap((g) => g.args),
+      )) as DecideReply[];
+    } catch (err) {
+      // The call as a whole failed (the connection, the server refusing everyone): every claim in it did.
+      for (const { p } of group) p.reject(err);
+      return;
+    }
+    group.forEach(({ p }, i) => {
       const reply = replies[i]!;
       if (reply[0] === 'error') {
         // A claim's own error, as its own call would have raised it: a data error, so it fails alone.
         const message = String(reply[1]);
         p.reject(new ErrorReply(/^[A-Z]+ /.test(message) ? message : `ERR ${message}`));
-      } else this.result(p.claim, reply as DecideReply).then(p.resolve, p.reject);
+      } else this.result(p.claim, reply).then(p.resolve, p.reject);
     });
-  }
-
-  private async decideAlone(p: Pending): Promise<void> {
-    try {
-      const [keys, args] = decideArgs(p.claim, this.graceMs);
-      p.resolve(await this.result(p.claim, (await this.conn.evalScript(scripts.decideIncident, keys, args)) as DecideReply));
-    } catch (err) {
-      p.reject(err);
-    }
   }
 
   private async result(claim: IncidentClaim, reply: DecideReply): Promise<IncidentDecisionResult> {
