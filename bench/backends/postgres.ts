@@ -7,6 +7,8 @@ import { openPool, transaction } from '../../src/store/postgres/pool.js';
 import { keyLock } from '../../src/store/postgres/pg-db.js';
 import { type IncidentRecord, nextIncidentRecord } from '../../src/store/contract/index.js';
 import { incidentAction } from '../../src/core/outbox.js';
+import { REQUEUE_FAILING } from '../../src/store/sql/deliveries.js';
+import { bind, forPg } from '../../src/store/sql/named.js';
 import type pg from 'pg';
 import { freshSchema, PG_URL } from '../../test/helpers/postgres.js';
 import { GRACE_MS, OUTBOX, TENANT, TTL_MS, type Backend } from './backend.js';
@@ -19,8 +21,8 @@ const SQL = {
   upsert: `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at,
   refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at`,
-  requeue: `UPDATE deliveries SET status = 'pending', retries = 0, due_at = $4, lease = '', dead_at = NULL
- WHERE kind = $1 AND tenant = $2 AND key = $3 AND (retries > 0 OR status = 'dead') AND (lease = '' OR due_at <= $4)`,
+  /** The store's own re-queue statement, as the deliveries facet shares it. */
+  requeue: forPg(REQUEUE_FAILING),
   outbox: `INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at) VALUES ($1, 'incident', $2, $3, $4, $5, $6, $7)`,
 };
 
@@ -64,7 +66,7 @@ function statements(pool: pg.Pool, { key, fp }: IncidentOp) {
     const claim = { tenant: TENANT, key, fingerprint: fp, ttlMs: TTL_MS, outbox: OUTBOX };
     const { record: r, outcome } = nextIncidentRecord(existing, claim, now);
     await c.query(SQL.upsert, [TENANT, key, r.fingerprint, r.createdAt, r.lastSeenAt, r.refires, r.updates, r.expiresAt]);
-    if (outcome.kind !== 'created') await c.query(SQL.requeue, ['incident', TENANT, key, now]);
+    if (outcome.kind !== 'created') await c.query(SQL.requeue.text, bind(SQL.requeue, { kind: 'incident', tenant: TENANT, key, now }));
     const action = incidentAction(outcome.kind);
     if (action) await c.query(SQL.outbox, [TENANT, action, key, OUTBOX.severity, OUTBOX.summary, JSON.stringify(OUTBOX.data), now]);
   });
