@@ -17,28 +17,19 @@ import { Metrics } from '../../src/observe/metrics.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { GRACE_MS } from '../backends/backend.js';
 import { table, type Section } from '../report.js';
+import { incidentMix } from '../workload.js';
 
 const N = Number(process.env.PATH_OPS ?? 50_000);
 
-/** The HTTP mix's bodies (bench/http/mixline.lua), parsed as fastify hands them over. */
-function bodies(n: number, prefix: string): unknown[] {
-  const out: unknown[] = [];
-  let made = 0;
-  for (let i = 1; i <= n; i++) {
-    const r = (i * 2654435761) % 100;
-    let key: number;
-    let severity = 'MAJOR';
-    if (made === 0 || r < 50) key = ++made;
-    else {
-      key = ((i * 7919) % made) + 1;
-      if (r >= 90) severity = 'CRITICAL';
-    }
-    out.push(
-      JSON.parse(`{"element_id":"${prefix}-${key}","fault_class":"LINK_DOWN","root_cause_id":"rc-4411","severity":"${severity}","summary":"link down"}`),
-    );
-  }
-  return out;
-}
+/** The suite's incident mix (bench/workload.ts) as the bodies fastify hands the route, parsed. */
+const bodies = (n: number, prefix: string): unknown[] =>
+  incidentMix(n, prefix).map((op) => ({
+    element_id: op.key,
+    fault_class: 'LINK_DOWN',
+    root_cause_id: 'rc-4411',
+    severity: op.fp.split('|')[0],
+    summary: 'link down',
+  }));
 
 /**
  * µs per call: the median of 7 passes over `items` (after a warm-up pass),
@@ -71,7 +62,7 @@ export async function pathSection(log: (s: string) => void): Promise<Section> {
   return {
     title: 'The request path, in-process',
     body: [
-      `What one incident costs in onceonly's own code with no HTTP around it: the HTTP mix, ${N.toLocaleString('en-US')} calls one at a time, the median of 7 passes (re-fires after the first pass), on the memory store (so the store is a Map): µs per call. The HTTP section's figures include the kernel and the load generator; these do not, so a change to the request path is judged by them.`,
+      `What one incident costs in onceonly's own code with no HTTP around it: the suite's incident mix as JSON bodies, ${N.toLocaleString('en-US')} calls one at a time, the median of 7 passes (re-fires after the first pass), on the memory store (so the store is a Map): µs per call. The HTTP section's figures include the kernel and the load generator; these do not, so a change to the request path is judged by them.`,
       table(
         ['path', 'µs per call'],
         rows.map(([what, us]) => [what, us.toFixed(2)]),
