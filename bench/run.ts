@@ -36,7 +36,9 @@ const want = (s: (typeof ALL)[number]) => asked.length === 0 || asked.includes(s
 const N = Number(process.env.N ?? 100_000);
 /** BACKENDS=postgres,redis: the decisions section on those stores only (all five by default). */
 const BACKENDS = process.env.BACKENDS?.split(',').map((b) => b.trim());
-const backend = (name: string) => !BACKENDS || BACKENDS.includes(name);
+const STORES = ['memory', 'sqlite', 'redis', 'redis-cluster', 'postgres'] as const;
+for (const b of BACKENDS ?? []) if (!(STORES as readonly string[]).includes(b)) throw new Error(`unknown backend ${b}: choose from ${STORES.join(', ')}`);
+const backend = (name: (typeof STORES)[number]) => !BACKENDS || BACKENDS.includes(name);
 const sizes: Sizes = { n: N, seq: Math.min(N, 20_000) };
 const GROWTH_MAX = Number(process.env.GROWTH_MAX ?? 10_000_000);
 const started = Date.now();
