@@ -44,6 +44,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     windows: wrapFacet(inner.windows, timed('windows')),
     queries: wrapFacet(inner.queries, timed('queries')),
     requests: wrapFacet(inner.requests, timed('requests')),
+    silences: wrapFacet(inner.silences, timed('silences')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

@@ -4,6 +4,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
+import { silenceStoreContract } from './silence-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 
@@ -20,5 +21,6 @@ incidentStoreContract('memory', { exactCount: true, peers: false }, fixture);
 eventStoreContract('memory', fixture);
 windowStoreContract('memory', fixture);
 requestStoreContract('memory', fixture);
+silenceStoreContract('memory', fixture);
 deliveryStoreContract('memory', fixture);
 rulesContract('memory', fixture);

@@ -8,6 +8,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
+import { silenceStoreContract } from './silence-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';
@@ -32,6 +33,7 @@ incidentStoreContract('postgres', { exactCount: true, peers: true }, fixture);
 eventStoreContract('postgres', fixture);
 windowStoreContract('postgres', fixture);
 requestStoreContract('postgres', fixture);
+silenceStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
 rulesContract('postgres', fixture);
 

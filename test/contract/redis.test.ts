@@ -3,14 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { ackMarkerKey, incidentRecordKey, reconcileMarkerKey } from '../../src/store/redis/keys.js';
+import { ackMarkerKey, incidentRecordKey, reconcileMarkerKey, silenceKeys } from '../../src/store/redis/keys.js';
 import { isTransportFault } from '../../src/store/errors.js';
-import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS } from '../../src/store/contract/index.js';
+import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS, SILENCE_RETENTION_MS } from '../../src/store/contract/index.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
+import { silenceStoreContract } from './silence-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 
 // Redis decides on its own clock (TIME inside the script), so time is real
@@ -67,6 +68,16 @@ requestStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
 );
+silenceStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+  false,
+);
+silenceStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+  false,
+);
 deliveryStoreContract(
   'redis',
   fixture(() => single.url, 'redis'),
@@ -77,6 +88,33 @@ deliveryStoreContract(
 );
 
 describe('redis: backend-only', () => {
+  test('Redis deletes a silence itself, the retention after it ends (its expiry is set by every write)', async () => {
+    const store = new RedisStore(redisConnection(single.url));
+    try {
+      const tenant = `sil${Date.now()}`;
+      const now = Date.now();
+      const s = {
+        id: 'a',
+        tenant,
+        matchers: [{ name: 'kind', value: 'incident', isRegex: false, isEqual: true }],
+        startsAt: now,
+        endsAt: now + 3_600_000,
+        createdBy: 'x',
+        comment: '',
+        updatedAt: now,
+      };
+      assert.equal(await store.silences.create(s, 10, now), true);
+      const pttl = async () => Number(await store.conn.send(silenceKeys.silence(tenant, 'a'), ['PTTL', silenceKeys.silence(tenant, 'a')]));
+      const left = await pttl();
+      assert.ok(Math.abs(left - (3_600_000 + SILENCE_RETENTION_MS)) < 60_000, `expires its retention after its end, PTTL ${left}`);
+      await store.silences.expire(tenant, 'a', now);
+      const after = await pttl();
+      assert.ok(Math.abs(after - SILENCE_RETENTION_MS) < 60_000, `an expired silence is kept the retention from now, PTTL ${after}`);
+    } finally {
+      await store.close();
+    }
+  });
+
   test("a key's order does not wait forever on a delivery whose hash is gone (evicted)", async () => {
     const store = new RedisStore(redisConnection(single.url));
     try {

@@ -9,6 +9,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
+import { silenceStoreContract } from './silence-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 
@@ -32,6 +33,7 @@ incidentStoreContract('sqlite', { exactCount: true, peers: true }, fixture);
 eventStoreContract('sqlite', fixture);
 windowStoreContract('sqlite', fixture);
 requestStoreContract('sqlite', fixture);
+silenceStoreContract('sqlite', fixture);
 deliveryStoreContract('sqlite', fixture);
 rulesContract('sqlite', fixture);
 

@@ -7,6 +7,7 @@ import type {
   OutboxPayload,
   QueryStore,
   RequestStore,
+  SilenceStore,
   StoredAnswer,
   ReconcileOutcome,
   SharedStore,
@@ -77,6 +78,7 @@ export class FailOpenStore implements DedupStore {
   readonly devices: DeviceStore;
   readonly queries: QueryStore;
   readonly requests: RequestStore;
+  readonly silences: SilenceStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -130,6 +132,9 @@ export class FailOpenStore implements DedupStore {
         journal.requests.finish(tenant, key, bodyHash, answer, keepMs),
       abandon: (tenant: string, key: string, bodyHash: string) => journal.requests.abandon(tenant, key, bodyHash),
     });
+    // Silences are made by people; while the store is away a new one is
+    // refused (503) and the replicas keep muting with the silences they loaded.
+    this.silences = this.facet('silences', inner.silences, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -7,6 +7,7 @@ import { MemoryIncidents } from './memory-incidents.js';
 import { MemoryQueries } from './memory-queries.js';
 import { MemoryWindows } from './memory-windows.js';
 import { MemoryRequests } from './memory-requests.js';
+import { MemorySilences } from './memory-silences.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -23,6 +24,7 @@ export class MemoryStore implements DedupStore {
   readonly deliveries: MemoryDeliveries;
   readonly queries: MemoryQueries;
   readonly requests: MemoryRequests;
+  readonly silences: MemorySilences;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -35,6 +37,7 @@ export class MemoryStore implements DedupStore {
     this.windows = new MemoryWindows(clock, outbox, this.deliveries, assertOpen);
     this.queries = new MemoryQueries(clock, this.incidents, this.devices, outbox);
     this.requests = new MemoryRequests(clock, assertOpen);
+    this.silences = new MemorySilences(clock, assertOpen);
   }
 
   async sweepExpired() {
@@ -43,7 +46,8 @@ export class MemoryStore implements DedupStore {
       this.windows.sweep(SWEEP_BATCH) +
       this.incidents.sweep(SWEEP_BATCH) +
       this.deliveries.sweep(SWEEP_BATCH) +
-      this.requests.sweep(SWEEP_BATCH)
+      this.requests.sweep(SWEEP_BATCH) +
+      this.silences.sweep(SWEEP_BATCH)
     );
   }
 

@@ -7,6 +7,7 @@ import { PgDevices } from './pg-devices.js';
 import { PgIncidents } from './pg-incidents.js';
 import { PgQueries } from './pg-queries.js';
 import { PgRequests } from './pg-requests.js';
+import { PgSilences } from './pg-silences.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -31,6 +32,7 @@ export class PgStore implements SharedStore {
   readonly deliveries: PgDeliveries;
   readonly queries: PgQueries;
   readonly requests: PgRequests;
+  readonly silences: PgSilences;
   private readonly schema: string | null;
 
   constructor(
@@ -46,6 +48,7 @@ export class PgStore implements SharedStore {
     this.windows = new PgWindows(x);
     this.queries = new PgQueries(x);
     this.requests = new PgRequests(x);
+    this.silences = new PgSilences(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
@@ -60,7 +63,8 @@ export class PgStore implements SharedStore {
       (await this.devices.sweep()) +
       (await this.windows.sweep()) +
       (await this.deliveries.sweep()) +
-      (await this.requests.sweep())
+      (await this.requests.sweep()) +
+      (await this.silences.sweep())
     );
   }
 

@@ -27,6 +27,13 @@
  *   {oo:S}:n:LPB(kind,tenant,key,action)  the key's n counter for Idempotency-Key
  * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
  *
+ * Silences, all in one slot (they are few, and a write must bump the version
+ * in the same step):
+ *   {oo:sil}:s:LPB(tenant,id)   one silence (JSON; deleted by Redis its retention after it ends)
+ *   {oo:sil}:t:LPB(tenant)      the tenant's silences (zset key → end ms)
+ *   {oo:sil}:all                every tenant's silences (zset key → end ms)
+ *   {oo:sil}:v                  the silence version (a counter every write bumps)
+ *
  * SHARDS is part of the on-disk format: changing it moves every key.
  */
 export const SHARDS = 64;
@@ -127,3 +134,11 @@ export function windowKey(tenant: string, key: string): string {
 export function outboxKeyFor(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:o`;
 }
+
+/** The silence keys (one slot: `{oo:sil}`). */
+export const silenceKeys = {
+  silence: (tenant: string, id: string) => `{oo:sil}:s:${lpBytes(tenant, id)}`,
+  tenant: (tenant: string) => `{oo:sil}:t:${lpBytes(tenant)}`,
+  all: '{oo:sil}:all',
+  version: '{oo:sil}:v',
+};

@@ -6,6 +6,7 @@ import { RedisIncidents } from './redis-incidents.js';
 import { RedisQueries } from './redis-queries.js';
 import { RedisWindows } from './redis-windows.js';
 import { RedisRequests } from './redis-requests.js';
+import { RedisSilences } from './redis-silences.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -24,6 +25,7 @@ export class RedisStore implements SharedStore {
   readonly deliveries: RedisDeliveries;
   readonly queries: RedisQueries;
   readonly requests: RedisRequests;
+  readonly silences: RedisSilences;
 
   constructor(
     readonly conn: RedisConnection,
@@ -37,6 +39,7 @@ export class RedisStore implements SharedStore {
     this.deliveries = new RedisDeliveries(conn);
     this.queries = new RedisQueries(conn, this.incidents);
     this.requests = new RedisRequests(conn);
+    this.silences = new RedisSilences(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

@@ -34,4 +34,6 @@ export const scripts = {
   sweepDeadLetters: load('sweep-dead-letters', 'delivery'),
   requestBegin: load('request-begin'),
   requestAbandon: load('request-abandon'),
+  silenceWrite: load('silence-write'),
+  silenceList: load('silence-list'),
 } as const;

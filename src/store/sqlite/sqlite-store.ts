@@ -7,6 +7,7 @@ import { SqliteDevices } from './sqlite-devices.js';
 import { SqliteIncidents } from './sqlite-incidents.js';
 import { SqliteQueries } from './sqlite-queries.js';
 import { SqliteRequests } from './sqlite-requests.js';
+import { SqliteSilences } from './sqlite-silences.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -25,6 +26,7 @@ export class SqliteStore implements DedupStore {
   readonly deliveries: SqliteDeliveries;
   readonly queries: SqliteQueries;
   readonly requests: SqliteRequests;
+  readonly silences: SqliteSilences;
 
   constructor(
     readonly path: string,
@@ -38,6 +40,7 @@ export class SqliteStore implements DedupStore {
     this.windows = new SqliteWindows(this.x, this.deliveries);
     this.queries = new SqliteQueries(this.x);
     this.requests = new SqliteRequests(this.x);
+    this.silences = new SqliteSilences(this.x);
   }
 
   sweepExpired() {
@@ -47,7 +50,8 @@ export class SqliteStore implements DedupStore {
         this.devices.sweep(SWEEP_BATCH) +
         this.windows.sweep(SWEEP_BATCH) +
         this.deliveries.sweep(SWEEP_BATCH) +
-        this.requests.sweep(SWEEP_BATCH),
+        this.requests.sweep(SWEEP_BATCH) +
+        this.silences.sweep(SWEEP_BATCH),
     );
   }
 

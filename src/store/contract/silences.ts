@@ -1,0 +1,50 @@
+import type { Matcher } from '../../mute/matcher.js';
+
+/**
+ * The silences facet: Alertmanager-style silences, kept in the shared store
+ * so that every replica mutes the same keys and a restart forgets none. Each
+ * write is one atomic step that also bumps the store's silence version: a
+ * replica watches that one number and reloads the silences only when it
+ * moved, instead of reading every silence on every poll.
+ */
+export interface Silence {
+  /** a UUID, made by the server */
+  id: string;
+  tenant: string;
+  matchers: Matcher[];
+  /** ms */
+  startsAt: number;
+  /** ms; expiring a silence sets it to the time it was expired */
+  endsAt: number;
+  createdBy: string;
+  comment: string;
+  /** ms, the last write */
+  updatedAt: number;
+}
+
+export type SilenceState = 'pending' | 'active' | 'expired';
+
+export const silenceState = (s: Pick<Silence, 'startsAt' | 'endsAt'>, now: number): SilenceState =>
+  now >= s.endsAt ? 'expired' : now < s.startsAt ? 'pending' : 'active';
+
+/** How long an expired silence is kept (shown as expired, as Alertmanager does), then swept. */
+export const SILENCE_RETENTION_MS = 120 * 3_600_000;
+
+/** Silences a tenant may have that have not ended: a broken script cannot fill the store. */
+export const MAX_OPEN_SILENCES = 1000;
+
+export type SilenceUpdate = 'updated' | 'absent' | 'expired';
+
+export interface SilenceStore {
+  /** Stores a new silence unless its tenant already has `maxOpen` silences that end after `now`; false when refused. */
+  create(s: Silence, maxOpen: number, now: number): Promise<boolean>;
+  /** Replaces a silence of the same tenant and id that has not ended by `now`; otherwise changes nothing and says why. */
+  update(s: Silence, now: number): Promise<SilenceUpdate>;
+  /** Ends a silence at `now` (one still pending ends before it starts); false when the tenant has no such silence. An ended one stays as it is. */
+  expire(tenant: string, id: string, now: number): Promise<boolean>;
+  get(tenant: string, id: string): Promise<Silence | null>;
+  /** A tenant's silences, or (null) every tenant's: what a replica loads when the version moves. */
+  list(tenant: string | null): Promise<Silence[]>;
+  /** A number every write changes: a replica reloads when it differs from the one it loaded with. */
+  version(): Promise<number>;
+}

@@ -1,0 +1,74 @@
+import type { Clock } from '../../core/clock.js';
+import { SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import { memoryId } from './memory-incidents.js';
+import { sweepMap } from './sweep.js';
+
+const copy = (s: Silence): Silence => ({ ...s, matchers: s.matchers.map((m) => ({ ...m })) });
+
+/** Silences in memory; each call runs to completion synchronously (its atomic step). */
+export class MemorySilences implements SilenceStore {
+  private readonly byId = new Map<string, Silence>();
+  private v = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly assertOpen: () => void,
+  ) {}
+
+  async create(s: Silence, maxOpen: number, now: number): Promise<boolean> {
+    this.assertOpen();
+    let open = 0;
+    for (const x of this.byId.values()) if (x.tenant === s.tenant && x.endsAt > now) open++;
+    if (open >= maxOpen) return false;
+    this.byId.set(memoryId(s.tenant, s.id), copy(s));
+    this.v++;
+    return true;
+  }
+
+  async update(s: Silence, now: number): Promise<SilenceUpdate> {
+    this.assertOpen();
+    const id = memoryId(s.tenant, s.id);
+    const old = this.byId.get(id);
+    if (!old) return 'absent';
+    if (old.endsAt <= now) return 'expired';
+    this.byId.set(id, copy(s));
+    this.v++;
+    return 'updated';
+  }
+
+  async expire(tenant: string, id: string, now: number): Promise<boolean> {
+    this.assertOpen();
+    const s = this.byId.get(memoryId(tenant, id));
+    if (!s) return false;
+    if (s.endsAt > now) {
+      s.startsAt = Math.min(s.startsAt, now);
+      s.endsAt = now;
+      s.updatedAt = now;
+      this.v++;
+    }
+    return true;
+  }
+
+  async get(tenant: string, id: string): Promise<Silence | null> {
+    this.assertOpen();
+    const s = this.byId.get(memoryId(tenant, id));
+    return s ? copy(s) : null;
+  }
+
+  async list(tenant: string | null): Promise<Silence[]> {
+    this.assertOpen();
+    return [...this.byId.values()].filter((s) => tenant === null || s.tenant === tenant).map(copy);
+  }
+
+  async version(): Promise<number> {
+    this.assertOpen();
+    return this.v;
+  }
+
+  sweep(batch: number): number {
+    const before = this.clock.now() - SILENCE_RETENTION_MS;
+    const gone = sweepMap(this.byId, batch, (s) => s.endsAt <= before);
+    if (gone > 0) this.v++;
+    return gone;
+  }
+}

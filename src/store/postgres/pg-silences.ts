@@ -1,0 +1,70 @@
+import { SILENCE_RETENTION_MS, SWEEP_BATCH, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import { bind, forPg } from '../sql/named.js';
+import * as shared from '../sql/silences.js';
+import type { PgDb } from './pg-db.js';
+import { transaction } from './pool.js';
+
+const SQL = {
+  bump: shared.BUMP_VERSION,
+  version: shared.VERSION,
+  create: forPg(shared.CREATE_SILENCE),
+  update: forPg(shared.UPDATE_SILENCE),
+  expire: forPg(shared.EXPIRE_SILENCE),
+  get: forPg(shared.GET_SILENCE),
+  list: forPg(shared.LIST_SILENCES),
+  sweep: forPg(shared.SWEEP_SILENCES),
+};
+
+/**
+ * Silences in Postgres. Each write is one transaction that first bumps the
+ * version row: its row lock orders concurrent silence writes, so the open
+ * count a create checks cannot change under it. Silence writes are rare
+ * (people and amtool make them), so that order costs nothing that matters.
+ */
+export class PgSilences implements SilenceStore {
+  constructor(private readonly x: PgDb) {}
+
+  create(s: Silence, maxOpen: number, now: number) {
+    return transaction(this.x.pool, null, async (c) => {
+      await c.query(SQL.bump);
+      return (await c.query(SQL.create.text, bind(SQL.create, { ...shared.silenceParams(s), now, maxOpen }))).rowCount === 1;
+    });
+  }
+
+  update(s: Silence, now: number) {
+    return transaction(this.x.pool, null, async (c): Promise<SilenceUpdate> => {
+      await c.query(SQL.bump);
+      if ((await c.query(SQL.update.text, bind(SQL.update, { ...shared.silenceParams(s), now }))).rowCount === 1) return 'updated';
+      return (await c.query(SQL.get.text, bind(SQL.get, { tenant: s.tenant, id: s.id }))).rowCount === 1 ? 'expired' : 'absent';
+    });
+  }
+
+  expire(tenant: string, id: string, now: number) {
+    return transaction(this.x.pool, null, async (c) => {
+      await c.query(SQL.bump);
+      if ((await c.query(SQL.expire.text, bind(SQL.expire, { tenant, id, now }))).rowCount === 1) return true;
+      return (await c.query(SQL.get.text, bind(SQL.get, { tenant, id }))).rowCount === 1;
+    });
+  }
+
+  async get(tenant: string, id: string): Promise<Silence | null> {
+    const r = (await this.x.pool.query<shared.SilenceRow>(SQL.get.text, bind(SQL.get, { tenant, id }))).rows[0];
+    return r ? shared.silenceOf(r) : null;
+  }
+
+  async list(tenant: string | null): Promise<Silence[]> {
+    return (await this.x.pool.query<shared.SilenceRow>(SQL.list.text, bind(SQL.list, { tenant }))).rows.map(shared.silenceOf);
+  }
+
+  async version(): Promise<number> {
+    return (await this.x.pool.query<{ v: number }>(SQL.version)).rows[0]?.v ?? 0;
+  }
+
+  async sweep(): Promise<number> {
+    return transaction(this.x.pool, null, async (c) => {
+      const gone = (await c.query(SQL.sweep.text, bind(SQL.sweep, { before: this.x.clock.now() - SILENCE_RETENTION_MS, batch: SWEEP_BATCH }))).rowCount ?? 0;
+      if (gone > 0) await c.query(SQL.bump);
+      return gone;
+    });
+  }
+}

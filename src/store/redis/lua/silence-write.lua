@@ -1,0 +1,41 @@
+-- silence-write: creates, updates or expires one silence, and bumps the
+-- silence version the replicas watch, in one step. A silence is a string
+-- that Redis itself deletes SILENCE_RETENTION after it ends; the two sorted
+-- sets (the tenant's, everyone's) index them by end time.
+--
+-- KEYS[1] the silence   KEYS[2] the tenant's index   KEYS[3] everyone's index   KEYS[4] the version
+-- ARGV[1] create | update | expire   ARGV[2] now (ms)   ARGV[3] retention (ms)
+-- ARGV[4] the silence as JSON (create, update)   ARGV[5] its end (ms)   ARGV[6] open silences allowed (create)
+--
+-- Returns create: 1 stored, 0 refused (too many open); update: updated | absent | expired;
+-- expire: 1 when the silence exists (ended now, or already), 0 when not.
+local mode, now, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+-- Index entries of silences Redis has already deleted go first.
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - keep)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - keep)
+local function store(body, ends)
+  redis.call('SET', KEYS[1], body, 'PXAT', ends + keep)
+  redis.call('ZADD', KEYS[2], ends, KEYS[1])
+  redis.call('ZADD', KEYS[3], ends, KEYS[1])
+  redis.call('INCR', KEYS[4])
+end
+local old = redis.call('GET', KEYS[1])
+if mode == 'create' then
+  if old or redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf') >= tonumber(ARGV[6]) then return 0 end
+  store(ARGV[4], tonumber(ARGV[5]))
+  return 1
+end
+if not old then return mode == 'update' and 'absent' or 0 end
+local s = cjson.decode(old)
+if mode == 'update' then
+  if s.endsAt <= now then return 'expired' end
+  store(ARGV[4], tonumber(ARGV[5]))
+  return 'updated'
+end
+if s.endsAt > now then
+  if s.startsAt > now then s.startsAt = now end
+  s.endsAt = now
+  s.updatedAt = now
+  store(cjson.encode(s), now)
+end
+return 1

@@ -1,0 +1,56 @@
+import type { Matcher } from '../../mute/matcher.js';
+import type { Silence } from '../contract/index.js';
+
+/**
+ * Silence statements both SQL backends run as written (see named.ts), each
+ * inside its operation's one transaction. Every write first bumps the one
+ * row of `silence_version`: replicas watch that number, and on Postgres its
+ * row lock also orders concurrent writes, so a tenant's open-silence count
+ * cannot be passed by two creates at once.
+ */
+
+export const BUMP_VERSION = `UPDATE silence_version SET v = v + 1`;
+export const VERSION = `SELECT v FROM silence_version`;
+
+/** Inserts exactly when the tenant has fewer than @maxOpen silences that end after @now. */
+export const CREATE_SILENCE = `
+INSERT INTO silences (tenant, id, matchers, starts_at, ends_at, created_by, comment, updated_at)
+SELECT @tenant, @id, @matchers, @startsAt, @endsAt, @createdBy, @comment, @updatedAt
+ WHERE (SELECT count(*) FROM silences WHERE tenant = @tenant AND ends_at > @now) < @maxOpen`;
+
+export const UPDATE_SILENCE = `
+UPDATE silences SET matchers = @matchers, starts_at = @startsAt, ends_at = @endsAt, created_by = @createdBy, comment = @comment, updated_at = @updatedAt
+ WHERE tenant = @tenant AND id = @id AND ends_at > @now`;
+
+export const EXPIRE_SILENCE = `
+UPDATE silences SET starts_at = CASE WHEN starts_at < @now THEN starts_at ELSE @now END, ends_at = @now, updated_at = @now
+ WHERE tenant = @tenant AND id = @id AND ends_at > @now`;
+
+const COLUMNS = `tenant, id, matchers, starts_at AS "startsAt", ends_at AS "endsAt", created_by AS "createdBy", comment, updated_at AS "updatedAt"`;
+
+export const GET_SILENCE = `SELECT ${COLUMNS} FROM silences WHERE tenant = @tenant AND id = @id`;
+
+/** @tenant null: every tenant's. */
+export const LIST_SILENCES = `SELECT ${COLUMNS} FROM silences WHERE CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant ORDER BY starts_at, id`;
+
+/** Silences that ended at or before @before, at most @batch. */
+export const SWEEP_SILENCES = `
+DELETE FROM silences WHERE (tenant, id) IN (SELECT tenant, id FROM silences WHERE ends_at <= @before LIMIT @batch)`;
+
+export interface SilenceRow extends Omit<Silence, 'matchers'> {
+  matchers: string;
+}
+
+export const silenceOf = (r: SilenceRow): Silence => ({ ...r, matchers: JSON.parse(r.matchers) as Matcher[] });
+
+/** The named parameters of a silence's row. */
+export const silenceParams = (s: Silence) => ({
+  tenant: s.tenant,
+  id: s.id,
+  matchers: JSON.stringify(s.matchers.map(({ name, value, isRegex, isEqual }) => ({ name, value, isRegex, isEqual }))),
+  startsAt: s.startsAt,
+  endsAt: s.endsAt,
+  createdBy: s.createdBy,
+  comment: s.comment,
+  updatedAt: s.updatedAt,
+});

@@ -1,0 +1,71 @@
+import type { Silence, SilenceStore, SilenceUpdate } from '../contract/index.js';
+import { SILENCE_RETENTION_MS } from '../contract/index.js';
+import * as shared from '../sql/silences.js';
+import type { SqliteDb } from './sqlite-db.js';
+
+/** Silences in the SQLite file; every write is one GroupCommit transaction with its version bump. */
+export class SqliteSilences implements SilenceStore {
+  private readonly s;
+
+  constructor(private readonly x: SqliteDb) {
+    const db = x.db;
+    this.s = {
+      bump: db.prepare(shared.BUMP_VERSION),
+      version: db.prepare<[], { v: number }>(shared.VERSION),
+      create: db.prepare(shared.CREATE_SILENCE),
+      update: db.prepare(shared.UPDATE_SILENCE),
+      expire: db.prepare(shared.EXPIRE_SILENCE),
+      get: db.prepare<[{ tenant: string; id: string }], shared.SilenceRow>(shared.GET_SILENCE),
+      list: db.prepare<[{ tenant: string | null }], shared.SilenceRow>(shared.LIST_SILENCES),
+      sweep: db.prepare(shared.SWEEP_SILENCES),
+    };
+  }
+
+  create(s: Silence, maxOpen: number, now: number) {
+    return this.x.writes.submit(() => {
+      const ok = this.s.create.run({ ...shared.silenceParams(s), now, maxOpen }).changes === 1;
+      if (ok) this.s.bump.run();
+      return ok;
+    });
+  }
+
+  update(s: Silence, now: number) {
+    return this.x.writes.submit((): SilenceUpdate => {
+      if (this.s.update.run({ ...shared.silenceParams(s), now }).changes === 1) {
+        this.s.bump.run();
+        return 'updated';
+      }
+      return this.s.get.get({ tenant: s.tenant, id: s.id }) ? 'expired' : 'absent';
+    });
+  }
+
+  expire(tenant: string, id: string, now: number) {
+    return this.x.writes.submit(() => {
+      if (this.s.expire.run({ tenant, id, now }).changes === 1) {
+        this.s.bump.run();
+        return true;
+      }
+      return this.s.get.get({ tenant, id }) !== undefined;
+    });
+  }
+
+  async get(tenant: string, id: string): Promise<Silence | null> {
+    const r = this.s.get.get({ tenant, id });
+    return r ? shared.silenceOf(r) : null;
+  }
+
+  async list(tenant: string | null): Promise<Silence[]> {
+    return this.s.list.all({ tenant }).map(shared.silenceOf);
+  }
+
+  async version(): Promise<number> {
+    return this.s.version.get()?.v ?? 0;
+  }
+
+  /** Inside a sweep's transaction. */
+  sweep(batch: number): number {
+    const gone = this.s.sweep.run({ before: this.x.clock.now() - SILENCE_RETENTION_MS, batch }).changes;
+    if (gone > 0) this.s.bump.run();
+    return gone;
+  }
+}
