@@ -23,7 +23,12 @@ export const NEEDS = {
     ],
   },
   chromium: { commands: [['chromium', 'chromium']] },
-  alertmanager: { commands: [['prometheus-alertmanager', 'prometheus-alertmanager']] },
+  alertmanager: {
+    commands: [
+      ['prometheus-alertmanager', 'prometheus-alertmanager'],
+      ['amtool', 'prometheus-alertmanager'],
+    ],
+  },
   promtool: { commands: [['promtool', 'prometheus']] },
   openssl: { commands: [['openssl', 'openssl']] },
   mosquitto: {

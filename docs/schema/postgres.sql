@@ -395,6 +395,21 @@ CREATE TABLE onceonly.schema_migrations (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE onceonly.silence_version (
+    v bigint NOT NULL
+);
+
+CREATE TABLE onceonly.silences (
+    tenant text NOT NULL,
+    id text NOT NULL,
+    matchers text NOT NULL,
+    starts_at bigint NOT NULL,
+    ends_at bigint NOT NULL,
+    created_by text NOT NULL,
+    comment text NOT NULL,
+    updated_at bigint NOT NULL
+);
+
 CREATE TABLE onceonly.windows (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -444,6 +459,9 @@ ALTER TABLE ONLY onceonly.resolutions
 ALTER TABLE ONLY onceonly.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY onceonly.silences
+    ADD CONSTRAINT silences_pkey PRIMARY KEY (tenant, id);
+
 ALTER TABLE ONLY onceonly.windows
     ADD CONSTRAINT windows_pkey PRIMARY KEY (tenant, key);
 
@@ -466,5 +484,7 @@ CREATE INDEX incidents_last_seen ON onceonly.incidents USING btree (tenant, last
 CREATE INDEX reconciled_expires_at ON onceonly.reconciled USING btree (expires_at);
 
 CREATE INDEX requests_expires_at ON onceonly.requests USING btree (expires_at);
+
+CREATE INDEX silences_ends_at ON onceonly.silences USING btree (ends_at);
 
 CREATE INDEX windows_expires_at ON onceonly.windows USING btree (expires_at);

@@ -13,6 +13,7 @@ import { EventAccounting } from '../observe/event-accounting.js';
 import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
+import { SilenceCache } from '../mute/silence-cache.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { openStore } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
@@ -97,6 +98,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   metrics.watchStore(store);
   if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
 
+  // Silences: this replica's copy of the shared store's, reloaded when their version moves.
+  const silenceReadFailed = rateLimitedLog(logger, 'cannot read the silences; muting with the copy loaded before');
+  const silences = new SilenceCache(store.silences, (err) => silenceReadFailed(err instanceof Error ? err : new Error(String(err))));
+  await silences.start();
+
   const tally = new DecisionTally();
   const deliveryTally = new DeliveryTally();
   const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
@@ -142,11 +148,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     clock,
     tally,
     deliveryTally,
+    silences,
     dashboardIntervalMs: options.dashboard?.intervalMs,
   });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
   } catch (error) {
+    silences.stop();
     await store.close();
     throw error;
   }
@@ -183,6 +191,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.
         await delivery.stop();
+        silences.stop();
         await store.close();
       })();
       return closing;

@@ -25,6 +25,8 @@ import { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { auditRoutes } from './routes/audit.js';
+import { silenceRoutes } from './routes/silences.js';
+import type { SilenceCache } from '../mute/silence-cache.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { DeliveryStore } from '../store/contract/index.js';
@@ -62,6 +64,8 @@ export interface AppOptions {
   /** the decision mix per tenant, for the dashboard */
   tally: DecisionTally;
   deliveryTally: DeliveryTally;
+  /** This replica's copy of the silences, reloaded at once after a silence is written here. */
+  silences: SilenceCache;
   /** How often a dashboard stream sends a snapshot (default 1 s; tests shorten it). */
   dashboardIntervalMs?: number;
 }
@@ -79,6 +83,7 @@ export function buildApp({
   clock,
   tally,
   deliveryTally,
+  silences,
   dashboardIntervalMs,
 }: AppOptions): FastifyInstance {
   const app = Fastify({
@@ -148,6 +153,7 @@ export function buildApp({
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
   dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, clock }, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
+  silenceRoutes(app, dedup.store.silences, silences, clock);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));
   return app;
 }

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   forbidden: 403,
   not_found: 404,
   idempotency_in_flight: 409,
+  limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,

@@ -18,6 +18,13 @@ const VALID = {
       { status: 'firing', labels: { alertname: 'A' }, annotations: {}, startsAt: '2026-11-30T12:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f1' },
     ],
   },
+  '/api/v2/silences': {
+    matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
+    startsAt: '2026-11-30T12:00:00Z',
+    endsAt: '2099-01-01T00:00:00Z',
+    createdBy: 'ops',
+    comment: 'planned work',
+  },
 } as const;
 type Route = keyof typeof VALID;
 const ROUTES = Object.keys(VALID) as Route[];
@@ -28,6 +35,8 @@ const REQUIRED: Record<Route, string[]> = {
   '/v1/violations': Object.keys(VALID['/v1/violations']),
   '/v2/enqueue': ['routing_key', 'event_action', 'payload'],
   '/v1/alertmanager': ['version', 'status', 'alerts'],
+  // Not comment: any text up to 4,096 characters is a valid comment, so changing it rarely makes the body invalid.
+  '/api/v2/silences': ['matchers', 'startsAt', 'endsAt', 'createdBy'],
 };
 /** Strict bodies refuse unknown fields; PagerDuty's and Alertmanager's do not, as their senders add fields. */
 const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations'];
@@ -154,6 +163,7 @@ test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx ea
     assert.match(metrics, /^onceonly_deliveries_pending 0$/m);
     assert.doesNotMatch(metrics, /onceonly_incident_decisions_total\{[^}]*\} [1-9]/, 'no decision was made');
     assert.doesNotMatch(metrics, /onceonly_violation_decisions_total\{[^}]*\} [1-9]/);
+    assert.deepEqual((await s.get('/api/v2/silences')).body, [], 'no silence stored');
   } finally {
     await s.stop();
   }

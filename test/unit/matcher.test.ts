@@ -37,7 +37,11 @@ test('bad matchers are refused with a reason', () => {
     ['severity=~"(MAJOR"', /missing closing/],
     ['fault_class=a b', /double-quoted/],
   ] as const) {
-    assert.throws(() => parseMatcher(text), (e: Error) => e instanceof MatcherError && why.test(e.message), text);
+    assert.throws(
+      () => parseMatcher(text),
+      (e: Error) => e instanceof MatcherError && why.test(e.message),
+      text,
+    );
   }
   assert.throws(() => compileMatcher({ name: 'bad-name', value: 'x', isRegex: false, isEqual: true }), MatcherError);
 });

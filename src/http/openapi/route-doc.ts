@@ -15,7 +15,7 @@ export interface RouteDoc {
   access: 'tenant' | 'open';
   /** PagerDuty-style: without an Authorization header, the body's `routing_key` is the token (the route checks it). */
   tokenInBody?: true;
-  tag: 'incidents' | 'events' | 'violations' | 'drop-in' | 'delivery' | 'operations' | 'dashboard';
+  tag: 'incidents' | 'events' | 'violations' | 'drop-in' | 'noise' | 'delivery' | 'operations' | 'dashboard';
   body?: Schema;
   /** other request body types accepted, besides application/json */
   query?: Record<string, { description: string; schema: Schema; required?: boolean }>;

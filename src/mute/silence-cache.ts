@@ -1,0 +1,97 @@
+import type { Silence, SilenceStore } from '../store/contract/index.js';
+import { silenceState } from '../store/contract/index.js';
+import { type CompiledMatcher, compileMatcher, type Labels, matchesAll } from './matcher.js';
+import type { Muted, MuteSource } from './mutes.js';
+
+/** How often a replica asks the store whether the silences changed (one small read). */
+export const SILENCE_POLL_MS = 500;
+
+interface Loaded {
+  silence: Silence;
+  matchers: CompiledMatcher[];
+}
+
+/**
+ * This replica's copy of the silences in the shared store. It polls one
+ * number, the store's silence version, and reloads the silences (and compiles
+ * their matchers, once) only when that moved: a silence made on any replica
+ * mutes here within SILENCE_POLL_MS plus one read. When the store cannot be
+ * read, the copy it has keeps muting; a silence must not lapse because Redis
+ * blinked.
+ */
+export class SilenceCache implements MuteSource {
+  private byTenant = new Map<string, Loaded[]>();
+  /** compiled matchers by their JSON */
+  private compiled = new Map<string, CompiledMatcher[]>();
+  private loadedVersion: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private refreshing: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: SilenceStore,
+    private readonly onError: (err: unknown) => void = () => {},
+    private readonly pollMs = SILENCE_POLL_MS,
+  ) {}
+
+  /** Loads now, then keeps watching the version. */
+  async start(): Promise<void> {
+    await this.refresh().catch(this.onError);
+    this.timer = setInterval(() => void this.refresh().catch(this.onError), this.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Reloads when the version moved (or `force`); concurrent calls share one read. */
+  refresh(force = false): Promise<void> {
+    if (force) this.loadedVersion = null;
+    this.refreshing ??= this.load().finally(() => (this.refreshing = null));
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
+    const v = await this.store.version();
+    if (v === this.loadedVersion) return;
+    const all = await this.store.list(null);
+    const next = new Map<string, Loaded[]>();
+    const compiled = new Map<string, CompiledMatcher[]>();
+    for (const silence of all) {
+      // Matchers seen at the last load are not compiled again (a reload after each write would otherwise be quadratic).
+      const text = JSON.stringify(silence.matchers);
+      let matchers = compiled.get(text) ?? this.compiled.get(text);
+      if (!matchers) {
+        try {
+          matchers = silence.matchers.map(compileMatcher);
+        } catch (err) {
+          // Checked when it was made; a row that no longer compiles mutes nothing rather than everything.
+          this.onError(err);
+          continue;
+        }
+      }
+      compiled.set(text, matchers);
+      const list = next.get(silence.tenant) ?? [];
+      list.push({ silence, matchers });
+      next.set(silence.tenant, list);
+    }
+    this.byTenant = next;
+    this.compiled = compiled;
+    this.loadedVersion = v;
+  }
+
+  mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
+    for (const l of this.byTenant.get(tenant) ?? []) {
+      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels)) return { by: 'silence', id: l.silence.id };
+    }
+    return null;
+  }
+
+  /** Silences of every tenant that are active at `now`: for the held-delivery gauge and the dashboard. */
+  activeCount(now: number): number {
+    let n = 0;
+    for (const list of this.byTenant.values()) for (const l of list) if (silenceState(l.silence, now) === 'active') n++;
+    return n;
+  }
+}

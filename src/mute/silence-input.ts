@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { parseWith, ValidationError } from '../core/validation.js';
+import { boundedText, MAX_LABEL_VALUE } from '../inputs/limits.js';
+import { compileMatcher, MatcherError, type Matcher } from './matcher.js';
+
+/** Matchers one silence may have. */
+export const MAX_SILENCE_MATCHERS = 64;
+/** Characters of `createdBy` and of `comment`. */
+export const MAX_SILENCE_TEXT = { createdBy: 256, comment: 4096 };
+
+const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an RFC 3339 date-time');
+
+const matcherSchema = z.object({
+  name: z.string().min(1).max(128),
+  value: boundedText(MAX_LABEL_VALUE),
+  isRegex: z.boolean(),
+  /** Alertmanager's default when a client leaves it out (API v2 before 0.22) */
+  isEqual: z.boolean().default(true),
+});
+
+/** Alertmanager API v2's PostableSilence: what `amtool silence add` and `update` send. */
+export const postableSilenceSchema = z.object({
+  id: z.string().max(64).optional(),
+  matchers: z.array(matcherSchema).min(1, 'a silence needs at least one matcher').max(MAX_SILENCE_MATCHERS),
+  startsAt: time,
+  endsAt: time,
+  createdBy: z.string().min(1, 'createdBy must not be empty').max(MAX_SILENCE_TEXT.createdBy),
+  comment: z.string().min(1, 'comment must not be empty').max(MAX_SILENCE_TEXT.comment),
+});
+
+export interface SilenceInput {
+  id?: string;
+  matchers: Matcher[];
+  startsAt: number;
+  endsAt: number;
+  createdBy: string;
+  comment: string;
+}
+
+/**
+ * A posted silence, checked as Alertmanager checks one: the matchers compile
+ * (RE2), at least one of them does not match the empty string (a silence of
+ * everything is refused), the end is after the start and not in the past. A
+ * start in the past becomes now.
+ */
+export function parseSilence(body: unknown, now: number): SilenceInput {
+  const p = parseWith(postableSilenceSchema, body, 'silence');
+  const refuse = (path: string, message: string): never => {
+    throw new ValidationError(`invalid silence: ${path}: ${message}`, [{ path, message }]);
+  };
+  const matchers = p.matchers.map((m, i) => {
+    try {
+      return compileMatcher(m);
+    } catch (err) {
+      return refuse(`matchers.${i}`, err instanceof MatcherError ? err.message : String(err));
+    }
+  });
+  if (matchers.every((m) => m.test({}))) refuse('matchers', 'at least one matcher must not match the empty string (a silence of everything)');
+  const startsAt = Math.max(Date.parse(p.startsAt), now);
+  const endsAt = Date.parse(p.endsAt);
+  if (endsAt <= now) refuse('endsAt', 'must not be in the past');
+  if (endsAt <= startsAt) refuse('endsAt', 'must be after startsAt');
+  return {
+    ...(p.id ? { id: p.id } : {}),
+    matchers: p.matchers.map(({ name, value, isRegex, isEqual }) => ({ name, value, isRegex, isEqual })),
+    startsAt,
+    endsAt,
+    createdBy: p.createdBy,
+    comment: p.comment,
+  };
+}
