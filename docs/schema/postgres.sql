@@ -297,7 +297,8 @@ CREATE TABLE onceonly.deliveries (
     status text DEFAULT 'pending'::text NOT NULL,
     due_at bigint NOT NULL,
     lease text DEFAULT ''::text NOT NULL,
-    dead_at bigint
+    dead_at bigint,
+    held integer DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE onceonly.delivery_counters (

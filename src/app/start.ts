@@ -105,7 +105,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const tally = new DecisionTally();
   const deliveryTally = new DeliveryTally();
-  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally) });
+  const mutes = { source: silences, now: () => clock.now() };
+  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally), mutes });
   let sampled = 0;
   const events = new EventIngest(
     store,
@@ -134,6 +135,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           'SPC alarm',
         );
     },
+    mutes,
   );
   const app = buildApp({
     dedup,
@@ -168,6 +170,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     config: () => config.current,
     clock,
     observer: deliveryObserver(metrics, logger, deliveryTally),
+    mutes: silences,
     ...options.delivery,
   });
 

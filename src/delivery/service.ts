@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
 import type { DeliveryStore } from '../store/contract/index.js';
+import type { MuteSource } from '../mute/mutes.js';
 import { AdapterRegistry } from './registry.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 
@@ -13,6 +14,8 @@ export interface DeliveryServiceOptions {
   random?: () => number;
   /** how long an idle worker waits before looking again */
   idleMs?: number;
+  /** what may mute a delivery (silences) */
+  mutes?: MuteSource;
 }
 
 export interface DeliveryService {
@@ -33,6 +36,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
       return { maxRetries: d.max_retries, baseMs: d.base_delay_ms, maxMs: d.max_delay_ms };
     },
     leaseMs: o.config().delivery.lease_ms,
+    ...(o.mutes ? { mutes: { source: o.mutes, now: () => o.clock.now() } } : {}),
     ...(o.random ? { random: o.random } : {}),
     ...(o.idleMs ? { idleMs: o.idleMs } : {}),
     ...(o.observer ? { observer: o.observer } : {}),

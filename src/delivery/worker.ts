@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
-import type { Delivery, DeliveryStore, Settlement } from '../store/contract/index.js';
+import { labelsOf } from '../mute/labels.js';
+import type { Muted, MuteSource } from '../mute/mutes.js';
+import type { Delivery, DeliveryStore, FoldOutcome, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 
@@ -15,7 +17,14 @@ export interface DeliveryObserver {
   attempted?(adapter: string): void;
   settled?(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: { delayMs?: number; error?: string; seconds: number }): void;
   error?(err: unknown, what: string): void;
+  /** A mute held a delivery (`first`: it was not held before), or what folding it did instead. */
+  held?(d: Delivery, muted: Muted, outcome: FoldOutcome['kind'], first: boolean): void;
+  /** Nothing mutes a held delivery any more: it goes out now (`ready`), or folding found it had to go. */
+  released?(d: Delivery, outcome: FoldOutcome['kind']): void;
 }
+
+/** How long a muted delivery is held before its mutes are looked at again. */
+export const MUTE_RECHECK_MS = 1000;
 
 export interface WorkerOptions {
   store: DeliveryStore;
@@ -33,6 +42,8 @@ export interface WorkerOptions {
   owner?: string;
   /** a monotonic clock, ms (performance.now): a paused process sees it jump */
   monotonic?: () => number;
+  /** What may mute a delivery (silences), and the clock its times are on; without it nothing is muted. */
+  mutes?: { source: MuteSource; now: () => number; recheckMs?: number };
 }
 
 /**
@@ -100,8 +111,33 @@ export class DeliveryWorker {
     });
   }
 
-  private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {
+  /**
+   * Mutes, looked at when the delivery is leased (so a silence made after the
+   * decision still holds it). A muted delivery is folded and held, neither
+   * sent nor counted as a retry; a held one nothing mutes any more is folded
+   * and released. A close is never held: it is at the head of its line only
+   * once its create went out, and then it always goes. Returns the delivery
+   * to make now, or null when there is none.
+   */
+  private async gate(d: Delivery): Promise<Delivery | null> {
+    const m = this.o.mutes;
+    if (m && d.entry.action !== 'close') {
+      const muted = m.source.mutedBy(d.entry.tenant, labelsOf(d.entry), m.now());
+      if (muted) {
+        const r = await this.o.store.fold(d, m.recheckMs ?? MUTE_RECHECK_MS);
+        this.observer.held?.(d, muted, r.kind, d.held !== true);
+        return null;
+      }
+    }
+    if (!d.held) return d;
+    const r = await this.o.store.fold(d, null);
+    this.observer.released?.(d, r.kind);
+    return r.kind === 'ready' ? r.delivery : null;
+  }
+
+  private async deliverOne(leased: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {
     const started = performance.now();
+    let d = leased;
     const adapter = adapters.get(d.adapter);
     let settlement: Settlement;
     let outcome: DeliveryOutcome;
@@ -113,6 +149,17 @@ export class DeliveryWorker {
     if (adapter && this.monotonic() - leasedAt + (adapter.timeoutMs ?? 0) > this.leaseMs) {
       this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
       return;
+    }
+    if (adapter) {
+      try {
+        const open = await this.gate(d);
+        if (!open) return;
+        d = open;
+      } catch (err) {
+        // The lease runs out and the delivery falls due again: held or sent later, never lost.
+        this.observer.error?.(err, `muting delivery ${d.id}`);
+        return;
+      }
     }
     if (!adapter) {
       [settlement, outcome, reason] = [{ outcome: 'dead', error: `adapter ${JSON.stringify(d.adapter)} is no longer configured` }, 'dead', 'not_configured'];

@@ -10,6 +10,8 @@ import { parseWith } from '../core/validation.js';
 import type { DedupStore, IncidentClaim, Origin } from '../store/contract/index.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
+import { labelsOf } from '../mute/labels.js';
+import type { Muted, MuteSource } from '../mute/mutes.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -19,6 +21,8 @@ export interface IncidentDecision {
   dedup_key: string;
   /** true only when the store could not be reached and the service failed open */
   provisional: boolean;
+  /** what mutes the key's deliveries now (POST /v1/incidents answers it; null: nothing) */
+  muted?: Muted | null;
 }
 
 /** Told of what the engine decided (metrics, logs). Must not throw. */
@@ -33,6 +37,8 @@ export interface DeduplicatorOptions {
   /** Read on every decision, so a config reload takes effect atomically. */
   config?: () => Config;
   observer?: DecisionObserver;
+  /** What may mute a key now (silences), and the clock its times are on: answers say whether the key is muted. */
+  mutes?: { source: MuteSource; now: () => number };
 }
 
 const unobserved: DecisionObserver = { decided() {}, ended() {} };
@@ -45,9 +51,11 @@ export class Deduplicator {
   readonly store: DedupStore;
   private readonly config: () => Config;
   private readonly observer: DecisionObserver;
+  private readonly mutes: DeduplicatorOptions['mutes'];
 
   constructor(options: DeduplicatorOptions) {
     this.store = options.store;
+    this.mutes = options.mutes;
     this.config = options.config ?? (() => defaultConfig);
     this.observer = options.observer ?? unobserved;
   }
@@ -58,27 +66,30 @@ export class Deduplicator {
    */
   async decideIncident(input: IncidentInput | unknown, tenant = DEFAULT_TENANT, origin?: Origin): Promise<IncidentDecision> {
     const incident = parseIncident(input);
-    return this.decide(
+    const outbox = {
+      severity: incident.severity,
+      summary: incident.summary ?? '',
+      data: {
+        element_id: incident.element_id,
+        fault_class: incident.fault_class,
+        root_cause_id: incident.root_cause_id,
+        cleared: incident.cleared,
+        ...(incident.details ? { details: incident.details } : {}),
+      },
+    };
+    const decided = await this.decide(
       {
         tenant,
         key: incidentKey(incident),
         fingerprint: incidentFingerprint(incident),
         ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000,
         // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
-        outbox: {
-          severity: incident.severity,
-          summary: incident.summary ?? '',
-          data: {
-            element_id: incident.element_id,
-            fault_class: incident.fault_class,
-            root_cause_id: incident.root_cause_id,
-            cleared: incident.cleared,
-            ...(incident.details ? { details: incident.details } : {}),
-          },
-        },
+        outbox,
       },
       origin,
     );
+    const m = this.mutes;
+    return { ...decided, muted: m ? m.source.mutedBy(tenant, labelsOf({ kind: 'incident', ...outbox }), m.now()) : null };
   }
 
   /**

@@ -3,6 +3,8 @@ import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseViolation, type Violation } from '../inputs/violation/schema.js';
 import type { DedupStore, Origin } from '../store/contract/index.js';
 import { DEFAULT_TENANT } from './deduplicator.js';
+import { labelsOf } from '../mute/labels.js';
+import type { Muted, MuteSource } from '../mute/mutes.js';
 
 export interface ViolationDecision extends Classification {
   decision: 'CREATE' | 'SUPPRESS';
@@ -11,6 +13,8 @@ export interface ViolationDecision extends Classification {
   action: ViolationAction;
   /** set when this re-fire re-queued the key's failing deliveries instead of being suppressed */
   requeued?: true;
+  /** what mutes the key's deliveries now; null: nothing */
+  muted: Muted | null;
 }
 
 /** The rule table in force: a configured rule, else the unknown-rule class. */
@@ -28,6 +32,8 @@ export class ViolationIngest {
     private readonly store: DedupStore,
     private readonly config: () => Config,
     private readonly observe: (v: Violation, d: ViolationDecision) => void = () => {},
+    /** What may mute a key now (silences), and the clock its times are on. */
+    private readonly mutes?: { source: MuteSource; now: () => number },
   ) {}
 
   async apply(body: unknown, tenant = DEFAULT_TENANT, origin?: Origin): Promise<ViolationDecision> {
@@ -52,8 +58,15 @@ export class ViolationIngest {
       ...cls,
       action: actionOf(act.route, act.notify),
       ...(claim === 'requeued' ? { requeued: true } : {}),
+      muted: this.mutedNow(tenant, v, cls),
     };
     this.observe(v, d);
     return d;
+  }
+
+  /** Matched on what an adapter would receive (the violation, its alarm code and severity), routed or not. */
+  private mutedNow(tenant: string, v: Violation, cls: Classification): Muted | null {
+    const m = this.mutes;
+    return m ? m.source.mutedBy(tenant, labelsOf({ kind: 'violation', severity: cls.severity, data: { ...v, alarm_code: cls.alarm_code } }), m.now()) : null;
   }
 }

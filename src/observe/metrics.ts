@@ -2,7 +2,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { DecisionObserver, IncidentDecision } from '../engine/deduplicator.js';
 import { DECISION_REASONS } from '../core/decision.js';
 import type { DedupStore } from '../store/contract/index.js';
-import type { Delivery } from '../store/contract/index.js';
+import type { Delivery, FoldOutcome } from '../store/contract/index.js';
+import type { Muted } from '../mute/mutes.js';
 import type { DeliveryObserver, DeliveryOutcome } from '../delivery/worker.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
@@ -23,6 +24,9 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly violations: Counter<'decision' | 'severity' | 'action'>;
   readonly deliveries: Counter<'adapter' | 'outcome' | 'reason'>;
   readonly deliveryAttempts: Counter<'adapter'>;
+  private readonly mutedTotal: Counter<'by'>;
+  private readonly releasedTotal: Counter;
+  private readonly droppedTotal: Counter<'reason'>;
   readonly deliveryDuration: Histogram<'adapter'>;
 
   /** The store the live-keys gauge reads; set once it is open (metrics exist first, to see a degraded start). */
@@ -107,22 +111,39 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
-    // One backlog read per scrape feeds the three gauges below.
-    let backlog: Promise<{ pending: number; dead: number; lag: number } | null> | null = null;
+    this.mutedTotal = new Counter({
+      name: 'onceonly_deliveries_muted_total',
+      help: 'Deliveries a mute started to hold, by what muted them (silence).',
+      labelNames: ['by'],
+      registers: [this.registry],
+    });
+    this.releasedTotal = new Counter({
+      name: 'onceonly_deliveries_released_total',
+      help: "Held deliveries released when nothing muted them any more (each goes out once, with its key's latest state).",
+      registers: [this.registry],
+    });
+    this.droppedTotal = new Counter({
+      name: 'onceonly_deliveries_dropped_total',
+      help: 'Deliveries that will never go out because of a mute: created_and_closed_while_muted (a create and its close both held), superseded_by_close (a held update whose close goes out).',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    // One backlog read per scrape feeds the four gauges below.
+    let backlog: Promise<{ pending: number; dead: number; lag: number; held: number } | null> | null = null;
     const readBacklog = () =>
       (backlog ??= (async () => {
         const s = store();
         if (!s) return null;
         try {
           const b = await s.deliveries.backlog();
-          return { pending: b.pending, dead: b.dead, lag: b.oldestAt === null ? 0 : Math.max(0, (clock.now() - b.oldestAt) / 1000) };
+          return { pending: b.pending, dead: b.dead, held: b.held, lag: b.oldestAt === null ? 0 : Math.max(0, (clock.now() - b.oldestAt) / 1000) };
         } catch {
           return null; // the store is down: keep the last values; onceonly_store_degraded says why
         } finally {
           setImmediate(() => (backlog = null));
         }
       })());
-    const backlogGauge = (name: string, help: string, pick: (b: { pending: number; dead: number; lag: number }) => number) =>
+    const backlogGauge = (name: string, help: string, pick: (b: { pending: number; dead: number; lag: number; held: number }) => number) =>
       new Gauge({
         name,
         help,
@@ -133,6 +154,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         },
       });
     backlogGauge('onceonly_deliveries_pending', 'Deliveries waiting (due, leased or backing off), all adapters.', (b) => b.pending);
+    backlogGauge('onceonly_deliveries_held', 'Deliveries a mute holds now (counted in onceonly_deliveries_pending too).', (b) => b.held);
     backlogGauge('onceonly_dead_letters', 'Dead letters parked and not yet retried (GET /v1/dead-letters).', (b) => b.dead);
     backlogGauge('onceonly_outbox_lag_seconds', 'Age of the oldest decision not yet delivered everywhere (0 when none waits).', (b) => b.lag);
     new Gauge({
@@ -173,6 +195,22 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
 
   attempted(adapter: string): void {
     this.deliveryAttempts.labels(adapter).inc();
+  }
+
+  /** A mute held a delivery, or folding it dropped it. */
+  held(_d: Delivery, muted: Muted, outcome: FoldOutcome['kind'], first: boolean): void {
+    if (outcome === 'held' && first) this.mutedTotal.labels(muted.by).inc();
+    this.foldDropped(outcome);
+  }
+
+  released(_d: Delivery, outcome: FoldOutcome['kind']): void {
+    if (outcome === 'ready') this.releasedTotal.inc();
+    this.foldDropped(outcome);
+  }
+
+  private foldDropped(outcome: FoldOutcome['kind']): void {
+    if (outcome === 'dropped') this.droppedTotal.labels('created_and_closed_while_muted').inc();
+    if (outcome === 'superseded') this.droppedTotal.labels('superseded_by_close').inc();
   }
 
   settled(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: { seconds: number }): void {

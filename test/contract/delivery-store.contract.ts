@@ -261,5 +261,79 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.equal(after.pending - before.pending, 1);
       assert.equal(after.dead - before.dead, 1);
     });
+
+    const claim = (k: string, severity: string) => ({ tenant: 't', key: k, fingerprint: `${severity}|0`, ttlMs: 600 * T, outbox: { ...payload, severity } });
+
+    test('fold and hold: what queues behind a held delivery folds into it, and its release carries the latest state, once', async () => {
+      const d = fx.store.deliveries;
+      await fx.store.incidents.decide(claim(key(1), 'MAJOR'));
+      await fanOutAll(['hook']);
+      const [head] = await lease();
+      const before = await d.backlog();
+      assert.deepEqual(await d.fold(head!, 5 * T), { kind: 'held', folded: 0 });
+      assert.equal((await d.backlog()).held - before.held, 1, 'counted as held');
+      assert.equal(await d.settle(head!, { outcome: 'delivered' }), false, 'a hold gives up the lease');
+      await fx.store.incidents.decide(claim(key(1), 'CRITICAL'));
+      await fx.store.incidents.decide(claim(key(1), 'MINOR'));
+      await fanOutAll(['hook']);
+      assert.deepEqual(await lease(), [], 'nothing goes out while the head is held: the updates wait behind it');
+      await fx.advance(6 * T);
+      const [again] = await lease();
+      assert.deepEqual([again?.id, again?.entry.action, again?.held], [head!.id, 'create', true], 'the held head comes due, marked held');
+      const r = await d.fold(again!, null);
+      assert.equal(r.kind, 'ready');
+      if (r.kind !== 'ready') return;
+      assert.equal(r.folded, 2);
+      assert.deepEqual(
+        [r.delivery.entry.action, r.delivery.entry.severity, r.delivery.held, r.delivery.n],
+        ['create', 'MINOR', undefined, 1],
+        'one create, with the latest state',
+      );
+      assert.equal((await d.backlog()).held, before.held, 'released');
+      assert.equal(await d.settle(r.delivery, { outcome: 'delivered' }), true, 'the release keeps the lease');
+      assert.deepEqual(await lease(), [], 'the folded updates are gone');
+    });
+
+    test('a create and its close both held: nothing goes out; a close behind a delivered create supersedes the held update', async () => {
+      const d = fx.store.deliveries;
+      await fx.store.incidents.decide(claim(key(1), 'MAJOR'));
+      await fanOutAll(['hook']);
+      const [created] = await lease();
+      await d.fold(created!, 5 * T);
+      await fx.store.incidents.close('t', key(1));
+      await fanOutAll(['hook']);
+      await fx.advance(6 * T);
+      const [head] = await lease();
+      assert.deepEqual(await d.fold(head!, 5 * T), { kind: 'dropped', folded: 1 });
+      await fx.advance(6 * T);
+      assert.deepEqual(await lease(), [], 'neither the create nor the close goes out');
+
+      // The create went out; then an update is held, and the incident closes.
+      await fx.store.incidents.decide(claim(key(2), 'MAJOR'));
+      await fanOutAll(['hook']);
+      const [c2] = await lease();
+      await d.settle(c2!, { outcome: 'delivered' });
+      await fx.store.incidents.decide(claim(key(2), 'CRITICAL'));
+      await fanOutAll(['hook']);
+      const [u2] = await lease();
+      assert.equal(u2?.entry.action, 'update');
+      await d.fold(u2!, 5 * T);
+      await fx.store.incidents.close('t', key(2));
+      await fanOutAll(['hook']);
+      await fx.advance(6 * T);
+      const [h2] = await lease();
+      assert.deepEqual(await d.fold(h2!, 5 * T), { kind: 'superseded', folded: 0 });
+      const [close] = await lease();
+      assert.deepEqual([close?.entry.key, close?.entry.action], [key(2), 'close'], 'the close is due at once');
+    });
+
+    test('fold under a lost lease changes nothing', async () => {
+      const d = fx.store.deliveries;
+      await fx.store.incidents.decide(claim(key(1), 'MAJOR'));
+      await fanOutAll(['hook']);
+      const [head] = await lease();
+      assert.deepEqual(await d.fold({ ...head!, lease: 'someone-else' }, 5 * T), { kind: 'lost' });
+      assert.equal(await d.settle(head!, { outcome: 'delivered' }), true, 'still leased by its holder');
+    });
   });
 }

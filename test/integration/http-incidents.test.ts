@@ -42,7 +42,7 @@ describe('HTTP: incidents on SQLite', () => {
       s.clock.advance(1000);
       const r = await s.post('/v1/incidents', body);
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body, { decision: expected, dedup_key: KEY, provisional: false });
+      assert.deepEqual(r.body, { decision: expected, dedup_key: KEY, provisional: false, muted: null });
     }
     const view = await s.get(`/v1/incidents/${KEY}`);
     assert.equal(view.status, 200);

@@ -28,7 +28,13 @@ describe('HTTP: SPC violations', () => {
   test('the same violation ten times is one CREATE', async () => {
     const answers: Array<{ decision: string; key: string }> = [];
     for (let i = 0; i < 10; i++) answers.push((await s.post('/v1/violations', v({ timestamp: 1770000000 + i * 10, value: 13 + i }))).body);
-    assert.deepEqual(answers[0], { decision: 'CREATE', key: 'c009aa8442524c25942fae6e7135b7aa2aaec015', alarm_code: 'SPC-BEYOND-3S', severity: 'CRITICAL' });
+    assert.deepEqual(answers[0], {
+      decision: 'CREATE',
+      key: 'c009aa8442524c25942fae6e7135b7aa2aaec015',
+      alarm_code: 'SPC-BEYOND-3S',
+      severity: 'CRITICAL',
+      muted: null,
+    });
     assert.ok(answers.slice(1).every((a) => a.decision === 'SUPPRESS' && a.key === answers[0]!.key));
   });
 

@@ -24,6 +24,15 @@ export const errorBody = {
   },
 };
 
+/** Whether a key's deliveries are muted now, and by what. */
+export const mutedBody = {
+  description: 'null, or what holds the key\'s deliveries now: `{"by": "silence", "id": "<silence id>"}`; the decision is made and recorded all the same',
+  oneOf: [
+    { type: 'null' },
+    { type: 'object', required: ['by', 'id'], properties: { by: { type: 'string', enum: ['silence', 'maintenance', 'inhibition'] }, id: { type: 'string' } } },
+  ],
+};
+
 export const decisionBody = {
   type: 'object',
   required: ['decision', 'dedup_key', 'provisional'],
@@ -31,6 +40,7 @@ export const decisionBody = {
     decision: { type: 'string', enum: ['CREATE', 'SUPPRESS', 'UPDATE'] },
     dedup_key: { type: 'string' },
     provisional: { type: 'boolean', description: 'true only when the store was unreachable and the decision was made in the local journal' },
+    muted: mutedBody,
   },
 };
 

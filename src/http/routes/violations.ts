@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ViolationIngest } from '../../engine/violations.js';
 import { doc } from '../openapi/route-doc.js';
-import { errorBody } from '../openapi/schemas.js';
+import { errorBody, mutedBody } from '../openapi/schemas.js';
 import { violationSchema } from '../../inputs/violation/schema.js';
 import type { ChargeItems } from '../access.js';
 import { answerBatch, Batch, BATCH_DOC } from '../batch.js';
@@ -25,6 +25,7 @@ export function violationRoutes(app: FastifyInstance, violations: ViolationInges
               key: { type: 'string' },
               alarm_code: { type: 'string' },
               severity: { type: 'string' },
+              muted: mutedBody,
             },
           },
         },
@@ -34,7 +35,7 @@ export function violationRoutes(app: FastifyInstance, violations: ViolationInges
     async (req, reply) => {
       const one = async (input: unknown) => {
         const d = await violations.apply(input, req.tenant, { requestId: req.id });
-        return { decision: d.decision, key: d.key, alarm_code: d.alarm_code, severity: d.severity };
+        return { decision: d.decision, key: d.key, alarm_code: d.alarm_code, severity: d.severity, muted: d.muted };
       };
       if (!(req.body instanceof Batch)) return one(req.body);
       charge(req, req.body.lines.length);

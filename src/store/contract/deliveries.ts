@@ -1,4 +1,4 @@
-import type { OutboxEntry, OutboxKind } from '../../core/outbox.js';
+import type { OutboxAction, OutboxEntry, OutboxKind } from '../../core/outbox.js';
 
 /**
  * Delivery state, kept in the same store as the decisions (so a replica that
@@ -33,6 +33,8 @@ export interface Delivery {
   lease: string;
   /** ms, when it was parked as a dead letter */
   deadAt?: number;
+  /** held by a mute (a silence) and not yet released: its release folds what queued up behind it */
+  held?: boolean;
 }
 
 export type Settlement =
@@ -47,6 +49,42 @@ export interface DeliveryBacklog {
   dead: number;
   /** `at` of the oldest entry still waiting (outbox or pending delivery), null when none */
   oldestAt: number | null;
+  /** pending deliveries held by a mute now (counted in `pending` too) */
+  held: number;
+}
+
+/**
+ * What `fold` did. Folding takes the younger pending deliveries of a key to
+ * one adapter (they wait behind the head: one at a time, oldest first) into
+ * the head, so that what goes out when a mute ends is the key's latest state,
+ * once.
+ */
+export type FoldOutcome =
+  /** the lease was lost; nothing changed */
+  | { kind: 'lost' }
+  /** held for the time given, carrying the latest state of what was behind it */
+  | { kind: 'held'; folded: number }
+  /** a create that never went out and the close behind it: both gone, with what was between; nothing is delivered */
+  | { kind: 'dropped'; folded: number }
+  /** a close was behind it (its create went out before): it and what was between are gone; the close is due now */
+  | { kind: 'superseded'; folded: number }
+  /** released: still leased, carrying the latest state; deliver it now */
+  | { kind: 'ready'; delivery: Delivery; folded: number };
+
+/**
+ * The fold rules, on the actions of the head and of the younger deliveries
+ * behind it (oldest first), shared by every backend (Redis has them again in
+ * lua/fold-delivery.lua): how many of the younger go, whether the head goes,
+ * and which younger one's payload the head takes.
+ */
+export function foldPlan(
+  head: OutboxAction,
+  younger: readonly OutboxAction[],
+): { outcome: 'dropped' | 'superseded' | 'folded'; drop: number; latest: number | null } {
+  const close = younger.indexOf('close');
+  if (head === 'close') return { outcome: 'folded', drop: 0, latest: null };
+  if (close >= 0) return head === 'create' ? { outcome: 'dropped', drop: close + 1, latest: null } : { outcome: 'superseded', drop: close, latest: null };
+  return { outcome: 'folded', drop: younger.length, latest: younger.length > 0 ? younger.length - 1 : null };
 }
 
 /** Failed attempts kept on a delivery: the most recent ones. */
@@ -69,6 +107,14 @@ export interface DeliveryStore {
   fanOut(adapters: readonly string[], limit: number): Promise<number>;
   /** Leases up to `limit` due pending deliveries for `leaseMs` under a fresh token. */
   leaseDue(owner: string, leaseMs: number, limit: number): Promise<Delivery[]>;
+  /**
+   * One atomic step under d's lease: folds the younger pending deliveries of
+   * d's key to d's adapter into d (foldPlan), then, with `holdMs`, holds d
+   * that long on the store's clock (its lease given up, marked held, no retry
+   * counted), or, with null, releases it (still leased, the caller delivers
+   * it now).
+   */
+  fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome>;
   /** Settles a leased delivery; false (and nothing changes) when its lease was lost. */
   settle(d: Delivery, s: Settlement): Promise<boolean>;
   /** Dead letters, oldest first, of one tenant or (null) all. */

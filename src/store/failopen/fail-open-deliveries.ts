@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryBacklog, DeliveryStore, Settlement } from '../contract/index.js';
+import type { Delivery, DeliveryBacklog, DeliveryStore, FoldOutcome, Settlement } from '../contract/index.js';
 import { StoreUnavailableError, withTimeout } from '../errors.js';
 
 /** Deliveries of decisions made in the local journal carry this prefix on their id. */
@@ -38,6 +38,12 @@ export class FailOpenDeliveries implements DeliveryStore {
     return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit), TIMEOUT_MS).catch(() => []))];
   }
 
+  async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {
+    if (!d.id.startsWith(LOCAL)) return withTimeout(this.shared.fold(d, holdMs), TIMEOUT_MS);
+    const r = await this.journal.fold({ ...d, id: d.id.slice(LOCAL.length) }, holdMs);
+    return r.kind === 'ready' ? { ...r, delivery: local(r.delivery) } : r;
+  }
+
   settle(d: Delivery, s: Settlement) {
     if (d.id.startsWith(LOCAL)) return this.journal.settle({ ...d, id: d.id.slice(LOCAL.length) }, s);
     return withTimeout(this.shared.settle(d, s), TIMEOUT_MS);
@@ -61,7 +67,12 @@ export class FailOpenDeliveries implements DeliveryStore {
     const theirs = this.degraded() ? null : await withTimeout(this.shared.backlog(), TIMEOUT_MS).catch(() => null);
     if (!theirs) return mine;
     const ats = [mine.oldestAt, theirs.oldestAt].filter((x): x is number => x !== null);
-    return { pending: mine.pending + theirs.pending, dead: mine.dead + theirs.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+    return {
+      pending: mine.pending + theirs.pending,
+      dead: mine.dead + theirs.dead,
+      oldestAt: ats.length ? Math.min(...ats) : null,
+      held: mine.held + theirs.held,
+    };
   }
 
   /** The journal's own dead letters always; the shared store's when it answers (a sweep is retried next pass). */

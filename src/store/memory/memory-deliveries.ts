@@ -11,6 +11,8 @@ import {
   type DeliveryBacklog,
   type DeliveryScope,
   type DeliveryStore,
+  type FoldOutcome,
+  foldPlan,
   type Settlement,
 } from '../contract/index.js';
 
@@ -69,6 +71,37 @@ export class MemoryDeliveries implements DeliveryStore {
       r.lease = token;
       return copy(r);
     });
+  }
+
+  async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {
+    const head = this.rows.get(d.id);
+    if (!head || head.lease !== d.lease || head.status !== 'pending') return { kind: 'lost' };
+    const younger = [...this.rows.values()]
+      .filter((r) => r.status === 'pending' && lineOf(r) === lineOf(head) && r.seq > head.seq)
+      .sort((a, b) => a.seq - b.seq);
+    const plan = foldPlan(
+      head.entry.action,
+      younger.map((r) => r.entry.action),
+    );
+    for (const r of younger.slice(0, plan.drop)) this.rows.delete(r.id);
+    if (plan.outcome !== 'folded') {
+      this.rows.delete(head.id);
+      // The close now heads the line: due at once.
+      if (plan.outcome === 'superseded') younger[plan.drop]!.dueAt = this.clock.now();
+      return { kind: plan.outcome, folded: plan.drop };
+    }
+    if (plan.latest !== null) {
+      const { severity, summary, data, at } = younger[plan.latest]!.entry;
+      head.entry = { ...head.entry, severity, summary, data, at };
+    }
+    if (holdMs === null) {
+      head.held = false;
+      return { kind: 'ready', delivery: copy(head), folded: plan.drop };
+    }
+    head.held = true;
+    head.lease = '';
+    head.dueAt = this.clock.now() + holdMs;
+    return { kind: 'held', folded: plan.drop };
   }
 
   async settle(d: Delivery, s: Settlement) {
@@ -140,19 +173,21 @@ export class MemoryDeliveries implements DeliveryStore {
   async backlog(): Promise<DeliveryBacklog> {
     let pending = 0;
     let dead = 0;
+    let held = 0;
     let oldestAt: number | null = this.outbox[0]?.at ?? null;
     for (const r of this.rows.values()) {
       if (r.status === 'dead') dead++;
       else {
         pending++;
+        if (r.held) held++;
         if (oldestAt === null || r.entry.at < oldestAt) oldestAt = r.entry.at;
       }
     }
-    return { pending, dead, oldestAt };
+    return { pending, dead, oldestAt, held };
   }
 }
 
 function copy(r: Row): Delivery {
-  const { dueAt: _, seq: __, ...d } = r;
-  return { ...d, entry: { ...d.entry, data: { ...d.entry.data } }, attempts: [...d.attempts] };
+  const { dueAt: _, seq: __, held, ...d } = r;
+  return { ...d, ...(held ? { held } : {}), entry: { ...d.entry, data: { ...d.entry.data } }, attempts: [...d.attempts] };
 }

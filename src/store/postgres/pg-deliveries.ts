@@ -1,8 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
-import type { OutboxEntry } from '../../core/outbox.js';
-import { COUNTER_MEMORY_MS, type Delivery, type DeliveryStore, type Settlement, SWEEP_BATCH, withAttempt } from '../contract/index.js';
+import type { OutboxAction, OutboxEntry } from '../../core/outbox.js';
+import {
+  COUNTER_MEMORY_MS,
+  type Delivery,
+  type DeliveryStore,
+  type FoldOutcome,
+  foldPlan,
+  type Settlement,
+  SWEEP_BATCH,
+  withAttempt,
+} from '../contract/index.js';
+import { seqOf } from '../sqlite/sqlite-deliveries.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/deliveries.js';
 import { transaction } from './pool.js';
@@ -17,6 +27,7 @@ type Row = Omit<OutboxEntry, 'data'> & {
   status: Delivery['status'];
   lease: string;
   deadAt: number | null;
+  held: number;
 };
 
 function toDelivery(r: Row): Delivery {
@@ -39,6 +50,7 @@ function toDelivery(r: Row): Delivery {
       at: r.at,
     },
     ...(r.deadAt === null ? {} : { deadAt: r.deadAt }),
+    ...(r.held ? { held: true } : {}),
   };
 }
 
@@ -57,6 +69,12 @@ const S = {
   backlog: forPg(shared.BACKLOG),
   sweepCounters: forPg(shared.SWEEP_COUNTERS),
   sweepDead: forPg(shared.SWEEP_DEAD),
+  younger: forPg(`${shared.youngerPending(SEQ)} FOR UPDATE`),
+  takePayload: forPg(shared.TAKE_PAYLOAD),
+  dueNow: forPg(shared.DUE_NOW),
+  hold: forPg(shared.HOLD),
+  release: forPg(shared.RELEASE),
+  one: forPg(`SELECT ${shared.DELIVERY_COLUMNS} FROM deliveries WHERE id = @id`),
 };
 
 /** Postgres's own: taking from the outbox and the lease's pick, both with SKIP LOCKED. */
@@ -115,6 +133,41 @@ export class PgDeliveries implements DeliveryStore {
     return rows.map(toDelivery);
   }
 
+  /** One transaction: the head locked under its lease, the younger rows locked, the fold and the hold or release. */
+  fold(d: Delivery, holdMs: number | null) {
+    return transaction(this.pool, null, async (c): Promise<FoldOutcome> => {
+      const run = <T extends pg.QueryResultRow>(st: { text: string; names: string[] }, v: Record<string, unknown>) => c.query<T>(st.text, bind(st, v));
+      const head = (await run<Row>(S.held, { id: d.id, lease: d.lease })).rows[0];
+      if (!head) return { kind: 'lost' };
+      const younger = (
+        await run<{ id: string; action: OutboxAction }>(S.younger, {
+          kind: head.kind,
+          tenant: head.tenant,
+          key: head.key,
+          adapter: head.adapter,
+          seq: seqOf(head.id),
+        })
+      ).rows;
+      const plan = foldPlan(
+        head.action,
+        younger.map((y) => y.action),
+      );
+      if (plan.latest !== null) await run(S.takePayload, { id: head.id, from: younger[plan.latest]!.id });
+      for (const y of younger.slice(0, plan.drop)) await run(S.delete, { id: y.id });
+      if (plan.outcome !== 'folded') {
+        await run(S.delete, { id: head.id });
+        if (plan.outcome === 'superseded') await run(S.dueNow, { id: younger[plan.drop]!.id, now: this.clock.now() });
+        return { kind: plan.outcome, folded: plan.drop };
+      }
+      if (holdMs !== null) {
+        await run(S.hold, { id: head.id, dueAt: Math.ceil(this.clock.now() + holdMs) });
+        return { kind: 'held', folded: plan.drop };
+      }
+      await run(S.release, { id: head.id });
+      return { kind: 'ready', delivery: toDelivery((await run<Row>(S.one, { id: head.id })).rows[0]!), folded: plan.drop };
+    });
+  }
+
   settle(d: Delivery, s: Settlement) {
     return transaction(this.pool, null, async (c) => {
       const row = (await c.query<Row>(S.held.text, bind(S.held, { id: d.id, lease: d.lease }))).rows[0];
@@ -140,9 +193,10 @@ export class PgDeliveries implements DeliveryStore {
   }
 
   async backlog() {
-    const b = (await this.pool.query<{ pending: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(S.backlog.text)).rows[0]!;
+    const b = (await this.pool.query<{ pending: number; held: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(S.backlog.text))
+      .rows[0]!;
     const ats = [b.outboxAt, b.pendingAt].filter((x): x is number => x !== null);
-    return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+    return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null, held: b.held };
   }
 
   async sweepDeadLetters(retentionMs: number): Promise<number> {

@@ -23,6 +23,7 @@
  *   {oo:S}:q                    due queue (zset M → due ms; a lease pushes it forward)
  *   {oo:S}:a                    age index (zset M → the entry's `at`, pending only)
  *   {oo:S}:dl                   dead letters (zset M → when it died)
+ *   {oo:S}:h                    deliveries a mute holds now (set of M)
  *   {oo:S}:kf:LPB(kind,tenant,key)        the key's failing deliveries (set of M)
  *   {oo:S}:n:LPB(kind,tenant,key,action)  the key's n counter for Idempotency-Key
  * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
@@ -112,6 +113,7 @@ export function deliveryKeys(shard: number) {
     due: `${tag}:q`,
     age: `${tag}:a`,
     dead: `${tag}:dl`,
+    held: `${tag}:h`,
     delivery: (member: string) => `${tag}:x:${member}`,
   };
 }

@@ -7,6 +7,7 @@ import {
   type Delivery,
   type DeliveryBacklog,
   type DeliveryStore,
+  type FoldOutcome,
   type Settlement,
 } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
@@ -38,6 +39,7 @@ function toDelivery(shard: number, member: string, flat: string[]): Delivery {
     status: f.status as Delivery['status'],
     lease: f.lease ?? '',
     ...(f.deadAt ? { deadAt: Number(f.deadAt) } : {}),
+    ...(f.held ? { held: true } : {}),
   };
 }
 
@@ -70,13 +72,27 @@ export class RedisDeliveries implements DeliveryStore {
     return replies.flat();
   }
 
+  async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {
+    const id = parseId(d.id);
+    if (!id) return { kind: 'lost' };
+    const k = shards[id.shard]!;
+    const [kind, folded, flat] = (await this.conn.evalScript(
+      scripts.foldDelivery,
+      [k.due, k.age, k.delivery(id.member), k.held],
+      [k.tag, id.member, d.lease, holdMs === null ? '' : Math.ceil(holdMs)],
+    )) as [string, number, string[]?];
+    if (kind === 'lost') return { kind };
+    if (kind === 'ready') return { kind, folded: Number(folded), delivery: toDelivery(id.shard, id.member, flat!) };
+    return { kind: kind as 'held' | 'dropped' | 'superseded', folded: Number(folded) };
+  }
+
   async settle(d: Delivery, s: Settlement) {
     const id = parseId(d.id);
     if (!id) return false;
     const k = shards[id.shard]!;
     const reply = await this.conn.evalScript(
       scripts.settleDelivery,
-      [k.due, k.age, k.dead, k.delivery(id.member)],
+      [k.due, k.age, k.dead, k.delivery(id.member), k.held],
       [
         id.member,
         d.lease,
@@ -111,18 +127,20 @@ export class RedisDeliveries implements DeliveryStore {
   }
 
   async backlog(): Promise<DeliveryBacklog> {
-    const replies = (await Promise.all(shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox], [])))) as Array<
-      [number, number, string, string]
-    >;
+    const replies = (await Promise.all(
+      shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox, k.held], [])),
+    )) as Array<[number, number, string, string, number]>;
     let pending = 0;
     let dead = 0;
+    let held = 0;
     let oldestAt: number | null = null;
-    for (const [p, d, a, o] of replies) {
+    for (const [p, d, a, o, h] of replies) {
       pending += Number(p);
       dead += Number(d);
+      held += Number(h);
       for (const at of [a, o]) if (at !== '' && (oldestAt === null || Number(at) < oldestAt)) oldestAt = Number(at);
     }
-    return { pending, dead, oldestAt };
+    return { pending, dead, oldestAt, held };
   }
 
   /** Every shard's dead letters past the retention, a batch per shard, each one script on its own node. */

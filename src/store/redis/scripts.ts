@@ -28,6 +28,7 @@ export const scripts = {
   fanOut: load('fan-out', 'delivery'),
   leaseDeliveries: load('lease-deliveries', 'delivery'),
   settleDelivery: load('settle-delivery', 'delivery'),
+  foldDelivery: load('fold-delivery', 'delivery'),
   retryDeadLetter: load('retry-dead-letter', 'delivery'),
   listDeadLetters: load('list-dead-letters'),
   deliveryBacklog: load('delivery-backlog'),

@@ -6,7 +6,7 @@
  * backend's deliveries file.
  */
 
-export const DELIVERY_COLUMNS = `id, adapter, tenant, kind, action, key, severity, summary, data, at, n, retries, attempts, status, lease, dead_at AS "deadAt"`;
+export const DELIVERY_COLUMNS = `id, adapter, tenant, kind, action, key, severity, summary, data, at, n, retries, attempts, status, lease, dead_at AS "deadAt", held`;
 
 /** out: the new n of this (kind, tenant, key, action), the counter marked as used now. */
 export const NEXT_N = `
@@ -46,6 +46,7 @@ UPDATE deliveries SET status = 'pending', retries = 0, due_at = @now, lease = ''
 
 export const BACKLOG = `
 SELECT CAST((SELECT count(*) FROM deliveries WHERE status = 'pending') AS INTEGER) AS pending,
+       CAST((SELECT count(*) FROM deliveries WHERE status = 'pending' AND held = 1) AS INTEGER) AS held,
        CAST((SELECT count(*) FROM deliveries WHERE status = 'dead') AS INTEGER) AS dead,
        (SELECT min(at) FROM outbox) AS "outboxAt",
        (SELECT min(at) FROM deliveries WHERE status = 'pending') AS "pendingAt"`;
@@ -58,3 +59,26 @@ DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE status = 'de
 export const SWEEP_COUNTERS = `
 DELETE FROM delivery_counters WHERE (kind, tenant, key, action) IN (
   SELECT kind, tenant, key, action FROM delivery_counters WHERE used_at <= @before LIMIT @batch)`;
+
+/**
+ * Folding (DeliveryStore.fold), inside one transaction that holds the head's
+ * lease. The younger pending deliveries of the head's key to its adapter,
+ * oldest first; `seq` is each backend's fan-out order expression.
+ */
+export const youngerPending = (seq: (t: string) => string) => `
+SELECT e.id, e.action FROM deliveries e
+ WHERE e.kind = @kind AND e.tenant = @tenant AND e.key = @key AND e.adapter = @adapter
+   AND e.status = 'pending' AND ${seq('e')} > @seq
+ ORDER BY ${seq('e')}`;
+
+/** The head takes the payload of the younger delivery @from (the latest state). */
+export const TAKE_PAYLOAD = `
+UPDATE deliveries SET severity = y.severity, summary = y.summary, data = y.data, at = y.at
+  FROM deliveries y WHERE deliveries.id = @id AND y.id = @from`;
+
+export const DUE_NOW = `UPDATE deliveries SET due_at = @now WHERE id = @id`;
+
+/** Held: no lease, due again at @dueAt, no retry counted. */
+export const HOLD = `UPDATE deliveries SET due_at = @dueAt, lease = '', held = 1 WHERE id = @id`;
+
+export const RELEASE = `UPDATE deliveries SET held = 0 WHERE id = @id`;

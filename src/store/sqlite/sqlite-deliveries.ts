@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { OutboxEntry } from '../../core/outbox.js';
-import { COUNTER_MEMORY_MS, SWEEP_BATCH, type Delivery, type DeliveryScope, type DeliveryStore, type Settlement, withAttempt } from '../contract/index.js';
+import type { OutboxAction, OutboxEntry } from '../../core/outbox.js';
+import {
+  COUNTER_MEMORY_MS,
+  SWEEP_BATCH,
+  type Delivery,
+  type DeliveryScope,
+  type DeliveryStore,
+  type FoldOutcome,
+  foldPlan,
+  type Settlement,
+  withAttempt,
+} from '../contract/index.js';
 import * as shared from '../sql/deliveries.js';
 import type { SqliteDb } from './sqlite-db.js';
 
 type Flat<T> = Omit<T, 'data'> & { data: string };
-type Row = Flat<OutboxEntry> & Omit<Delivery, 'entry' | 'attempts' | 'deadAt'> & { attempts: string; deadAt: number | null };
+type Row = Flat<OutboxEntry> & Omit<Delivery, 'entry' | 'attempts' | 'deadAt' | 'held'> & { attempts: string; deadAt: number | null; held: number };
 
 export function toDelivery(r: Row): Delivery {
   const { id, adapter, n, retries, attempts, status, lease, deadAt, tenant, kind, action, key, severity, summary, data, at } = r;
@@ -19,10 +29,12 @@ export function toDelivery(r: Row): Delivery {
     attempts: JSON.parse(attempts) as Delivery['attempts'],
     entry: { tenant, kind, action, key, severity, summary, data: JSON.parse(data) as Record<string, unknown>, at },
     ...(deadAt === null ? {} : { deadAt }),
+    ...(r.held ? { held: true } : {}),
   };
 }
 
 /** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
+export const seqOf = (id: string) => Number(id.slice(0, id.indexOf('.')));
 const SEQ = (t: string) => `CAST(substr(${t}.id, 1, instr(${t}.id, '.') - 1) AS INTEGER)`;
 
 /** SQLite's own: taking from the outbox, and the lease's pick. The rest is shared with Postgres (sql/deliveries.ts). */
@@ -65,9 +77,15 @@ export class SqliteDeliveries implements DeliveryStore {
       dead: db.prepare<[{ tenant: string | null; limit: number }], Row>(shared.DEAD_LETTERS),
       retryDead: db.prepare<[{ now: number; id: string; tenant: string | null }]>(shared.RETRY_DEAD),
       requeue: db.prepare<[{ now: number } & DeliveryScope]>(shared.REQUEUE_FAILING),
-      backlog: db.prepare<[], { pending: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(shared.BACKLOG),
+      backlog: db.prepare<[], { pending: number; held: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(shared.BACKLOG),
       sweepCounters: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_COUNTERS),
       sweepDead: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_DEAD),
+      younger: db.prepare<[Record<string, unknown>], { id: string; action: OutboxAction }>(shared.youngerPending(SEQ)),
+      takePayload: db.prepare<[{ id: string; from: string }]>(shared.TAKE_PAYLOAD),
+      dueNow: db.prepare<[{ id: string; now: number }]>(shared.DUE_NOW),
+      hold: db.prepare<[{ id: string; dueAt: number }]>(shared.HOLD),
+      release: db.prepare<[{ id: string }]>(shared.RELEASE),
+      one: db.prepare<[{ id: string }], Row>(`SELECT ${shared.DELIVERY_COLUMNS} FROM deliveries WHERE id = @id`),
     };
   }
 
@@ -88,6 +106,32 @@ export class SqliteDeliveries implements DeliveryStore {
     return this.x.writes.submit(() => {
       const now = this.x.clock.now();
       return this.s.lease.all(now + leaseMs, `${owner}:${randomUUID()}`, now, limit).map(toDelivery);
+    });
+  }
+
+  /** One transaction: the lease check, the fold and the hold or release. */
+  fold(d: Delivery, holdMs: number | null) {
+    return this.x.writes.submit((): FoldOutcome => {
+      const head = this.s.held.get({ id: d.id, lease: d.lease });
+      if (!head) return { kind: 'lost' };
+      const younger = this.s.younger.all({ kind: head.kind, tenant: head.tenant, key: head.key, adapter: head.adapter, seq: seqOf(head.id) });
+      const plan = foldPlan(
+        head.action,
+        younger.map((y) => y.action),
+      );
+      if (plan.latest !== null) this.s.takePayload.run({ id: head.id, from: younger[plan.latest]!.id });
+      for (const y of younger.slice(0, plan.drop)) this.s.delete.run({ id: y.id });
+      if (plan.outcome !== 'folded') {
+        this.s.delete.run({ id: head.id });
+        if (plan.outcome === 'superseded') this.s.dueNow.run({ id: younger[plan.drop]!.id, now: this.x.clock.now() });
+        return { kind: plan.outcome, folded: plan.drop };
+      }
+      if (holdMs !== null) {
+        this.s.hold.run({ id: head.id, dueAt: this.x.clock.now() + holdMs });
+        return { kind: 'held', folded: plan.drop };
+      }
+      this.s.release.run({ id: head.id });
+      return { kind: 'ready', delivery: toDelivery(this.s.one.get({ id: head.id })!), folded: plan.drop };
     });
   }
 
@@ -123,7 +167,7 @@ export class SqliteDeliveries implements DeliveryStore {
   async backlog() {
     const b = this.s.backlog.get()!;
     const ats = [b.outboxAt, b.pendingAt].filter((x): x is number => x !== null);
-    return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null };
+    return { pending: b.pending, dead: b.dead, oldestAt: ats.length ? Math.min(...ats) : null, held: b.held };
   }
 
   sweepDeadLetters(retentionMs: number) {

@@ -2,6 +2,7 @@
 -- of its current lease.
 --
 -- KEYS[1]  due queue   KEYS[2] age index   KEYS[3] dead letters (zset)   KEYS[4] the delivery (hash)
+-- KEYS[5]  the shard's held set (a delivered or dead one is held no more)
 -- ARGV[1]  member      ARGV[2] lease token ARGV[3] delivered | retry | dead
 -- ARGV[4]  retry delay ms   ARGV[5] error   ARGV[6] attempts kept
 --
@@ -17,6 +18,7 @@ local function leave_order()
     promote_next(held[5], KEYS[1], now)
   end
 end
+redis.call('SREM', KEYS[5], m)
 if ARGV[3] == 'delivered' then
   leave_order()
   redis.call('DEL', hk)

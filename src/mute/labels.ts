@@ -1,0 +1,32 @@
+import type { OutboxKind } from '../core/outbox.js';
+import type { Labels } from './matcher.js';
+
+/** What a mute matches against: the kind of input, its severity, and what an adapter receives as data. */
+export interface Mutable {
+  kind: OutboxKind;
+  severity: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The labels a silence matches: an Alertmanager alert's own labels, then the
+ * input's fields as adapters receive them (`element_id`, `fault_class`,
+ * `root_cause_id`; `process_id`, `rule_id`, `alarm_code`; `device_id`;
+ * PagerDuty's `source`, `component`, `group`, `class`), a device event's new
+ * `state`, and `severity` and `kind`. Nested objects (details,
+ * custom_details) are not labels.
+ */
+export function labelsOf(m: Mutable): Labels {
+  const out: Record<string, string> = {};
+  const alertLabels = m.data.labels;
+  if (alertLabels && typeof alertLabels === 'object' && !Array.isArray(alertLabels)) {
+    for (const [k, v] of Object.entries(alertLabels)) if (typeof v === 'string') out[k] = v;
+  }
+  for (const [k, v] of Object.entries(m.data)) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+  }
+  if (m.kind === 'event' && typeof m.data.to === 'string') out.state = m.data.to;
+  out.severity = m.severity;
+  out.kind = m.kind;
+  return out;
+}

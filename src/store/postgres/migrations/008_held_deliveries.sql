@@ -1,0 +1,2 @@
+-- 008: deliveries a mute holds (1 while held, until released).
+ALTER TABLE deliveries ADD COLUMN held integer NOT NULL DEFAULT 0;

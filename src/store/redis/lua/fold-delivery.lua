@@ -1,0 +1,64 @@
+-- fold-delivery: folds the younger pending deliveries of a key to one adapter
+-- into the head of its line, under the head's lease, then holds the head (a
+-- mute) or releases it; all in one step. The rules are foldPlan's in
+-- src/store/contract/deliveries.ts:
+--   a close behind a create that never went out: both go, with what was
+--   between (dropped); a close behind anything else: the head and what was
+--   between go, the close is due now (superseded); otherwise the younger ones
+--   go and the head takes the latest one's payload (folded).
+--
+-- KEYS[1] due queue   KEYS[2] age index   KEYS[3] the head (hash)   KEYS[4] the shard's held set
+-- ARGV[1] the shard's hash tag   ARGV[2] the head's member   ARGV[3] lease token   ARGV[4] hold for (ms), or '' to release
+--
+-- Returns { outcome, folded, fields of the head when released }.
+local tag, m = ARGV[1], ARGV[2]
+local head = redis.call('HMGET', KEYS[3], 'lease', 'status', 'order', 'seq', 'action')
+if head[1] ~= ARGV[3] or head[2] ~= 'pending' then return { 'lost', 0 } end
+local now = now_ms()
+local order = head[3]
+local younger = {}
+if order then
+  for _, y in ipairs(redis.call('ZRANGEBYSCORE', order, '(' .. head[4], '+inf')) do
+    local action = redis.call('HGET', tag .. ':x:' .. y, 'action')
+    if action then younger[#younger + 1] = { m = y, action = action } end
+  end
+end
+local function gone(member)
+  local hk = tag .. ':x:' .. member
+  local scope = redis.call('HGET', hk, 'scope')
+  if scope then redis.call('SREM', scope, member) end
+  if order then redis.call('ZREM', order, member) end
+  redis.call('DEL', hk)
+  redis.call('ZREM', KEYS[1], member)
+  redis.call('ZREM', KEYS[2], member)
+  redis.call('SREM', KEYS[4], member)
+end
+local close = nil
+for i, y in ipairs(younger) do
+  if y.action == 'close' then close = i break end
+end
+if head[5] ~= 'close' and close then
+  local drop = close - 1
+  if head[5] == 'create' then drop = close end
+  for i = 1, drop do gone(younger[i].m) end
+  gone(m)
+  if head[5] == 'create' then return { 'dropped', drop } end
+  redis.call('ZADD', KEYS[1], now, younger[close].m)
+  return { 'superseded', drop }
+end
+local folded = 0
+if head[5] ~= 'close' and #younger > 0 then
+  local latest = redis.call('HMGET', tag .. ':x:' .. younger[#younger].m, 'severity', 'summary', 'data', 'at')
+  redis.call('HSET', KEYS[3], 'severity', latest[1], 'summary', latest[2], 'data', latest[3], 'at', latest[4])
+  for _, y in ipairs(younger) do gone(y.m) end
+  folded = #younger
+end
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[3], 'lease', '', 'held', 1)
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), m)
+  redis.call('SADD', KEYS[4], m)
+  return { 'held', folded }
+end
+redis.call('HDEL', KEYS[3], 'held')
+redis.call('SREM', KEYS[4], m)
+return { 'ready', folded, redis.call('HGETALL', KEYS[3]) }

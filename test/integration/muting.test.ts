@@ -1,0 +1,155 @@
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSink, type FakeServer } from '../fakes/http-fake.js';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
+
+const H = 3_600_000;
+const settle = () => new Promise((r) => setTimeout(r, 800));
+
+// Silences hold deliveries: the decision is made and recorded as ever; only
+// what goes out to the adapters waits, and when nothing mutes it any more the
+// key's latest state goes out once. The server runs on a manual clock: a held
+// delivery looks at its mutes again only when that clock has moved.
+describe('muting: a silence holds deliveries and releases the latest state once', () => {
+  let s: InProcessServer;
+  let hook: FakeServer;
+  const incident = (element_id: string, fault_class: string, severity = 'MAJOR', cleared = false) => ({
+    element_id,
+    fault_class,
+    root_cause_id: 'cut-7',
+    severity,
+    cleared,
+  });
+  /** What reached the adapter for an element's incident (a close carries only the key). */
+  const sent = (element_id: string) =>
+    hook.requests
+      .filter((r) => r.body.data?.element_id === element_id || (r.body.action === 'close' && r.body.key === keys.get(element_id)))
+      .map((r) => `${r.body.action}:${r.body.severity}`);
+  const keys = new Map<string, string>();
+  const silence = async (matchers: Array<[string, string, boolean?]>) => {
+    const r = await s.post('/api/v2/silences', {
+      matchers: matchers.map(([name, value, isRegex]) => ({ name, value, isRegex: isRegex === true, isEqual: true })),
+      startsAt: new Date(s.clock.now()).toISOString(),
+      endsAt: new Date(s.clock.now() + 2 * H).toISOString(),
+      createdBy: 'noc',
+      comment: 'planned work',
+    });
+    assert.equal(r.status, 200);
+    return r.body.silenceID as string;
+  };
+  const metric = async (name: string) => {
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    return Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+  };
+
+  before(async () => {
+    hook = await startSink(200, {});
+  });
+  after(() => hook.close());
+  beforeEach(async () => {
+    await s?.stop();
+    hook.requests.length = 0;
+    s = await inProcessServer({ store: 'sqlite', config: `adapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n` });
+  });
+  after(() => s?.stop());
+
+  test('muted keys are decided as ever and answer `muted`; their deliveries wait; the release sends the latest state once', async () => {
+    const id = await silence([
+      ['fault_class', 'LOS'],
+      ['severity', 'MAJOR|CRITICAL', true],
+    ]);
+    const first = await s.post('/v1/incidents', incident('olt-1', 'LOS'));
+    keys.set('olt-1', first.body.dedup_key);
+    assert.deepEqual([first.body.decision, first.body.muted], ['CREATE', { by: 'silence', id }]);
+    const other = await s.post('/v1/incidents', incident('olt-2', 'LOF'));
+    assert.deepEqual([other.body.decision, other.body.muted], ['CREATE', null], 'what the silence does not match');
+    assert.equal((await s.post('/v1/incidents', incident('olt-1', 'LOS'))).body.decision, 'SUPPRESS', 'deduplication goes on while muted');
+    assert.equal((await s.post('/v1/incidents', incident('olt-1', 'LOS', 'CRITICAL'))).body.decision, 'UPDATE');
+    await until(
+      () => sent('olt-2').length === 1 || null,
+      5000,
+      () => 'the unmuted key was not delivered',
+    );
+    await settle();
+    assert.deepEqual(sent('olt-1'), [], 'nothing of the muted key went out');
+    assert.equal(await metric('onceonly_deliveries_held'), 1, 'one delivery held (the update waits behind it)');
+    assert.equal(await metric('onceonly_deliveries_muted_total{by="silence"}'), 1);
+
+    assert.equal((await s.del(`/api/v2/silence/${id}`)).status, 200);
+    s.clock.advance(1001);
+    await until(
+      () => sent('olt-1').length > 0 || null,
+      5000,
+      () => 'the key was not released',
+    );
+    await settle();
+    assert.deepEqual(sent('olt-1'), ['create:CRITICAL'], 'one create, with the latest state (the update folded into it)');
+    assert.equal(await metric('onceonly_deliveries_released_total'), 1);
+    assert.equal(await metric('onceonly_deliveries_held'), 0);
+
+    // A close of a key whose create went out always goes, even while muted.
+    await silence([['fault_class', 'LOS']]);
+    const key = first.body.dedup_key as string;
+    assert.equal((await s.del(`/v1/incidents/${key}`)).status, 204);
+    await until(
+      () => sent('olt-1').length === 2 || null,
+      5000,
+      () => 'the close was held',
+    );
+    assert.deepEqual(sent('olt-1'), ['create:CRITICAL', 'close:CRITICAL']);
+  });
+
+  test('a key created and closed entirely while muted delivers nothing, and is counted', async () => {
+    const id = await silence([['element_id', 'olt-9']]);
+    const made = await s.post('/v1/incidents', incident('olt-9', 'LOS'));
+    keys.set('olt-9', made.body.dedup_key);
+    assert.deepEqual(made.body.muted, { by: 'silence', id });
+    await settle();
+    assert.equal((await s.del(`/v1/incidents/${made.body.dedup_key}`)).status, 204);
+    s.clock.advance(1001);
+    await settle();
+    await s.del(`/api/v2/silence/${id}`);
+    s.clock.advance(1001);
+    await until(
+      async () => (await metric('onceonly_deliveries_dropped_total{reason="created_and_closed_while_muted"}')) === 1 || null,
+      5000,
+      () => 'not counted',
+    );
+    await settle();
+    assert.deepEqual(sent('olt-9'), [], 'neither the create nor the close went out');
+    assert.equal(await metric('onceonly_deliveries_held'), 0);
+    assert.equal(await metric('onceonly_deliveries_pending'), 0, 'nothing left waiting');
+  });
+
+  test('a silence made after the decision still holds the delivery (mutes are looked at when it is leased)', async () => {
+    // The adapter fails first, so the create is still queued when the silence comes.
+    let fail = true;
+    hook.faults = () => (fail ? { status: 503 } : 'ok');
+    const made = await s.post('/v1/incidents', incident('olt-5', 'LOS'));
+    assert.equal(made.body.muted, null);
+    await until(
+      () => hook.requests.some((r) => r.body.data?.element_id === 'olt-5') || null,
+      5000,
+      () => 'never tried',
+    );
+    const id = await silence([['element_id', 'olt-5']]);
+    fail = false;
+    const tries = hook.requests.length;
+    s.clock.advance(60_000); // past any backoff
+    await until(
+      async () => (await metric('onceonly_deliveries_held')) === 1 || null,
+      5000,
+      () => 'not held',
+    );
+    assert.equal(hook.requests.length, tries, 'held, not sent');
+    await s.del(`/api/v2/silence/${id}`);
+    s.clock.advance(1001);
+    await until(
+      () => sent('olt-5').filter((x) => x.startsWith('create')).length >= 2 || null,
+      5000,
+      () => 'not released',
+    );
+    hook.faults = () => 'ok';
+  });
+});
