@@ -271,7 +271,9 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       const [head] = await lease();
       const before = await d.backlog();
       assert.deepEqual(await d.fold(head!, 5 * T), { kind: 'held', folded: 0 });
-      assert.equal((await d.backlog()).held - before.held, 1, 'counted as held');
+      const during = await d.backlog();
+      assert.equal(during.held - before.held, 1, 'counted as held');
+      assert.ok(during.oldestAt === null || during.oldestAt > head!.entry.at, 'a held delivery is not lag');
       assert.equal(await d.settle(head!, { outcome: 'delivered' }), false, 'a hold gives up the lease');
       await fx.store.incidents.decide(claim(key(1), 'CRITICAL'));
       await fx.store.incidents.decide(claim(key(1), 'MINOR'));

@@ -47,7 +47,7 @@ export interface DeliveryBacklog {
   /** deliveries not yet delivered and not dead */
   pending: number;
   dead: number;
-  /** `at` of the oldest entry still waiting (outbox or pending delivery), null when none */
+  /** `at` of the oldest entry still waiting (outbox or pending delivery not held by a mute), null when none */
   oldestAt: number | null;
   /** pending deliveries held by a mute now (counted in `pending` too) */
   held: number;

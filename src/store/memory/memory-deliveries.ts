@@ -180,7 +180,7 @@ export class MemoryDeliveries implements DeliveryStore {
       else {
         pending++;
         if (r.held) held++;
-        if (oldestAt === null || r.entry.at < oldestAt) oldestAt = r.entry.at;
+        else if (oldestAt === null || r.entry.at < oldestAt) oldestAt = r.entry.at;
       }
     }
     return { pending, dead, oldestAt, held };

@@ -49,7 +49,7 @@ SELECT CAST((SELECT count(*) FROM deliveries WHERE status = 'pending') AS INTEGE
        CAST((SELECT count(*) FROM deliveries WHERE status = 'pending' AND held = 1) AS INTEGER) AS held,
        CAST((SELECT count(*) FROM deliveries WHERE status = 'dead') AS INTEGER) AS dead,
        (SELECT min(at) FROM outbox) AS "outboxAt",
-       (SELECT min(at) FROM deliveries WHERE status = 'pending') AS "pendingAt"`;
+       (SELECT min(at) FROM deliveries WHERE status = 'pending' AND held = 0) AS "pendingAt"`;
 
 /** Dead letters parked at or before @before, at most @batch. */
 export const SWEEP_DEAD = `

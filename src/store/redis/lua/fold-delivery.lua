@@ -57,8 +57,11 @@ if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[3], 'lease', '', 'held', 1)
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), m)
   redis.call('SADD', KEYS[4], m)
+  -- Out of the age index while held: a silence is not a delivery falling behind.
+  redis.call('ZREM', KEYS[2], m)
   return { 'held', folded }
 end
 redis.call('HDEL', KEYS[3], 'held')
 redis.call('SREM', KEYS[4], m)
+redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[3], 'at'), m)
 return { 'ready', folded, redis.call('HGETALL', KEYS[3]) }
