@@ -14,6 +14,8 @@ import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
 import { SilenceCache } from '../mute/silence-cache.js';
+import { MaintenanceWindows } from '../mute/maintenance.js';
+import { Mutes } from '../mute/mutes.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { openStore } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
@@ -105,7 +107,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const tally = new DecisionTally();
   const deliveryTally = new DeliveryTally();
-  const mutes = { source: silences, now: () => clock.now() };
+  const muteSource = new Mutes([silences, new MaintenanceWindows(() => config.current.maintenance)]);
+  const mutes = { source: muteSource, now: () => clock.now() };
   const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally), mutes });
   let sampled = 0;
   const events = new EventIngest(
@@ -170,7 +173,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     config: () => config.current,
     clock,
     observer: deliveryObserver(metrics, logger, deliveryTally),
-    mutes: silences,
+    mutes: muteSource,
     ...options.delivery,
   });
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SEVERITIES } from '../core/fingerprint.js';
 import { adaptersConfig } from './adapters.js';
 import { tenantsConfig } from '../access/tenants.js';
+import { maintenanceConfig } from './maintenance.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -135,6 +136,8 @@ export const configSchema = z
       .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
     /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
     adapters: adaptersConfig,
+    /** Maintenance windows in Alertmanager's time_intervals syntax: matching keys are muted while one is in force (docs/noise.md). */
+    maintenance: maintenanceConfig,
     /** With tenants, every route but the open ones needs a tenant's bearer token (docs/api.md, "Access"). */
     tenants: tenantsConfig,
     /**

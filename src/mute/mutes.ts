@@ -10,3 +10,16 @@ export interface Muted {
 export interface MuteSource {
   mutedBy(tenant: string, labels: Labels, now: number): Muted | null;
 }
+
+/** The controls together (silences, maintenance windows): the first that mutes says why. */
+export class Mutes implements MuteSource {
+  constructor(private readonly sources: readonly MuteSource[]) {}
+
+  mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
+    for (const s of this.sources) {
+      const m = s.mutedBy(tenant, labels, now);
+      if (m) return m;
+    }
+    return null;
+  }
+}

@@ -1,5 +1,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
@@ -151,5 +153,67 @@ describe('muting: a silence holds deliveries and releases the latest state once'
       () => 'not released',
     );
     hook.faults = () => 'ok';
+  });
+});
+
+describe('muting: maintenance windows from the config', () => {
+  let s: InProcessServer;
+  let hook: FakeServer;
+  const config = (withWindow: boolean) =>
+    `adapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n` +
+    (withWindow
+      ? `maintenance:\n  - name: ring-4\n    matchers: ['fault_class="LOS"', 'root_cause_id=~"ring-4.*"']\n    time_intervals:\n      - { times: [ { start_time: "02:00", end_time: "04:00" } ], weekdays: ["monday:friday"] }\n`
+      : '');
+  const creates = (element_id: string) => hook.requests.filter((r) => r.body.data?.element_id === element_id).length;
+
+  before(async () => {
+    hook = await startSink(200, {});
+    s = await inProcessServer({ store: 'sqlite', config: config(true) });
+  });
+  after(async () => {
+    await s.stop();
+    await hook.close();
+  });
+
+  test('a key is muted while a window is in force; the window ending releases it; other keys and times pass', async () => {
+    s.clock.set(Date.parse('2026-01-01T02:30:00Z')); // a Thursday
+    const muted = await s.post('/v1/incidents', { element_id: 'ne-1', fault_class: 'LOS', root_cause_id: 'ring-4-span-2', severity: 'MAJOR' });
+    assert.deepEqual(muted.body.muted, { by: 'maintenance', id: 'ring-4' });
+    const other = await s.post('/v1/incidents', { element_id: 'ne-2', fault_class: 'LOS', root_cause_id: 'ring-5', severity: 'MAJOR' });
+    assert.equal(other.body.muted, null, 'the matchers are ANDed');
+    await until(
+      () => creates('ne-2') === 1 || null,
+      5000,
+      () => 'the unmatched key was not delivered',
+    );
+    await settle();
+    assert.equal(creates('ne-1'), 0, 'held while the window is in force');
+    s.clock.set(Date.parse('2026-01-01T03:59:00Z'));
+    await settle();
+    assert.equal(creates('ne-1'), 0, 'still held at 03:59');
+    s.clock.set(Date.parse('2026-01-01T04:00:00Z'));
+    await until(
+      () => creates('ne-1') === 1 || null,
+      5000,
+      () => 'the end of the window did not release the key',
+    );
+  });
+
+  test('a SIGHUP reload that removes the window releases what it held', async () => {
+    s.clock.set(Date.parse('2026-01-02T02:10:00Z')); // a Friday
+    const muted = await s.post('/v1/incidents', { element_id: 'ne-3', fault_class: 'LOS', root_cause_id: 'ring-4', severity: 'MINOR' });
+    assert.deepEqual(muted.body.muted, { by: 'maintenance', id: 'ring-4' });
+    await settle();
+    assert.equal(creates('ne-3'), 0);
+    writeFileSync(join(s.dir, 'onceonly.yaml'), config(false));
+    s.config.reload();
+    s.clock.advance(1001);
+    await until(
+      () => creates('ne-3') === 1 || null,
+      5000,
+      () => 'the reload did not release the key',
+    );
+    const after = await s.post('/v1/incidents', { element_id: 'ne-4', fault_class: 'LOS', root_cause_id: 'ring-4', severity: 'MINOR' });
+    assert.equal(after.body.muted, null);
   });
 });

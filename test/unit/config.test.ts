@@ -59,6 +59,21 @@ const bad: Array<[string, RegExp]> = [
     /adapters\.0\.timeout_ms: must be shorter than delivery\.lease_ms \(5000\)/,
   ],
   ['adapters: [ { name: h, type: webhook, url: "http://x", kinds: [tickets] } ]', /adapters\.0\.kinds\.0/],
+  ['maintenance: [ { name: w, matchers: [], time_intervals: [ { weekdays: [saturday] } ] } ]', /maintenance\.0\.matchers: a window needs at least one matcher/],
+  [
+    'maintenance: [ { name: w, matchers: [\'severity=~"(x"\'], time_intervals: [ { weekdays: [saturday] } ] } ]',
+    /maintenance\.0\.matchers\.0: matcher severity/,
+  ],
+  [
+    'maintenance: [ { name: w, matchers: [\'kind="incident"\'], time_intervals: [ { weekdays: [caturday] } ] } ]',
+    /maintenance\.0\.time_intervals\.0: weekdays/,
+  ],
+  ['maintenance: [ { name: w, matchers: [\'kind="incident"\'], time_intervals: [ { location: Mars/Base } ] } ]', /maintenance\.0\.time_intervals\.0: location/],
+  ['maintenance: [ { name: w, matchers: [\'kind="incident"\'], time_intervals: [] } ]', /maintenance\.0\.time_intervals/],
+  [
+    'maintenance: [ { name: w, matchers: [\'kind="incident"\'], time_intervals: [ {} ] }, { name: w, matchers: [\'kind="event"\'], time_intervals: [ {} ] } ]',
+    /maintenance\.1\.name: the name w is used twice/,
+  ],
   ['[1, 2]', /\(top level\)/],
   ['incidents: { ttl_seconds: 5', /not valid YAML or JSON/],
 ];
