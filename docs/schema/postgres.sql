@@ -345,6 +345,14 @@ CREATE TABLE onceonly.incidents (
     expires_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.inhibitors (
+    tenant text NOT NULL,
+    rule text NOT NULL,
+    tuple text NOT NULL,
+    source text NOT NULL,
+    expires_at bigint NOT NULL
+);
+
 CREATE TABLE onceonly.outbox (
     id bigint NOT NULL,
     tenant text NOT NULL,
@@ -445,6 +453,9 @@ ALTER TABLE ONLY onceonly.events_seen
 ALTER TABLE ONLY onceonly.incidents
     ADD CONSTRAINT incidents_pkey PRIMARY KEY (tenant, key);
 
+ALTER TABLE ONLY onceonly.inhibitors
+    ADD CONSTRAINT inhibitors_pkey PRIMARY KEY (tenant, rule, tuple, source);
+
 ALTER TABLE ONLY onceonly.outbox
     ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
 
@@ -481,6 +492,10 @@ CREATE INDEX events_seen_expires_at ON onceonly.events_seen USING btree (expires
 CREATE INDEX incidents_expires_at ON onceonly.incidents USING btree (expires_at);
 
 CREATE INDEX incidents_last_seen ON onceonly.incidents USING btree (tenant, last_seen_at DESC);
+
+CREATE INDEX inhibitors_expires_at ON onceonly.inhibitors USING btree (expires_at);
+
+CREATE INDEX inhibitors_source ON onceonly.inhibitors USING btree (tenant, source);
 
 CREATE INDEX reconciled_expires_at ON onceonly.reconciled USING btree (expires_at);
 

@@ -16,6 +16,7 @@ import { Metrics } from '../observe/metrics.js';
 import { SilenceCache } from '../mute/silence-cache.js';
 import { MaintenanceWindows } from '../mute/maintenance.js';
 import { Mutes } from '../mute/mutes.js';
+import { Inhibition } from '../mute/inhibition.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { openStore } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
@@ -107,9 +108,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const tally = new DecisionTally();
   const deliveryTally = new DeliveryTally();
-  const muteSource = new Mutes([silences, new MaintenanceWindows(() => config.current.maintenance)]);
+  const inhibitionFailed = rateLimitedLog(logger, 'cannot record or read an inhibition source; targets may page');
+  const inhibition = new Inhibition(
+    () => config.current.inhibit_rules,
+    store.inhibitors,
+    store.incidents,
+    (err) => inhibitionFailed(err instanceof Error ? err : new Error(String(err))),
+    () => raw instanceof FailOpenStore && raw.isDegraded,
+  );
+  const muteSource = new Mutes([silences, new MaintenanceWindows(() => config.current.maintenance), inhibition]);
   const mutes = { source: muteSource, now: () => clock.now() };
-  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally), mutes });
+  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally), mutes, inhibition });
   let sampled = 0;
   const events = new EventIngest(
     store,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MatcherError, parseMatcher } from '../mute/matcher.js';
+import { matcherList } from './matchers.js';
 import { parseTimeInterval, TimeIntervalError } from '../mute/time-intervals.js';
 
 const rangeList = z.array(z.string().max(64)).max(64);
@@ -35,20 +35,7 @@ export const maintenanceConfig = z
   .array(
     z.strictObject({
       name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1..64 letters, digits, _ . -'),
-      matchers: z
-        .array(z.string().max(4096))
-        .min(1, 'a window needs at least one matcher (kind=~".+" for everything)')
-        .max(64)
-        .superRefine((ms, ctx) => {
-          ms.forEach((m, i) => {
-            try {
-              parseMatcher(m);
-            } catch (err) {
-              if (!(err instanceof MatcherError)) throw err;
-              ctx.addIssue({ code: 'custom', path: [i], message: err.message });
-            }
-          });
-        }),
+      matchers: matcherList(1, 'a window needs at least one matcher (kind=~".+" for everything)'),
       time_intervals: z.array(timeInterval).min(1).max(64),
     }),
   )

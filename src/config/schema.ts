@@ -3,6 +3,7 @@ import { SEVERITIES } from '../core/fingerprint.js';
 import { adaptersConfig } from './adapters.js';
 import { tenantsConfig } from '../access/tenants.js';
 import { maintenanceConfig } from './maintenance.js';
+import { inhibitionConfig } from './inhibition.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -138,6 +139,8 @@ export const configSchema = z
     adapters: adaptersConfig,
     /** Maintenance windows in Alertmanager's time_intervals syntax: matching keys are muted while one is in force (docs/noise.md). */
     maintenance: maintenanceConfig,
+    /** Alertmanager's inhibit_rules: a live source incident mutes matching targets with the same `equal` values (docs/noise.md). */
+    inhibit_rules: inhibitionConfig,
     /** With tenants, every route but the open ones needs a tenant's bearer token (docs/api.md, "Access"). */
     tenants: tenantsConfig,
     /**

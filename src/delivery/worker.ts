@@ -122,7 +122,7 @@ export class DeliveryWorker {
   private async gate(d: Delivery): Promise<Delivery | null> {
     const m = this.o.mutes;
     if (m && d.entry.action !== 'close') {
-      const muted = m.source.mutedBy(d.entry.tenant, labelsOf(d.entry), m.now());
+      const muted = await m.source.mutedBy(d.entry.tenant, labelsOf(d.entry), m.now(), d.entry.key);
       if (muted) {
         const r = await this.o.store.fold(d, m.recheckMs ?? MUTE_RECHECK_MS);
         this.observer.held?.(d, muted, r.kind, d.held !== true);

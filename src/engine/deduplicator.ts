@@ -12,6 +12,7 @@ import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
 import { labelsOf } from '../mute/labels.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
+import type { Inhibition } from '../mute/inhibition.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -39,6 +40,8 @@ export interface DeduplicatorOptions {
   observer?: DecisionObserver;
   /** What may mute a key now (silences), and the clock its times are on: answers say whether the key is muted. */
   mutes?: { source: MuteSource; now: () => number };
+  /** Inhibition rules' sources, recorded as incidents are decided and forgotten as they close. */
+  inhibition?: Pick<Inhibition, 'recordSource' | 'forget'>;
 }
 
 const unobserved: DecisionObserver = { decided() {}, ended() {} };
@@ -52,10 +55,12 @@ export class Deduplicator {
   private readonly config: () => Config;
   private readonly observer: DecisionObserver;
   private readonly mutes: DeduplicatorOptions['mutes'];
+  private readonly inhibition: DeduplicatorOptions['inhibition'];
 
   constructor(options: DeduplicatorOptions) {
     this.store = options.store;
     this.mutes = options.mutes;
+    this.inhibition = options.inhibition;
     this.config = options.config ?? (() => defaultConfig);
     this.observer = options.observer ?? unobserved;
   }
@@ -89,7 +94,11 @@ export class Deduplicator {
       origin,
     );
     const m = this.mutes;
-    return { ...decided, muted: m ? m.source.mutedBy(tenant, labelsOf({ kind: 'incident', ...outbox }), m.now()) : null };
+    // Whether it is muted is told, not decided: a store that cannot say now answers null, and the decision stands.
+    const muted = m
+      ? await Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', ...outbox }), m.now(), decided.dedup_key)).catch(() => null)
+      : null;
+    return { ...decided, muted };
   }
 
   /**
@@ -104,6 +113,10 @@ export class Deduplicator {
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
     this.observer.decided(result, claim.tenant);
+    // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
+    if (this.inhibition && claim.outbox && outcome.kind !== 'stale') {
+      await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', ...claim.outbox }), claim.ttlMs);
+    }
     return result;
   }
 
@@ -111,6 +124,7 @@ export class Deduplicator {
   async closeKey(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<boolean> {
     const last = await this.store.incidents.close(tenant, key, resolvedAt, origin);
     if (last) this.observer.ended(last.updates, 'closed');
+    if (last) await this.inhibition?.forget(tenant, key);
     return last !== null;
   }
 

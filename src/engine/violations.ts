@@ -58,15 +58,18 @@ export class ViolationIngest {
       ...cls,
       action: actionOf(act.route, act.notify),
       ...(claim === 'requeued' ? { requeued: true } : {}),
-      muted: this.mutedNow(tenant, v, cls),
+      muted: await this.mutedNow(tenant, v, cls, key),
     };
     this.observe(v, d);
     return d;
   }
 
   /** Matched on what an adapter would receive (the violation, its alarm code and severity), routed or not. */
-  private mutedNow(tenant: string, v: Violation, cls: Classification): Muted | null {
+  private async mutedNow(tenant: string, v: Violation, cls: Classification, key: string): Promise<Muted | null> {
     const m = this.mutes;
-    return m ? m.source.mutedBy(tenant, labelsOf({ kind: 'violation', severity: cls.severity, data: { ...v, alarm_code: cls.alarm_code } }), m.now()) : null;
+    if (!m) return null;
+    const labels = labelsOf({ kind: 'violation', severity: cls.severity, data: { ...v, alarm_code: cls.alarm_code } });
+    // Told, not decided: a store that cannot say now answers null, and the decision stands.
+    return Promise.resolve(m.source.mutedBy(tenant, labels, m.now(), key)).catch(() => null);
   }
 }

@@ -8,16 +8,17 @@ export interface Muted {
 
 /** Something that may mute a tenant's key now; each control (silences, maintenance, inhibition) is one. */
 export interface MuteSource {
-  mutedBy(tenant: string, labels: Labels, now: number): Muted | null;
+  /** `key`: the key whose labels these are, when known (a key never inhibits itself). */
+  mutedBy(tenant: string, labels: Labels, now: number, key?: string): Muted | null | Promise<Muted | null>;
 }
 
-/** The controls together (silences, maintenance windows): the first that mutes says why. */
+/** The controls together (silences, maintenance windows, inhibition): the first that mutes says why. */
 export class Mutes implements MuteSource {
   constructor(private readonly sources: readonly MuteSource[]) {}
 
-  mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
+  async mutedBy(tenant: string, labels: Labels, now: number, key?: string): Promise<Muted | null> {
     for (const s of this.sources) {
-      const m = s.mutedBy(tenant, labels, now);
+      const m = await s.mutedBy(tenant, labels, now, key);
       if (m) return m;
     }
     return null;

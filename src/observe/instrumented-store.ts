@@ -45,6 +45,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     queries: wrapFacet(inner.queries, timed('queries')),
     requests: wrapFacet(inner.requests, timed('requests')),
     silences: wrapFacet(inner.silences, timed('silences')),
+    inhibitors: wrapFacet(inner.inhibitors, timed('inhibitors')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

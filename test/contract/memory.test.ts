@@ -5,6 +5,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
+import { inhibitorStoreContract } from './inhibitor-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 
@@ -22,5 +23,6 @@ eventStoreContract('memory', fixture);
 windowStoreContract('memory', fixture);
 requestStoreContract('memory', fixture);
 silenceStoreContract('memory', fixture);
+inhibitorStoreContract('memory', fixture);
 deliveryStoreContract('memory', fixture);
 rulesContract('memory', fixture);

@@ -9,6 +9,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
+import { inhibitorStoreContract } from './inhibitor-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';
@@ -34,6 +35,7 @@ eventStoreContract('postgres', fixture);
 windowStoreContract('postgres', fixture);
 requestStoreContract('postgres', fixture);
 silenceStoreContract('postgres', fixture);
+inhibitorStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
 rulesContract('postgres', fixture);
 

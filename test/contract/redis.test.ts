@@ -12,6 +12,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
+import { inhibitorStoreContract } from './inhibitor-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 
 // Redis decides on its own clock (TIME inside the script), so time is real
@@ -77,6 +78,14 @@ silenceStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
   false,
+);
+inhibitorStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+inhibitorStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
 );
 deliveryStoreContract(
   'redis',

@@ -10,6 +10,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
+import { inhibitorStoreContract } from './inhibitor-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 
@@ -34,6 +35,7 @@ eventStoreContract('sqlite', fixture);
 windowStoreContract('sqlite', fixture);
 requestStoreContract('sqlite', fixture);
 silenceStoreContract('sqlite', fixture);
+inhibitorStoreContract('sqlite', fixture);
 deliveryStoreContract('sqlite', fixture);
 rulesContract('sqlite', fixture);
 

@@ -1,12 +1,8 @@
 // needs: redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startSink } from '../fakes/http-fake.js';
-import { postJson, spawnServer, type ServerProcess } from '../helpers/process.js';
-import { startRedis } from '../helpers/redis.js';
-import { tempDir } from '../helpers/tmp.js';
+import { hookedReplicas } from '../helpers/hooked-replicas.js';
+import { postJson } from '../helpers/process.js';
 import { until } from '../helpers/wait.js';
 
 const incident = (k: number, severity = 'MAJOR') => ({ element_id: `ne-${k}`, fault_class: 'LOS', root_cause_id: 'fiber-cut-3', severity });
@@ -16,20 +12,11 @@ const quiet = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // decides and delivers; it holds over a restart of both; its expiry, made
 // through the other, releases each key once, with its latest state.
 test('two replicas share silences: made on A, applied by B, held over a restart, released once', async () => {
-  const redis = await startRedis();
-  const hook = await startSink(200, {});
-  const dir = tempDir();
-  const config = (n: number) => {
-    const p = join(dir.path, `r${n}.yaml`);
-    writeFileSync(p, `failopen:\n  journal_path: ${join(dir.path, `journal-${n}.db`)}\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
-    return p;
-  };
-  const start = () => Promise.all([1, 2].map((n) => spawnServer(['--port', '0', '--store', redis.url, '--config', config(n)])));
-  let replicas: ServerProcess[] = [];
-  const creates = (k: number) => hook.requests.filter((r) => r.body.data?.element_id === `ne-${k}`).map((r) => `${r.body.action}:${r.body.severity}`);
+  const h = await hookedReplicas();
+  const { hook } = h;
+  const creates = (k: number) => h.deliveredFor(`ne-${k}`);
   try {
-    replicas = await start();
-    const [a, b] = replicas as [ServerProcess, ServerProcess];
+    const [a, b] = h.replicas;
     const made = await postJson(`${a.url}/api/v2/silences`, {
       matchers: [{ name: 'root_cause_id', value: 'fiber-cut-3', isRegex: false, isEqual: true }],
       startsAt: new Date().toISOString(),
@@ -60,9 +47,7 @@ test('two replicas share silences: made on A, applied by B, held over a restart,
     assert.equal(others(), 0, 'neither replica delivered anything the silence matches');
 
     // A restart of both: the silence and the held deliveries are in Redis.
-    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
-    replicas = await start();
-    const [a2, b2] = replicas as [ServerProcess, ServerProcess];
+    const [a2, b2] = await h.restart();
     await quiet(2500);
     assert.equal(others(), 0, 'still held after the restart');
 
@@ -79,9 +64,6 @@ test('two replicas share silences: made on A, applied by B, held over a restart,
     const after = await postJson(`${a2.url}/v1/incidents`, incident(9));
     assert.equal(after.body.muted, null, 'the expiry reached A too');
   } finally {
-    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
-    await hook.close();
-    await redis.stop();
-    dir.remove();
+    await h.stop();
   }
 });

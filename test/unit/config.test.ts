@@ -74,6 +74,12 @@ const bad: Array<[string, RegExp]> = [
     'maintenance: [ { name: w, matchers: [\'kind="incident"\'], time_intervals: [ {} ] }, { name: w, matchers: [\'kind="event"\'], time_intervals: [ {} ] } ]',
     /maintenance\.1\.name: the name w is used twice/,
   ],
+  ['inhibit_rules: [ { source_matchers: [], target_matchers: [\'severity="MINOR"\'] } ]', /inhibit_rules\.0\.source_matchers/],
+  ['inhibit_rules: [ { source_matchers: [\'fault_class="NODE_DOWN"\'], target_matchers: [\'severity=~"("\'] } ]', /inhibit_rules\.0\.target_matchers\.0/],
+  [
+    'inhibit_rules: [ { source_matchers: [\'a="b"\'], target_matchers: [\'c="d"\'], equal: [root-cause] } ]',
+    /inhibit_rules\.0\.equal\.0: must be a label name/,
+  ],
   ['[1, 2]', /\(top level\)/],
   ['incidents: { ttl_seconds: 5', /not valid YAML or JSON/],
 ];

@@ -4,6 +4,7 @@ import type { IncidentStore, SharedIncidentStore } from './incidents.js';
 import type { QueryStore } from './queries.js';
 import type { RequestStore } from './requests.js';
 import type { SilenceStore } from './silences.js';
+import type { InhibitorStore } from './inhibitors.js';
 import type { WindowStore } from './windows.js';
 
 export * from './deliveries.js';
@@ -14,6 +15,7 @@ export * from './outbox.js';
 export * from './queries.js';
 export * from './requests.js';
 export * from './silences.js';
+export * from './inhibitors.js';
 export * from './windows.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
@@ -41,6 +43,8 @@ export interface DedupStore {
   readonly requests: RequestStore;
   /** Silences, shared by every replica. */
   readonly silences: SilenceStore;
+  /** Live incidents that can inhibit others (inhibition rules). */
+  readonly inhibitors: InhibitorStore;
   /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
@@ -56,7 +60,7 @@ export interface SharedStore extends DedupStore {
 }
 
 /** The facets a store is made of, by name: what the decorators iterate over. */
-export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences';
+export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences' | 'inhibitors';
 
 /** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
 export const SWEEP_BATCH = 1000;

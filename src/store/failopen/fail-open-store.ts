@@ -8,6 +8,7 @@ import type {
   QueryStore,
   RequestStore,
   SilenceStore,
+  InhibitorStore,
   StoredAnswer,
   ReconcileOutcome,
   SharedStore,
@@ -79,6 +80,7 @@ export class FailOpenStore implements DedupStore {
   readonly queries: QueryStore;
   readonly requests: RequestStore;
   readonly silences: SilenceStore;
+  readonly inhibitors: InhibitorStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -135,6 +137,10 @@ export class FailOpenStore implements DedupStore {
     // Silences are made by people; while the store is away a new one is
     // refused (503) and the replicas keep muting with the silences they loaded.
     this.silences = this.facet('silences', inner.silences, {});
+    // Inhibition reads and records live incidents; while the store is away a
+    // target is not inhibited (a page too many, never one lost) and a source
+    // is not recorded.
+    this.inhibitors = this.facet('inhibitors', inner.inhibitors, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -8,6 +8,7 @@ import { MemoryQueries } from './memory-queries.js';
 import { MemoryWindows } from './memory-windows.js';
 import { MemoryRequests } from './memory-requests.js';
 import { MemorySilences } from './memory-silences.js';
+import { MemoryInhibitors } from './memory-inhibitors.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -25,6 +26,7 @@ export class MemoryStore implements DedupStore {
   readonly queries: MemoryQueries;
   readonly requests: MemoryRequests;
   readonly silences: MemorySilences;
+  readonly inhibitors: MemoryInhibitors;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -38,6 +40,7 @@ export class MemoryStore implements DedupStore {
     this.queries = new MemoryQueries(clock, this.incidents, this.devices, outbox);
     this.requests = new MemoryRequests(clock, assertOpen);
     this.silences = new MemorySilences(clock, assertOpen);
+    this.inhibitors = new MemoryInhibitors(clock, assertOpen);
   }
 
   async sweepExpired() {
@@ -47,7 +50,8 @@ export class MemoryStore implements DedupStore {
       this.incidents.sweep(SWEEP_BATCH) +
       this.deliveries.sweep(SWEEP_BATCH) +
       this.requests.sweep(SWEEP_BATCH) +
-      this.silences.sweep(SWEEP_BATCH)
+      this.silences.sweep(SWEEP_BATCH) +
+      this.inhibitors.sweep(SWEEP_BATCH)
     );
   }
 

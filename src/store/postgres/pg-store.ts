@@ -8,6 +8,7 @@ import { PgIncidents } from './pg-incidents.js';
 import { PgQueries } from './pg-queries.js';
 import { PgRequests } from './pg-requests.js';
 import { PgSilences } from './pg-silences.js';
+import { PgInhibitors } from './pg-inhibitors.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -33,6 +34,7 @@ export class PgStore implements SharedStore {
   readonly queries: PgQueries;
   readonly requests: PgRequests;
   readonly silences: PgSilences;
+  readonly inhibitors: PgInhibitors;
   private readonly schema: string | null;
 
   constructor(
@@ -49,6 +51,7 @@ export class PgStore implements SharedStore {
     this.queries = new PgQueries(x);
     this.requests = new PgRequests(x);
     this.silences = new PgSilences(x);
+    this.inhibitors = new PgInhibitors(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
@@ -64,7 +67,8 @@ export class PgStore implements SharedStore {
       (await this.windows.sweep()) +
       (await this.deliveries.sweep()) +
       (await this.requests.sweep()) +
-      (await this.silences.sweep())
+      (await this.silences.sweep()) +
+      (await this.inhibitors.sweep())
     );
   }
 

@@ -35,6 +35,10 @@
  *   {oo:sil}:all                every tenant's silences (zset key → end ms)
  *   {oo:sil}:v                  the silence version (a counter every write bumps)
  *
+ * Inhibitors, all in one slot (a source's removal touches every group it is in):
+ *   {oo:inh}:g:LPB(tenant,rule,tuple)   a rule's live sources with those `equal` values (zset source → expiry ms)
+ *   {oo:inh}:s:LPB(tenant,source)       the groups a source is in (set)
+ *
  * SHARDS is part of the on-disk format: changing it moves every key.
  */
 export const SHARDS = 64;
@@ -143,4 +147,10 @@ export const silenceKeys = {
   tenant: (tenant: string) => `{oo:sil}:t:${lpBytes(tenant)}`,
   all: '{oo:sil}:all',
   version: '{oo:sil}:v',
+};
+
+/** The inhibitor keys (one slot: `{oo:inh}`). */
+export const inhibitorKeys = {
+  group: (tenant: string, rule: string, tuple: string) => `{oo:inh}:g:${lpBytes(tenant, rule, tuple)}`,
+  source: (tenant: string, source: string) => `{oo:inh}:s:${lpBytes(tenant, source)}`,
 };

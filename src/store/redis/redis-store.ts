@@ -7,6 +7,7 @@ import { RedisQueries } from './redis-queries.js';
 import { RedisWindows } from './redis-windows.js';
 import { RedisRequests } from './redis-requests.js';
 import { RedisSilences } from './redis-silences.js';
+import { RedisInhibitors } from './redis-inhibitors.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -26,6 +27,7 @@ export class RedisStore implements SharedStore {
   readonly queries: RedisQueries;
   readonly requests: RedisRequests;
   readonly silences: RedisSilences;
+  readonly inhibitors: RedisInhibitors;
 
   constructor(
     readonly conn: RedisConnection,
@@ -40,6 +42,7 @@ export class RedisStore implements SharedStore {
     this.queries = new RedisQueries(conn, this.incidents);
     this.requests = new RedisRequests(conn);
     this.silences = new RedisSilences(conn);
+    this.inhibitors = new RedisInhibitors(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

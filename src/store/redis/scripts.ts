@@ -37,4 +37,7 @@ export const scripts = {
   requestAbandon: load('request-abandon'),
   silenceWrite: load('silence-write'),
   silenceList: load('silence-list'),
+  inhibitorPut: load('inhibitor-put'),
+  inhibitorFind: load('inhibitor-find'),
+  inhibitorRemove: load('inhibitor-remove'),
 } as const;

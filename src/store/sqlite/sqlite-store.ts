@@ -8,6 +8,7 @@ import { SqliteIncidents } from './sqlite-incidents.js';
 import { SqliteQueries } from './sqlite-queries.js';
 import { SqliteRequests } from './sqlite-requests.js';
 import { SqliteSilences } from './sqlite-silences.js';
+import { SqliteInhibitors } from './sqlite-inhibitors.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -27,6 +28,7 @@ export class SqliteStore implements DedupStore {
   readonly queries: SqliteQueries;
   readonly requests: SqliteRequests;
   readonly silences: SqliteSilences;
+  readonly inhibitors: SqliteInhibitors;
 
   constructor(
     readonly path: string,
@@ -41,6 +43,7 @@ export class SqliteStore implements DedupStore {
     this.queries = new SqliteQueries(this.x);
     this.requests = new SqliteRequests(this.x);
     this.silences = new SqliteSilences(this.x);
+    this.inhibitors = new SqliteInhibitors(this.x);
   }
 
   sweepExpired() {
@@ -51,7 +54,8 @@ export class SqliteStore implements DedupStore {
         this.windows.sweep(SWEEP_BATCH) +
         this.deliveries.sweep(SWEEP_BATCH) +
         this.requests.sweep(SWEEP_BATCH) +
-        this.silences.sweep(SWEEP_BATCH),
+        this.silences.sweep(SWEEP_BATCH) +
+        this.inhibitors.sweep(SWEEP_BATCH),
     );
   }
 
