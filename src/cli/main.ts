@@ -10,6 +10,7 @@ import { incidentsCommand } from './incidents.js';
 import { migrateCommand } from './migrate.js';
 import { auditCommand } from './audit.js';
 import { journalCommand } from './journal.js';
+import { silenceCommand } from './silences.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -23,5 +24,6 @@ incidentsCommand(program);
 migrateCommand(program);
 auditCommand(program);
 journalCommand(program);
+silenceCommand(program);
 
 await program.parseAsync(process.argv);

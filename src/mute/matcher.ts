@@ -34,9 +34,11 @@ export function compileMatcher(m: Matcher): CompiledMatcher {
   if (m.isRegex) {
     let re: RE2JS;
     try {
+      // Checked as written first, so an error quotes the tenant's pattern, not the anchored one.
+      RE2JS.compile(m.value);
       re = RE2JS.compile(`^(?:${m.value})$`);
     } catch (err) {
-      throw new MatcherError(`matcher ${m.name}: ${(err as Error).message}`);
+      throw new MatcherError(`matcher ${m.name}: ${JSON.stringify(m.value)} is not an RE2 regex: ${(err as Error).message}`);
     }
     hit = (v) => re.matches(v);
   } else {

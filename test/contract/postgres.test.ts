@@ -60,3 +60,40 @@ test('postgres: migrations are numbered, applied once, and replicas starting tog
     await s.drop();
   }
 });
+
+test('postgres: every silence write leaves an audit row in its own transaction (who, which request), a refused one none', async () => {
+  const clock = manualClock();
+  const s = await freshSchema();
+  const store = s.open(clock, GRACE_UNITS * unit);
+  try {
+    const now = clock.now();
+    const silence = {
+      id: '5b7c0c7e-0000-4000-8000-000000000001',
+      tenant: 't',
+      matchers: [{ name: 'kind', value: 'incident', isRegex: false, isEqual: true }],
+      startsAt: now,
+      endsAt: now + 3_600_000,
+      createdBy: 'alice',
+      comment: 'c',
+      updatedAt: now,
+    };
+    assert.equal(await store.silences.create(silence, 10, now, { requestId: 'req-1' }), true);
+    assert.equal(await store.silences.create({ ...silence, id: '5b7c0c7e-0000-4000-8000-000000000002' }, 1, now, { requestId: 'req-refused' }), false);
+    assert.equal(await store.silences.update({ ...silence, createdBy: 'bob', comment: 'longer' }, now + 1, { requestId: 'req-2' }), 'updated');
+    assert.equal(await store.silences.expire('t', silence.id, now + 2, { requestId: 'req-3' }), true);
+    assert.equal(await store.silences.expire('t', silence.id, now + 3, { requestId: 'req-again' }), true, 'already ended: no change, no row');
+    const rows = await store.queries.auditTrail!('t', silence.id, 10);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.decision, r.reason, r.requestId, r.at]),
+      [
+        ['silence', 'CREATE', 'alice', 'req-1', now],
+        ['silence', 'UPDATE', 'bob', 'req-2', now + 1],
+        ['silence', 'EXPIRE', 'expired through the API', 'req-3', now + 2],
+      ],
+    );
+    assert.deepEqual(await store.queries.auditTrail!('t', '5b7c0c7e-0000-4000-8000-000000000002', 10), [], 'the refused create left nothing');
+  } finally {
+    await store.close();
+    await s.drop();
+  }
+});

@@ -96,13 +96,13 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
       let id = input.id;
       if (id !== undefined) {
         assertId(id);
-        const r = await store.update({ id, ...fields }, now);
+        const r = await store.update({ id, ...fields }, now, { requestId: req.id });
         if (r === 'absent') throw new ApiError('not_found', `no silence ${JSON.stringify(id)}`);
         if (r === 'expired') id = undefined;
       }
       if (id === undefined) {
         id = randomUUID();
-        if (!(await store.create({ id, ...fields }, MAX_OPEN_SILENCES, now))) {
+        if (!(await store.create({ id, ...fields }, MAX_OPEN_SILENCES, now, { requestId: req.id }))) {
           throw new ApiError('limit_reached', `this tenant already has ${MAX_OPEN_SILENCES} silences that have not ended: expire some first`);
         }
       }
@@ -155,7 +155,8 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
     }),
     async (req, reply) => {
       assertId(req.params.id);
-      if (!(await store.expire(req.tenant, req.params.id, clock.now()))) throw new ApiError('not_found', `no silence ${JSON.stringify(req.params.id)}`);
+      if (!(await store.expire(req.tenant, req.params.id, clock.now(), { requestId: req.id })))
+        throw new ApiError('not_found', `no silence ${JSON.stringify(req.params.id)}`);
       await cache.refresh();
       return reply.code(200).send();
     },

@@ -18,7 +18,7 @@ export interface Ledger {
 
 export interface AuditRow {
   at: number;
-  kind: keyof LedgerInputs;
+  kind: keyof LedgerInputs | 'silence';
   key: string;
   decision: string;
   reason: string;

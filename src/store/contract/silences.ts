@@ -1,4 +1,5 @@
 import type { Matcher } from '../../mute/matcher.js';
+import type { Origin } from './ledger.js';
 
 /**
  * The silences facet: Alertmanager-style silences, kept in the shared store
@@ -35,13 +36,20 @@ export const MAX_OPEN_SILENCES = 1000;
 
 export type SilenceUpdate = 'updated' | 'absent' | 'expired';
 
+/**
+ * Writes take the request they serve (`origin`): Postgres keeps an audit row
+ * of every silence write (kind `silence`, key the silence id, decision
+ * CREATE, UPDATE or EXPIRE, reason who made it) in the write's own
+ * transaction, in every mode, as people make silences and someone will ask
+ * who muted what.
+ */
 export interface SilenceStore {
   /** Stores a new silence unless its tenant already has `maxOpen` silences that end after `now`; false when refused. */
-  create(s: Silence, maxOpen: number, now: number): Promise<boolean>;
+  create(s: Silence, maxOpen: number, now: number, origin?: Origin): Promise<boolean>;
   /** Replaces a silence of the same tenant and id that has not ended by `now`; otherwise changes nothing and says why. */
-  update(s: Silence, now: number): Promise<SilenceUpdate>;
+  update(s: Silence, now: number, origin?: Origin): Promise<SilenceUpdate>;
   /** Ends a silence at `now` (one still pending ends before it starts); false when the tenant has no such silence. An ended one stays as it is. */
-  expire(tenant: string, id: string, now: number): Promise<boolean>;
+  expire(tenant: string, id: string, now: number, origin?: Origin): Promise<boolean>;
   get(tenant: string, id: string): Promise<Silence | null>;
   /** A tenant's silences, or (null) every tenant's: what a replica loads when the version moves. */
   list(tenant: string | null): Promise<Silence[]>;

@@ -1,10 +1,12 @@
-import { SILENCE_RETENTION_MS, SWEEP_BATCH, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import type { PoolClient } from 'pg';
+import { type Origin, SILENCE_RETENTION_MS, SWEEP_BATCH, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/silences.js';
 import type { PgDb } from './pg-db.js';
 import { transaction } from './pool.js';
 
 const SQL = {
+  audit: `INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id) VALUES ($1, $2, 'silence', $3, $4, $5, $6, $7)`,
   bump: shared.BUMP_VERSION,
   version: shared.VERSION,
   create: forPg(shared.CREATE_SILENCE),
@@ -24,25 +26,38 @@ const SQL = {
 export class PgSilences implements SilenceStore {
   constructor(private readonly x: PgDb) {}
 
-  create(s: Silence, maxOpen: number, now: number) {
+  /** The audit row of a write that changed a silence, in its transaction. */
+  private audit(c: PoolClient, now: number, tenant: string, id: string, decision: string, reason: string, origin?: Origin) {
+    return c.query(SQL.audit, [now, tenant, id, decision, reason, this.x.ledger?.replica ?? '', origin?.requestId ?? 'none']);
+  }
+
+  create(s: Silence, maxOpen: number, now: number, origin?: Origin) {
     return transaction(this.x.pool, null, async (c) => {
       await c.query(SQL.bump);
-      return (await c.query(SQL.create.text, bind(SQL.create, { ...shared.silenceParams(s), now, maxOpen }))).rowCount === 1;
+      if ((await c.query(SQL.create.text, bind(SQL.create, { ...shared.silenceParams(s), now, maxOpen }))).rowCount !== 1) return false;
+      await this.audit(c, now, s.tenant, s.id, 'CREATE', s.createdBy, origin);
+      return true;
     });
   }
 
-  update(s: Silence, now: number) {
+  update(s: Silence, now: number, origin?: Origin) {
     return transaction(this.x.pool, null, async (c): Promise<SilenceUpdate> => {
       await c.query(SQL.bump);
-      if ((await c.query(SQL.update.text, bind(SQL.update, { ...shared.silenceParams(s), now }))).rowCount === 1) return 'updated';
+      if ((await c.query(SQL.update.text, bind(SQL.update, { ...shared.silenceParams(s), now }))).rowCount === 1) {
+        await this.audit(c, now, s.tenant, s.id, 'UPDATE', s.createdBy, origin);
+        return 'updated';
+      }
       return (await c.query(SQL.get.text, bind(SQL.get, { tenant: s.tenant, id: s.id }))).rowCount === 1 ? 'expired' : 'absent';
     });
   }
 
-  expire(tenant: string, id: string, now: number) {
+  expire(tenant: string, id: string, now: number, origin?: Origin) {
     return transaction(this.x.pool, null, async (c) => {
       await c.query(SQL.bump);
-      if ((await c.query(SQL.expire.text, bind(SQL.expire, { tenant, id, now }))).rowCount === 1) return true;
+      if ((await c.query(SQL.expire.text, bind(SQL.expire, { tenant, id, now }))).rowCount === 1) {
+        await this.audit(c, now, tenant, id, 'EXPIRE', 'expired through the API', origin);
+        return true;
+      }
       return (await c.query(SQL.get.text, bind(SQL.get, { tenant, id }))).rowCount === 1;
     });
   }

@@ -1,0 +1,117 @@
+import type { Command } from 'commander';
+import { formatMatcher, MatcherError, parseMatcher, type Matcher } from '../mute/matcher.js';
+import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
+
+interface Gettable {
+  id: string;
+  status: { state: string };
+  matchers: Matcher[];
+  startsAt: string;
+  endsAt: string;
+  createdBy: string;
+  comment: string;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** A duration as amtool takes it: `2h`, `90m`, `1h30m`, `1d`. */
+export function parseDuration(text: string): number {
+  const parts = [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) throw new Error(`${JSON.stringify(text)} is not a duration (like 2h, 90m, 1h30m, 1d)`);
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
+  if (ms <= 0) throw new Error('a duration must be more than zero');
+  return ms;
+}
+
+export function formatSilences(list: Gettable[]): string {
+  if (list.length === 0) return 'no silences';
+  const rows = list.map((s) => [s.id, s.matchers.map(formatMatcher).join(' '), s.status.state, s.endsAt, s.createdBy, s.comment]);
+  const head = ['ID', 'Matchers', 'State', 'Ends At', 'Created By', 'Comment'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [head, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+const usage = (command: string, message: string) => {
+  process.stderr.write(`onceonly silence ${command}: ${message}\n`);
+  process.exitCode = 2;
+};
+
+/** `onceonly silence add|list|expire`: amtool's silence verbs, for people without amtool. */
+export function silenceCommand(program: Command): void {
+  const cmd = program.command('silence').description("mute keys for a while, as amtool's silence commands do (docs/noise.md)");
+
+  remoteOptions(cmd.command('add').description('add a silence; prints its id'))
+    .argument('<matchers...>', 'matchers: name=value, name!=value, name=~regex, name!~regex (quote them for the shell)')
+    .requiredOption('--comment <text>', 'why (required)')
+    .option('--author <name>', 'who (default: $USER)', process.env.USER ?? 'onceonly')
+    .option('--duration <d>', 'how long from now (2h, 90m, 1d)', '1h')
+    .option('--start <rfc3339>', 'when it starts (default: now)')
+    .action(async (texts: string[], opts: RemoteOptions & { comment: string; author: string; duration: string; start?: string }) => {
+      let matchers: Matcher[];
+      let startsAt: number;
+      let endsAt: number;
+      try {
+        matchers = texts.map((t) => {
+          const { name, value, isRegex, isEqual } = parseMatcher(t);
+          return { name, value, isRegex, isEqual };
+        });
+        startsAt = opts.start === undefined ? Date.now() : Date.parse(opts.start);
+        if (Number.isNaN(startsAt)) throw new Error(`--start ${JSON.stringify(opts.start)} is not an RFC 3339 time`);
+        endsAt = startsAt + parseDuration(opts.duration);
+      } catch (err) {
+        return usage('add', err instanceof MatcherError || err instanceof Error ? err.message : String(err));
+      }
+      await withServer(opts, async (client) => {
+        const body = {
+          matchers,
+          startsAt: new Date(startsAt).toISOString(),
+          endsAt: new Date(endsAt).toISOString(),
+          createdBy: opts.author,
+          comment: opts.comment,
+        };
+        const a = await client.post('/api/v2/silences', JSON.stringify(body));
+        if (a.status !== 200) return fail('silence add', failed('not added', a));
+        process.stdout.write(`${(a.body as { silenceID: string }).silenceID}\n`);
+      });
+    });
+
+  remoteOptions(cmd.command('list').description('the silences in force and pending (with --expired, the ended ones)'))
+    .argument('[filters...]', 'only silences with a matcher these match, as amtool query takes them')
+    .option('--expired', 'the ended ones instead (kept 120 h)')
+    .option('--json', 'print the API answer as JSON')
+    .action(async (filters: string[], opts: RemoteOptions & { expired?: boolean; json?: boolean }) => {
+      for (const f of filters) {
+        try {
+          parseMatcher(f);
+        } catch (err) {
+          return usage('list', (err as Error).message);
+        }
+      }
+      await withServer(opts, async (client) => {
+        const q = filters.map((f) => `filter=${encodeURIComponent(f)}`).join('&');
+        const a = await client.get(`/api/v2/silences${q ? `?${q}` : ''}`);
+        if (a.status !== 200) return fail('silence list', failed('listing failed', a));
+        const list = (a.body as Gettable[]).filter((s) => (s.status.state === 'expired') === Boolean(opts.expired));
+        process.stdout.write(`${opts.json ? JSON.stringify(list) : formatSilences(list)}\n`);
+      });
+    });
+
+  remoteOptions(cmd.command('expire').description('end silences now; what they held is released'))
+    .argument('<ids...>', 'silence ids (from list)')
+    .action(async (ids: string[], opts: RemoteOptions) => {
+      await withServer(opts, async (client) => {
+        for (const id of ids) {
+          const a = await client.del(`/api/v2/silence/${encodeURIComponent(id)}`);
+          if (a.status === 200) process.stdout.write(`expired ${id}\n`);
+          else fail('silence expire', failed(id, a));
+        }
+      });
+    });
+}
