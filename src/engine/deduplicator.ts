@@ -96,7 +96,9 @@ export class Deduplicator {
     const m = this.mutes;
     // Whether it is muted is told, not decided: a store that cannot say now answers null, and the decision stands.
     const muted = m
-      ? await Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', ...outbox }), m.now(), decided.dedup_key)).catch(() => null)
+      ? await Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', key: decided.dedup_key, ...outbox }), m.now(), decided.dedup_key)).catch(
+          () => null,
+        )
       : null;
     return { ...decided, muted };
   }
@@ -115,7 +117,7 @@ export class Deduplicator {
     this.observer.decided(result, claim.tenant);
     // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
     if (this.inhibition && claim.outbox && outcome.kind !== 'stale') {
-      await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', ...claim.outbox }), claim.ttlMs);
+      await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', key: claim.key, ...claim.outbox }), claim.ttlMs);
     }
     return result;
   }

@@ -68,7 +68,7 @@ export class ViolationIngest {
   private async mutedNow(tenant: string, v: Violation, cls: Classification, key: string): Promise<Muted | null> {
     const m = this.mutes;
     if (!m) return null;
-    const labels = labelsOf({ kind: 'violation', severity: cls.severity, data: { ...v, alarm_code: cls.alarm_code } });
+    const labels = labelsOf({ kind: 'violation', key, severity: cls.severity, data: { ...v, alarm_code: cls.alarm_code } });
     // Told, not decided: a store that cannot say now answers null, and the decision stands.
     return Promise.resolve(m.source.mutedBy(tenant, labels, m.now(), key)).catch(() => null);
   }

@@ -151,7 +151,7 @@ export function buildApp({
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
-  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, clock }, dashboardIntervalMs);
+  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences: dedup.store.silences, clock }, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   silenceRoutes(app, dedup.store.silences, silences, clock);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));

@@ -4,6 +4,8 @@ import type { Labels } from './matcher.js';
 /** What a mute matches against: the kind of input, its severity, and what an adapter receives as data. */
 export interface Mutable {
   kind: OutboxKind;
+  /** the store key: an incident's dedup_key, a violation's window key, a device */
+  key: string;
   severity: string;
   data: Record<string, unknown>;
 }
@@ -13,7 +15,8 @@ export interface Mutable {
  * input's fields as adapters receive them (`element_id`, `fault_class`,
  * `root_cause_id`; `process_id`, `rule_id`, `alarm_code`; `device_id`;
  * PagerDuty's `source`, `component`, `group`, `class`), a device event's new
- * `state`, and `severity` and `kind`. Nested objects (details,
+ * `state`, and `severity`, `kind` and `dedup_key` (the store key: one
+ * incident, as the dashboard's silence button makes it). Nested objects (details,
  * custom_details) are not labels.
  */
 export function labelsOf(m: Mutable): Labels {
@@ -28,5 +31,6 @@ export function labelsOf(m: Mutable): Labels {
   if (m.kind === 'event' && typeof m.data.to === 'string') out.state = m.data.to;
   out.severity = m.severity;
   out.kind = m.kind;
+  out.dedup_key = m.key;
   return out;
 }

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { openDashboard } from '../helpers/browser.js';
 import { startSink } from '../fakes/http-fake.js';
 import { REPO_ROOT, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -11,23 +12,6 @@ import { until } from '../helpers/wait.js';
 
 const TOKEN = 'dashboard-token-of-acme-01';
 export const OUTPUT = join(REPO_ROOT, 'test-output');
-
-// Debian's Chromium driven by playwright-core (no browser is downloaded).
-// The flags keep it off this machine's closed network.
-const launch = () =>
-  chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
 
 test('dashboard in a real browser: behind the token, an incident appears live, a dead letter is retried from its button', async () => {
   const hook = await startSink(200, {});
@@ -41,20 +25,9 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
   const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config]);
   let browser: Browser | undefined;
   try {
-    browser = await launch();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      // The first stream request is refused until the token is given: that 401 is the page working.
-      if (m.type() === 'error' && !/401/.test(m.text())) problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(e.message));
-
-    await page.goto(s.url);
-    await page.locator('#login').waitFor({ state: 'visible', timeout: 10_000 });
-    await page.fill('#token', TOKEN);
-    await page.click('#login button');
-    await page.locator('#status', { hasText: 'live · acme' }).waitFor({ timeout: 10_000 });
+    const d = await openDashboard(s.url, TOKEN, 'acme');
+    browser = d.browser;
+    const { page, problems } = d;
 
     const post = await fetch(`${s.url}/v1/incidents`, {
       method: 'POST',

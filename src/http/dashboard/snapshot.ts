@@ -5,7 +5,9 @@ import type { DeviceView, EventIngest } from '../../engine/events.js';
 import type { EventAccounting, EventStats } from '../../observe/event-accounting.js';
 import type { DecisionTally, Tally } from '../../observe/decision-tally.js';
 import type { DeliveryTally, DeliveryTotals } from '../../observe/delivery-tally.js';
-import type { DeliveryStore } from '../../store/contract/index.js';
+import type { DeliveryStore, SilenceStore } from '../../store/contract/index.js';
+import { silenceState } from '../../store/contract/index.js';
+import { silenceView } from '../routes/silences.js';
 import { deadLetterView } from '../routes/dead-letters.js';
 
 export interface DashboardDeps {
@@ -15,6 +17,7 @@ export interface DashboardDeps {
   accounting: EventAccounting;
   deliveries: DeliveryStore;
   deliveryTally: DeliveryTally;
+  silences: SilenceStore;
   clock: Clock;
 }
 
@@ -32,9 +35,13 @@ export interface Snapshot {
     pending: number | null;
     /** This tenant's dead letters (up to 1,000). */
     dead: number | null;
+    /** Deliveries a mute holds now, across tenants: only without tenants, as `pending`. */
+    held: number | null;
     lag_seconds: number | null;
   };
   dead_letters: ReturnType<typeof deadLetterView>[];
+  /** This tenant's silences in force or to come (the API lists ended ones too). */
+  silences: ReturnType<typeof silenceView>[];
 }
 
 const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
@@ -51,12 +58,13 @@ const DEAD_SHOWN = 50;
  */
 export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean): Promise<Snapshot> {
   const now = d.clock.now();
-  const [incidents, devices, dead, backlog] = await Promise.all([
+  const [incidents, devices, dead, backlog, silences] = await Promise.all([
     d.dedup.listIncidents(tenant, 100).catch(() => []),
     // Without tenants, events may name any tenant_id: show every device.
     d.events.devices(scoped ? tenant : null, 100).catch(() => []),
     d.deliveries.deadLetters(tenant, DEAD_COUNTED).catch(() => null),
     scoped ? null : d.deliveries.backlog().catch(() => null),
+    d.silences.list(tenant).catch(() => []),
   ]);
   const events = d.accounting.snapshot(tenant);
   return {
@@ -69,9 +77,11 @@ export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean
     delivery: {
       adapters: scoped ? d.deliveryTally.of(tenant) : d.deliveryTally.all(),
       pending: backlog?.pending ?? null,
+      held: backlog?.held ?? null,
       dead: scoped ? (dead?.length ?? null) : (backlog?.dead ?? null),
       lag_seconds: backlog ? (backlog.oldestAt === null ? 0 : Math.max(0, Math.round((now - backlog.oldestAt) / 1000))) : null,
     },
     dead_letters: (dead ?? []).slice(0, DEAD_SHOWN).map(deadLetterView),
+    silences: silences.filter((x) => silenceState(x, now) !== 'expired').map((x) => silenceView(x, now)),
   };
 }

@@ -69,6 +69,24 @@ function incidents(snap) {
       cell(tr, i.updates);
       cell(tr, age(i.age_seconds));
       cell(tr, new Date(i.last_seen_at).toLocaleTimeString());
+      // A silence of this one incident for an hour: its deliveries wait, its decisions go on.
+      const button = document.createElement('button');
+      button.textContent = 'Silence 1 h';
+      button.className = 'silence';
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        const now = Date.now();
+        const body = {
+          matchers: [{ name: 'dedup_key', value: i.dedup_key, isRegex: false, isEqual: true }],
+          startsAt: new Date(now).toISOString(),
+          endsAt: new Date(now + 3_600_000).toISOString(),
+          createdBy: 'dashboard',
+          comment: `silenced from the dashboard (${i.severity})`,
+        };
+        const r = await fetch('/api/v2/silences', { method: 'POST', headers: { ...headers(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        button.textContent = r.status === 200 ? 'silenced' : `failed (${r.status})`;
+      });
+      cell(tr, button);
       return tr;
     }),
   );
@@ -160,6 +178,32 @@ function deadLetters(snap) {
   );
 }
 
+function silences(snap) {
+  $('#silence-count').textContent = `(${snap.silences.length})`;
+  $('#held').textContent = snap.delivery.held == null ? '' : `Held now: ${snap.delivery.held}.`;
+  $('#silences tbody').replaceChildren(
+    ...snap.silences.map((s) => {
+      const tr = document.createElement('tr');
+      tr.dataset.id = s.id;
+      const op = (m) => (m.isRegex ? (m.isEqual ? '=~' : '!~') : m.isEqual ? '=' : '!=');
+      cell(tr, s.matchers.map((m) => `${m.name}${op(m)}${JSON.stringify(m.value)}`).join(' '), 'key');
+      cell(tr, s.status.state);
+      cell(tr, new Date(s.endsAt).toLocaleString());
+      cell(tr, s.createdBy);
+      cell(tr, s.comment);
+      const button = document.createElement('button');
+      button.textContent = 'Expire';
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        const r = await fetch(`/api/v2/silence/${encodeURIComponent(s.id)}`, { method: 'DELETE', headers: headers() });
+        button.textContent = r.status === 200 ? 'expired' : `failed (${r.status})`;
+      });
+      cell(tr, button);
+      return tr;
+    }),
+  );
+}
+
 function render(snap) {
   last = snap;
   chart(snap);
@@ -168,6 +212,7 @@ function render(snap) {
   devices(snap);
   delivery(snap);
   deadLetters(snap);
+  silences(snap);
   status(`live · ${snap.tenant} · ${new Date(snap.at).toLocaleTimeString()}`, true);
 }
 
