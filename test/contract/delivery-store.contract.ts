@@ -273,7 +273,10 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.deepEqual(await d.fold(head!, 5 * T), { kind: 'held', folded: 0 });
       const during = await d.backlog();
       assert.equal(during.held - before.held, 1, 'counted as held');
-      assert.ok(during.oldestAt === null || during.oldestAt > head!.entry.at, 'a held delivery is not lag');
+      // A shared server may hold older deliveries of earlier tests (backing off): then the oldest must stay theirs.
+      const olderLeftover = before.oldestAt !== null && before.oldestAt < head!.entry.at;
+      if (olderLeftover) assert.equal(during.oldestAt, before.oldestAt, 'a held delivery does not change the lag');
+      else assert.ok(during.oldestAt === null || during.oldestAt > head!.entry.at, 'a held delivery is not lag');
       assert.equal(await d.settle(head!, { outcome: 'delivered' }), false, 'a hold gives up the lease');
       await fx.store.incidents.decide(claim(key(1), 'CRITICAL'));
       await fx.store.incidents.decide(claim(key(1), 'MINOR'));

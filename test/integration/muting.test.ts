@@ -76,6 +76,8 @@ describe('muting: a silence holds deliveries and releases the latest state once'
     await settle();
     assert.deepEqual(sent('olt-1'), [], 'nothing of the muted key went out');
     assert.equal(await metric('onceonly_deliveries_held'), 1, 'one delivery held (the update waits behind it)');
+    s.clock.advance(600); // the held one is not due again yet: its age must not read as lag
+    assert.equal(await metric('onceonly_outbox_lag_seconds'), 0, 'a held delivery is not lag');
     assert.equal(await metric('onceonly_deliveries_muted_total{by="silence"}'), 1);
 
     assert.equal((await s.del(`/api/v2/silence/${id}`)).status, 200);
