@@ -13,7 +13,7 @@ import { EventAccounting } from '../observe/event-accounting.js';
 import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
-import { SilenceCache } from '../mute/silence-cache.js';
+import { SILENCE_POLL_MS, SilenceCache } from '../mute/silence-cache.js';
 import { MaintenanceWindows } from '../mute/maintenance.js';
 import { Mutes } from '../mute/mutes.js';
 import { Inhibition } from '../mute/inhibition.js';
@@ -103,7 +103,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   // Silences: this replica's copy of the shared store's, reloaded when their version moves.
   const silenceReadFailed = rateLimitedLog(logger, 'cannot read the silences; muting with the copy loaded before');
-  const silences = new SilenceCache(store.silences, (err) => silenceReadFailed(err instanceof Error ? err : new Error(String(err))));
+  const silences = new SilenceCache(
+    store.silences,
+    (err) => silenceReadFailed(err instanceof Error ? err : new Error(String(err))),
+    SILENCE_POLL_MS,
+    raw instanceof FailOpenStore ? raw.journal : undefined,
+  );
   await silences.start();
 
   const tally = new DecisionTally();

@@ -11,13 +11,21 @@ interface Loaded {
   matchers: CompiledMatcher[];
 }
 
+/** Where a replica keeps the last silences it loaded, for a restart while the store is unreachable (the fail-open journal). */
+export interface SilenceSnapshot {
+  keepSilences(all: readonly Silence[]): Promise<void>;
+  keptSilences(): Silence[] | null;
+}
+
 /**
  * This replica's copy of the silences in the shared store. It polls one
  * number, the store's silence version, and reloads the silences (and compiles
  * their matchers, once) only when that moved: a silence made on any replica
  * mutes here within SILENCE_POLL_MS plus one read. When the store cannot be
  * read, the copy it has keeps muting; a silence must not lapse because Redis
- * blinked.
+ * blinked. With a snapshot, the copy outlives the process: a replica that
+ * starts while the store is unreachable mutes with the copy its predecessor
+ * kept.
  */
 export class SilenceCache implements MuteSource {
   private byTenant = new Map<string, Loaded[]>();
@@ -26,16 +34,23 @@ export class SilenceCache implements MuteSource {
   private loadedVersion: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
 
   constructor(
     private readonly store: SilenceStore,
     private readonly onError: (err: unknown) => void = () => {},
     private readonly pollMs = SILENCE_POLL_MS,
+    private readonly snapshot?: SilenceSnapshot,
   ) {}
 
-  /** Loads now, then keeps watching the version. */
+  /** Loads now (from the snapshot, when the store cannot answer), then keeps watching the version. */
   async start(): Promise<void> {
-    await this.refresh().catch(this.onError);
+    await this.refresh().catch((err) => {
+      this.onError(err);
+      const kept = this.snapshot?.keptSilences();
+      // Installed without a version: the first poll that reaches the store replaces it.
+      if (kept && this.loadedVersion === null) this.install(kept);
+    });
     this.timer = setInterval(() => void this.refresh().catch(this.onError), this.pollMs);
     this.timer.unref();
   }
@@ -45,17 +60,38 @@ export class SilenceCache implements MuteSource {
     this.timer = null;
   }
 
-  /** Reloads when the version moved (or `force`); concurrent calls share one read. */
-  refresh(force = false): Promise<void> {
-    if (force) this.loadedVersion = null;
-    this.refreshing ??= this.load().finally(() => (this.refreshing = null));
-    return this.refreshing;
+  /**
+   * Reloads when the version moved. Resolves only after a read
+   * that began after this call, so a caller that has just written a silence
+   * knows it is applied here; a read already under way may have seen the
+   * version before that write, so one further read is queued behind it and
+   * shared by every caller that arrives meanwhile.
+   */
+  refresh(): Promise<void> {
+    if (!this.refreshing) {
+      this.refreshing = this.load().finally(() => (this.refreshing = null));
+      return this.refreshing;
+    }
+    this.queued ??= this.refreshing
+      .catch(() => {})
+      .then(() => {
+        this.queued = null;
+        return this.refresh();
+      });
+    return this.queued;
   }
 
   private async load(): Promise<void> {
     const v = await this.store.version();
     if (v === this.loadedVersion) return;
     const all = await this.store.list(null);
+    this.install(all);
+    this.loadedVersion = v;
+    // After the copy is in use: a snapshot that cannot be written costs only a restart during an outage.
+    await this.snapshot?.keepSilences(all).catch(this.onError);
+  }
+
+  private install(all: readonly Silence[]): void {
     const next = new Map<string, Loaded[]>();
     const compiled = new Map<string, CompiledMatcher[]>();
     for (const silence of all) {
@@ -78,7 +114,6 @@ export class SilenceCache implements MuteSource {
     }
     this.byTenant = next;
     this.compiled = compiled;
-    this.loadedVersion = v;
   }
 
   mutedBy(tenant: string, labels: Labels, now: number): Muted | null {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import { type IncidentRecord, MAX_ERROR_CHARS } from '../contract/index.js';
+import { type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
 import { JournalLock } from './journal-lock.js';
 
@@ -84,6 +84,8 @@ export class Journal extends SqliteStore {
       quarantinedOne: db.prepare<[string], QuarantinedEntry>(`SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine WHERE id = ?`),
       release: db.prepare<[string, string, number]>(`DELETE FROM quarantine WHERE tenant = ? AND key = ? AND created_at = ?`),
       quarantineCount: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM quarantine`),
+      keepSilences: db.prepare<[string]>(`INSERT OR REPLACE INTO meta (name, value) VALUES ('silences', ?)`),
+      keptSilences: db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE name = 'silences'`),
     };
   }
 
@@ -144,6 +146,24 @@ export class Journal extends SqliteStore {
     return this.x.writes.submit(() => {
       this.j.forget.run(rec.tenant, rec.key, rec.createdAt);
     });
+  }
+
+  /**
+   * The silences this replica last loaded from the shared store, kept so that
+   * a replica restarted while that store is unreachable mutes with them
+   * instead of with none (it would otherwise page for every silenced key it
+   * decides provisionally).
+   */
+  keepSilences(all: readonly Silence[]): Promise<void> {
+    return this.x.writes.submit(() => {
+      this.j.keepSilences.run(JSON.stringify(all));
+    });
+  }
+
+  /** What keepSilences kept last, or null when it never ran on this journal. */
+  keptSilences(): Silence[] | null {
+    const row = this.j.keptSilences.get();
+    return row ? (JSON.parse(row.value) as Silence[]) : null;
   }
 
   /** Entries not yet replayed (journaled and parked). Synchronous, so a mode switch can trust it. */
