@@ -8,6 +8,8 @@ import { tempDir } from './tmp.js';
 export interface InProcessServer extends RunningServer {
   clock: ManualClock;
   dir: string;
+  /** Replaces the config file's text (what a reload then reads), keeping the journal line a shared store was given. */
+  writeConfig(text: string): void;
   /** POST JSON through fastify's inject (no socket), returning status and parsed body. */
   post(url: string, body: unknown): Promise<{ status: number; body: any }>;
   get(url: string): Promise<{ status: number; body: any }>;
@@ -15,19 +17,29 @@ export interface InProcessServer extends RunningServer {
   stop(): Promise<void>;
 }
 
-/** A real server on a free loopback port, with a manual clock and an optional config. */
-export async function inProcessServer(opts: { store?: 'memory' | 'sqlite'; config?: string; dashboardIntervalMs?: number } = {}): Promise<InProcessServer> {
+/**
+ * A real server on a free loopback port, with a manual clock and an optional
+ * config. `store`: memory, a SQLite file of its own (the default), or any
+ * store URL (a shared store's fail-open journal goes in the server's own
+ * folder, so servers side by side never share one).
+ */
+export async function inProcessServer(opts: { store?: string; config?: string; dashboardIntervalMs?: number } = {}): Promise<InProcessServer> {
   const dir = tempDir();
-  const clock = manualClock();
+  // Redis keeps some times on its own clock (a silence's retention is a PXAT): the test's clock starts at
+  // the real time there, so that it is not days behind Redis's.
+  const clock = manualClock(opts.store !== undefined && /^redis/.test(opts.store) ? Date.now() : undefined);
   let configPath: string | undefined;
-  if (opts.config !== undefined) {
-    configPath = join(dir.path, 'onceonly.yaml');
-    writeFileSync(configPath, opts.config);
+  const configFile = join(dir.path, 'onceonly.yaml');
+  const shared = opts.store !== undefined && /^(redis|rediss|redis\+cluster|postgres):/.test(opts.store);
+  const journal = shared ? `failopen: { journal_path: ${JSON.stringify(join(dir.path, 'journal.db'))} }\n` : '';
+  if (opts.config !== undefined || shared) {
+    configPath = configFile;
+    writeFileSync(configPath, journal + (opts.config ?? ''));
   }
   const server = await startServer({
     port: 0,
     host: '127.0.0.1',
-    store: opts.store === 'memory' ? 'memory:' : `sqlite:${join(dir.path, 'onceonly.db')}`,
+    store: opts.store === 'memory' ? 'memory:' : opts.store === undefined || opts.store === 'sqlite' ? `sqlite:${join(dir.path, 'onceonly.db')}` : opts.store,
     configPath,
     clock,
     logger: pino({ level: 'silent' }),
@@ -42,6 +54,7 @@ export async function inProcessServer(opts: { store?: 'memory' | 'sqlite'; confi
     ...server,
     clock,
     dir: dir.path,
+    writeConfig: (text) => writeFileSync(configFile, journal + text),
     post: (url, body) => call('POST', url, body),
     get: (url) => call('GET', url),
     del: (url) => call('DELETE', url),
