@@ -6,6 +6,7 @@
  * generator; these move only with our code, so they are the ones a change to
  * the path is judged by.
  */
+import fastJsonStringify from 'fast-json-stringify';
 import { incidentFingerprint } from '../../src/core/fingerprint.js';
 import { incidentKey } from '../../src/core/identity.js';
 import { systemClock } from '../../src/core/clock.js';
@@ -45,6 +46,26 @@ async function perCall<T>(items: T[], run: (x: T) => unknown): Promise<number> {
   return passes.sort((a, b) => a - b)[3]!;
 }
 
+/** The answer POST /v1/incidents gives, as a JSON Schema: what a fastify response schema would compile a serializer from. */
+const ANSWER_SCHEMA = {
+  type: 'object',
+  properties: {
+    decision: { type: 'string' },
+    dedup_key: { type: 'string' },
+    provisional: { type: 'boolean' },
+    muted: { anyOf: [{ type: 'null' }, { type: 'object', properties: { by: { type: 'string' }, id: { type: 'string' } } }] },
+  },
+} as const;
+
+/** Answers as the route gives them: the three decisions, one in ten muted. */
+const answers = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    decision: ['SUPPRESS', 'CREATE', 'UPDATE'][i % 3],
+    dedup_key: `dedup:${i.toString(16).padStart(32, '0')}`,
+    provisional: false,
+    muted: i % 10 ? null : { by: 'silence', id: `s-${i}` },
+  }));
+
 export async function pathSection(log: (s: string) => void): Promise<Section> {
   log('path: the engine in-process');
   const metrics = new Metrics(systemClock);
@@ -53,11 +74,16 @@ export async function pathSection(log: (s: string) => void): Promise<Section> {
   const dedup = new Deduplicator({ store, observer: observers(metrics, new DecisionTally()) });
   const bare = new Deduplicator({ store: new MemoryStore(systemClock, GRACE_MS) });
   const parsed = bodies(N, 'p').map((b) => parseIncident(b));
+  const compiled = fastJsonStringify(ANSWER_SCHEMA);
+  const sample = answers(10);
+  if (sample.some((a) => compiled(a) !== JSON.stringify(a))) throw new Error('the compiled serializer does not give the same answer');
   const rows: Array<[string, number]> = [
     ['decideIncident as the server wires it (validation, identity, store, metrics, tally)', await perCall(bodies(N, 'w'), (b) => dedup.decideIncident(b))],
     ['the same with no metrics, tally or timing wrapper', await perCall(bodies(N, 'b'), (b) => bare.decideIncident(b))],
     ['validation alone (zod, the incident schema)', await perCall(bodies(N, 'v'), (b) => parseIncident(b))],
     ['identity alone (SHA-256 key and fingerprint)', await perCall(parsed, (i) => [incidentKey(i), incidentFingerprint(i)])],
+    ['the answer serialized by JSON.stringify (what fastify does with no response schema, as now)', await perCall(answers(N), (a) => JSON.stringify(a))],
+    ['the same serialized by fast-json-stringify compiled from its schema (what a response schema would do)', await perCall(answers(N), compiled)],
   ];
   return {
     title: 'The request path, in-process',
