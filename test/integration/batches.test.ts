@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../src/app/start.js';
 import { BATCH_LIMITS, NDJSON } from '../../src/http/batch.js';
-import { freshSchema, PG_URL } from '../helpers/postgres.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { BACKENDS, backendStores } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -94,60 +93,49 @@ async function compare(batchServer: RunningServer, singleServer: InProcessServer
 const SEED = Number(process.env.ONCEONLY_BATCH_SEED ?? Date.now() % 2 ** 31);
 
 describe(`a batch decides exactly what its lines sent one by one decide (seed ${SEED})`, () => {
-  let redis: RedisServer;
   const dir = tempDir();
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis.stop();
-    dir.remove();
-  });
+  after(() => dir.remove());
   const serve = async (store: string, name: string) => {
     const config = join(dir.path, `${name}.yaml`);
     writeFileSync(config, `failopen: { timeout_ms: 5000, journal_path: ${join(dir.path, `${name}-journal.db`)} }\n`);
     return startServer({ port: 0, host: '127.0.0.1', store, configPath: config, logger: pino({ level: 'silent' }) });
   };
 
-  for (const kind of ['memory', 'sqlite', 'redis', 'postgres'] as const) {
-    test(kind, async () => {
-      const schemas = kind === 'postgres' ? [await freshSchema()] : [];
-      const url = (n: 0) =>
-        kind === 'memory'
-          ? 'memory:'
-          : kind === 'sqlite'
-            ? `sqlite:${join(dir.path, `${kind}-${n}.db`)}`
-            : kind === 'redis'
-              ? `${redis.url}/${n}`
-              : `${PG_URL}?schema=${schemas[n]!.schema}`;
-      // The reference decides the same lines one by one on the memory store (the contract suites hold every store to it).
-      const a = await serve(url(0), `${kind}-a`);
-      const b = await inProcessServer({ store: 'memory' });
-      try {
-        const tally = await compare(a, b, SEED);
-        // The lines exercised every outcome, so the comparison means something.
-        assert.ok(
-          (tally['/v1/incidents']!.CREATE ?? 0) > 100 && (tally['/v1/incidents']!.SUPPRESS ?? 0) > 100 && (tally['/v1/incidents']!.UPDATE ?? 0) > 100,
-          JSON.stringify(tally),
-        );
-        assert.ok(
-          (tally['/v1/events']!.applied ?? 0) > 50 && (tally['/v1/events']!.duplicate ?? 0) > 10 && (tally['/v1/events']!.rejected ?? 0) > 50,
-          JSON.stringify(tally),
-        );
-        assert.ok((tally['/v1/violations']!.CREATE ?? 0) > 50 && (tally['/v1/violations']!.SUPPRESS ?? 0) > 50, JSON.stringify(tally));
-        assert.ok(
-          Object.keys(tally['/v1/incidents']!).some((k) => k.startsWith('error:')),
-          'bad lines were in the batch',
-        );
-        // The events accounting holds across a batch with refused lines, as across single requests.
-        const [sa, sb] = await Promise.all([a, b].map(async (s) => JSON.parse((await s.app.inject({ method: 'GET', url: '/v1/stats' })).payload)));
-        assert.deepEqual(sa, sb, 'the same event stats either way');
-        assert.equal(sa.received, sa.applied + sa.duplicate + Object.values(sa.rejected as Record<string, number>).reduce((x, y) => x + y, 0));
-      } finally {
-        await a.close();
-        await b.stop();
-        for (const s of schemas) await s.drop();
-      }
+  for (const kind of BACKENDS) {
+    describe(kind, () => {
+      const stores = backendStores(kind);
+      before(() => stores.start());
+      after(() => stores.stop());
+      test(`${kind}: every line of every route as decided one by one`, async () => {
+        const fresh = await stores.fresh();
+        // The reference decides the same lines one by one on the memory store (the contract suites hold every store to it).
+        const a = await serve(fresh === 'sqlite' ? `sqlite:${join(dir.path, 'batch.db')}` : fresh === 'memory' ? 'memory:' : fresh, `${kind}-a`);
+        const b = await inProcessServer({ store: 'memory' });
+        try {
+          const tally = await compare(a, b, SEED);
+          // The lines exercised every outcome, so the comparison means something.
+          assert.ok(
+            (tally['/v1/incidents']!.CREATE ?? 0) > 100 && (tally['/v1/incidents']!.SUPPRESS ?? 0) > 100 && (tally['/v1/incidents']!.UPDATE ?? 0) > 100,
+            JSON.stringify(tally),
+          );
+          assert.ok(
+            (tally['/v1/events']!.applied ?? 0) > 50 && (tally['/v1/events']!.duplicate ?? 0) > 10 && (tally['/v1/events']!.rejected ?? 0) > 50,
+            JSON.stringify(tally),
+          );
+          assert.ok((tally['/v1/violations']!.CREATE ?? 0) > 50 && (tally['/v1/violations']!.SUPPRESS ?? 0) > 50, JSON.stringify(tally));
+          assert.ok(
+            Object.keys(tally['/v1/incidents']!).some((k) => k.startsWith('error:')),
+            'bad lines were in the batch',
+          );
+          // The events accounting holds across a batch with refused lines, as across single requests.
+          const [sa, sb] = await Promise.all([a, b].map(async (s) => JSON.parse((await s.app.inject({ method: 'GET', url: '/v1/stats' })).payload)));
+          assert.deepEqual(sa, sb, 'the same event stats either way');
+          assert.equal(sa.received, sa.applied + sa.duplicate + Object.values(sa.rejected as Record<string, number>).reduce((x, y) => x + y, 0));
+        } finally {
+          await a.close();
+          await b.stop();
+        }
+      });
     });
   }
 });
