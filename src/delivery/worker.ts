@@ -4,6 +4,7 @@ import type { Muted, MuteSource } from '../mute/mutes.js';
 import type { Delivery, DeliveryStore, FoldOutcome, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { deliveryIdentity } from './identity.js';
 
 export interface RetryPolicy extends BackoffPolicy {
   /** retries after the first attempt; then the delivery is a dead letter */
@@ -167,7 +168,11 @@ export class DeliveryWorker {
       [settlement, outcome, reason] = [{ outcome: 'delivered' }, 'skipped', 'not_for_adapter'];
     } else {
       this.observer.attempted?.(d.adapter);
-      const r = await adapter.deliver({ entry: d.entry, idempotencyKey: `${d.entry.key}:${d.entry.action}:${d.n}`, attempt: d.retries + 1 });
+      const r = await adapter.deliver({
+        entry: d.entry,
+        idempotencyKey: `${deliveryIdentity(d.entry.tenant, d.entry.key)}:${d.entry.action}:${d.n}`,
+        attempt: d.retries + 1,
+      });
       [settlement, outcome, reason] = this.judge(d, r);
     }
     try {

@@ -2,7 +2,7 @@ import { origin } from '../http.js';
 import { z } from 'zod';
 import { connect, type MqttClient } from 'mqtt';
 import type { Adapter } from '../adapter.js';
-import type { OutboxEntry } from '../../core/outbox.js';
+import type { OutboxEntry, OutboxKind } from '../../core/outbox.js';
 import { kindsOf, wireBody, type AdapterDeps } from './common.js';
 import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
@@ -12,10 +12,11 @@ export const mqttConfig = registerAdapterConfig(
     url: z.url({ protocol: /^(mqtt|mqtts|ws|wss)$/, message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL' }).default('mqtt://127.0.0.1:1883'),
     /**
      * Where each entry goes: {tenant}, {kind}, {key}, {action} and {data.FIELD}
-     * are filled in (a `/`, `+` or `#` inside a value becomes `_`). The default
-     * puts violations per process and rule, the MES / historian write-back of SPC alarms.
+     * are filled in (a `/`, `+` or `#` inside a value becomes `_`). Unset, each
+     * kind has its own (DEFAULT_TOPICS), so that every key keeps its own
+     * retained message.
      */
-    topic: z.string().min(1).default('onceonly/{kind}/{tenant}/{data.process_id}/{data.rule_id}'),
+    topic: z.string().min(1).optional(),
     qos: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(1),
     /** retained: the topic holds the latest state, which a late subscriber (the historian) reads at once */
     retain: z.boolean().default(true),
@@ -33,6 +34,19 @@ declare module '../../config/adapters.js' {
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters a topic may not hold, so it is replaced on purpose.
 const clean = (v: unknown) => String(v ?? '').replace(/[/+#\u0000]/g, '_') || '_';
+
+/**
+ * The topic of each kind when none is configured: one per key, as a retained
+ * message is the key's state and a shared topic would keep only the last
+ * key's. Violations go per process and rule (the MES / historian write-back of
+ * SPC alarms; a rule's windows share it, the latest window standing), device
+ * events per device, incidents per key.
+ */
+export const DEFAULT_TOPICS: Record<OutboxKind, string> = {
+  violation: 'onceonly/violation/{tenant}/{data.process_id}/{data.rule_id}',
+  event: 'onceonly/event/{tenant}/{data.device_id}',
+  incident: 'onceonly/incident/{tenant}/{key}',
+};
 
 /** The topic for one entry; `{data.x}` missing from the entry becomes `_`. */
 export function topicFor(template: string, e: OutboxEntry): string {
@@ -63,7 +77,7 @@ export function mqttAdapter(c: MqttConfig, _deps: AdapterDeps): Adapter {
     type: c.type,
     accepts: (e) => kinds.has(e.kind),
     async deliver(job) {
-      const topic = topicFor(c.topic, job.entry);
+      const topic = topicFor(c.topic ?? DEFAULT_TOPICS[job.entry.kind], job.entry);
       const payload = JSON.stringify({ ...wireBody(job.entry), idempotency_key: job.idempotencyKey, at: new Date(job.entry.at).toISOString() });
       const mq = open();
       let timer: NodeJS.Timeout | undefined;

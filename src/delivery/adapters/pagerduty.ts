@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import { pages } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
+import { pagerdutyDedupKey } from '../identity.js';
 
 import { defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
 import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
@@ -24,13 +25,14 @@ declare module '../../config/adapters.js' {
 
 const SEVERITY: Record<string, string> = { CRITICAL: 'critical', MAJOR: 'error', MINOR: 'warning', INFO: 'info' };
 
-/** Events API v2: create and update trigger (a re-trigger updates the alert), close resolves; dedup_key is the key. */
+/** Events API v2: create and update trigger (a re-trigger updates the alert), close resolves; dedup_key is the key, with its tenant. */
 export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
-  if (e.action === 'close') return { routing_key: c.routing_key, event_action: 'resolve', dedup_key: e.key };
+  const dedup_key = pagerdutyDedupKey(e.tenant, e.key);
+  if (e.action === 'close') return { routing_key: c.routing_key, event_action: 'resolve', dedup_key };
   return {
     routing_key: c.routing_key,
     event_action: 'trigger',
-    dedup_key: e.key,
+    dedup_key,
     payload: {
       summary: (e.summary || `${e.kind} ${e.key}`).slice(0, 1024),
       source: c.source,
