@@ -32,8 +32,6 @@ export interface IncidentIdentity {
   root_cause_id: string;
 }
 
-export const INCIDENT_KEY_PATTERN = /^dedup:[0-9a-f]{32}$/;
-
 /** `dedup:` + the first 32 hex characters of SHA-256 over the escaped join. */
 export function incidentKey(id: IncidentIdentity): string {
   return `dedup:${sha256Hex(joinIdentity([id.element_id, id.fault_class, id.root_cause_id])).slice(0, 32)}`;

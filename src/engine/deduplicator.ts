@@ -1,7 +1,8 @@
 import { systemClock, type Clock } from '../core/clock.js';
 import { decideFromOutcome, type Decision, type DecisionReason } from '../core/decision.js';
 import { incidentFingerprint } from '../core/fingerprint.js';
-import { INCIDENT_KEY_PATTERN, incidentKey } from '../core/identity.js';
+import { incidentKey } from '../core/identity.js';
+import { isStoreKey, STORE_KEY_RULE } from '../inputs/store-key.js';
 import { ValidationError } from '../core/validation.js';
 import { FOREVER_MS, configSchema, defaultConfig, type Config, type ConfigInput } from '../config/schema.js';
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
@@ -153,11 +154,7 @@ export class Deduplicator {
 }
 
 function assertKey(key: string): void {
-  if (!INCIDENT_KEY_PATTERN.test(key)) {
-    throw new ValidationError('invalid dedup_key: must be "dedup:" followed by 32 lowercase hex characters', [
-      { path: 'dedup_key', message: 'must be "dedup:" followed by 32 lowercase hex characters' },
-    ]);
-  }
+  if (!isStoreKey(key)) throw new ValidationError(`invalid dedup_key: ${STORE_KEY_RULE}`, [{ path: 'dedup_key', message: STORE_KEY_RULE }]);
 }
 
 export interface OpenOptions {

@@ -30,7 +30,7 @@ import type { SilenceCache } from '../mute/silence-cache.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { DeliveryStore } from '../store/contract/index.js';
-import { BODY_LIMIT_BYTES } from './limits.js';
+import { BODY_LIMIT_BYTES, MAX_PARAM_CHARS } from './limits.js';
 import { openApiRoutes } from './routes/openapi.js';
 import type { DocumentedRoute } from './openapi/document.js';
 
@@ -91,6 +91,10 @@ export function buildApp({
     // Per-request logs at thousands of requests a second cost more than they tell.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // A path parameter as the router sees it, still percent-encoded: the longest key the list can show
+    // (a PagerDuty dedup_key of 255 characters of 4 UTF-8 bytes each, each byte %XX) must reach its route.
+    // Past this the router matches nothing (404); the route checks the decoded key itself.
+    maxParamLength: MAX_PARAM_CHARS,
     return503OnClosing: true,
     // Every request has an id (a caller's X-Request-Id, or a fresh UUID): routes pass it to the store, whose audit trail records it.
     requestIdHeader: 'x-request-id',

@@ -2,3 +2,6 @@
 
 /** Request bodies over this answer 413. */
 export const BODY_LIMIT_BYTES = 512 * 1024;
+
+/** A path parameter, percent-encoded: `pd:` and 255 characters of up to 4 UTF-8 bytes, each written %XX. */
+export const MAX_PARAM_CHARS = 3 + 255 * 4 * 3;

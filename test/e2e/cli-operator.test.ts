@@ -54,3 +54,66 @@ test('operator CLI against a running server: stats, incidents list / show / clos
     await s.stop();
   }
 });
+
+// GET /v1/incidents lists Alertmanager (`am:`) and PagerDuty (`pd:`) keys beside `dedup:` ones; each
+// of them can be shown and closed, by HTTP and by the CLI, whatever its dedup_key holds (a `/`, a space,
+// non-ASCII). A key no input can make is 400 and changes nothing.
+test('every key the list shows can be shown and closed: dedup:, am: and pd: keys, by HTTP and by the CLI', async () => {
+  const s = await spawnServer(['--port', '0', '--store', 'memory:']);
+  try {
+    await postJson(`${s.url}/v1/incidents`, { element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' });
+    const am = await postJson(`${s.url}/v1/alertmanager`, {
+      version: '4',
+      status: 'firing',
+      receiver: 'onceonly',
+      groupKey: '{}',
+      alerts: [
+        {
+          status: 'firing',
+          labels: { alertname: 'DiskFull', severity: 'critical' },
+          annotations: {},
+          startsAt: '2026-11-30T12:00:00Z',
+          fingerprint: 'a1b2c3d4e5f60718',
+        },
+      ],
+    });
+    assert.equal(am.status, 200, JSON.stringify(am.body));
+    const pd = await postJson(`${s.url}/v2/enqueue`, {
+      routing_key: 'R0UT1NG0000000000000000000000000',
+      event_action: 'trigger',
+      dedup_key: 'disk/full db1 ключ',
+      payload: { summary: 'disk full', source: 'db1', severity: 'error' },
+    });
+    assert.equal(pd.status, 202, JSON.stringify(pd.body));
+    // The longest dedup_key PagerDuty allows, far past the router's default 100-character parameter.
+    const long = await postJson(`${s.url}/v2/enqueue`, {
+      routing_key: 'R0UT1NG0000000000000000000000000',
+      event_action: 'trigger',
+      dedup_key: 'я'.repeat(255),
+      payload: { summary: 'long', source: 'db1', severity: 'error' },
+    });
+    assert.equal(long.status, 202, JSON.stringify(long.body));
+    const listed = async () =>
+      ((await (await fetch(`${s.url}/v1/incidents`)).json()) as { incidents: Array<{ dedup_key: string }> }).incidents.map((i) => i.dedup_key);
+    const keys = await listed();
+    assert.deepEqual(keys.map((k) => k.split(':')[0]).sort(), ['am', 'dedup', 'pd', 'pd']);
+
+    for (const bad of ['pd:', 'am:', `am:${'f'.repeat(129)}`, 'pd:a\u0001b', 'dedup:XYZ']) {
+      const r = await fetch(`${s.url}/v1/incidents/${encodeURIComponent(bad)}`, { method: 'DELETE' });
+      assert.equal(r.status, 400, `${JSON.stringify(bad)} is no key`);
+    }
+    assert.deepEqual((await listed()).sort(), [...keys].sort(), 'the refused calls closed nothing');
+
+    for (const key of keys) {
+      const shown = runCli(['incidents', 'show', key, '--url', s.url]);
+      assert.equal(shown.status, 0, `${key}: ${shown.stderr}`);
+      assert.equal(JSON.parse(shown.stdout).dedup_key, key);
+      const closed = runCli(['incidents', 'close', key, '--url', s.url]);
+      assert.equal(closed.stdout.trim(), `closed ${key}`, closed.stderr);
+      assert.equal((await fetch(`${s.url}/v1/incidents/${encodeURIComponent(key)}`)).status, 404, `${key} is closed`);
+    }
+    assert.deepEqual(await listed(), []);
+  } finally {
+    await s.stop();
+  }
+});

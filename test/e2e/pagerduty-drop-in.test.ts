@@ -77,11 +77,11 @@ test('PagerDuty drop-in: pdjs over TLS; trigger ×3, acknowledge ×2, re-severit
     await new Promise((r) => setTimeout(r, 500));
     const got = hook.requests.map((r) => [r.body.action, r.body.severity, r.headers['idempotency-key']]);
     assert.deepEqual(got, [
-      ['create', 'CRITICAL', 'pd:disk-full-db1:create:1'],
-      ['update', 'CRITICAL', 'pd:disk-full-db1:update:1'],
-      ['update', 'MAJOR', 'pd:disk-full-db1:update:2'],
-      ['close', 'MAJOR', 'pd:disk-full-db1:close:1'],
-      ['create', 'CRITICAL', 'pd:disk-full-db1:create:2'],
+      ['create', 'CRITICAL', 'acme/pd:disk-full-db1:create:1'],
+      ['update', 'CRITICAL', 'acme/pd:disk-full-db1:update:1'],
+      ['update', 'MAJOR', 'acme/pd:disk-full-db1:update:2'],
+      ['close', 'MAJOR', 'acme/pd:disk-full-db1:close:1'],
+      ['create', 'CRITICAL', 'acme/pd:disk-full-db1:create:2'],
     ]);
     assert.equal(hook.requests[0]!.body.tenant, 'acme');
     assert.deepEqual(hook.requests[0]!.body.data, { dedup_key: 'disk-full-db1', source: 'db1', custom_details: { free_gb: 3 } });
