@@ -316,6 +316,23 @@ describe('delivery', () => {
     );
   });
 
+  test('an acknowledgement goes to PagerDuty as an acknowledge of the same dedup_key, once, not as a re-trigger', async () => {
+    const pd = await fake(startSink());
+    const h = harness({ adapters: [{ name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: `${pd.url}/v2/enqueue` }] });
+    const { dedup_key: key } = await h.incidents.decideIncident(incident({ severity: 'CRITICAL' }));
+    await h.drain();
+    assert.equal(await h.store.incidents.acknowledge('default', key), 'acknowledged');
+    assert.equal(await h.store.incidents.acknowledge('default', key), 'repeat', 'once per episode');
+    await h.drain();
+    assert.deepEqual(
+      ok(pd).map((r) => [r.body.event_action, r.body.dedup_key, r.body.payload === undefined]),
+      [
+        ['trigger', key, false],
+        ['acknowledge', key, true],
+      ],
+    );
+  });
+
   test('the webhook body is exactly API.md’s, signed with HMAC-SHA256 over "t.body"', async () => {
     const hook = await fake(startSink(200, {}));
     const secret = 'a-long-shared-secret';

@@ -25,10 +25,12 @@ declare module '../../config/adapters.js' {
 
 const SEVERITY: Record<string, string> = { CRITICAL: 'critical', MAJOR: 'error', MINOR: 'warning', INFO: 'info' };
 
-/** Events API v2: create and update trigger (a re-trigger updates the alert), close resolves; dedup_key is the key, with its tenant. */
+/** Events API v2: create and update trigger (a re-trigger updates the alert), an acknowledgement acknowledges, close resolves; dedup_key is the key, with its tenant. */
 export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
   const dedup_key = pagerdutyDedupKey(e.tenant, e.key);
   if (e.action === 'close') return { routing_key: c.routing_key, event_action: 'resolve', dedup_key };
+  // An acknowledgement that came in (a PagerDuty acknowledge) goes out as one, not as a re-trigger.
+  if (e.action === 'update' && e.data.acknowledged === true) return { routing_key: c.routing_key, event_action: 'acknowledge', dedup_key };
   return {
     routing_key: c.routing_key,
     event_action: 'trigger',
