@@ -94,7 +94,7 @@ export function buildApp({
     // A path parameter as the router sees it, still percent-encoded: the longest key the list can show
     // (a PagerDuty dedup_key of 255 characters of 4 UTF-8 bytes each, each byte %XX) must reach its route.
     // Past this the router matches nothing (404); the route checks the decoded key itself.
-    maxParamLength: MAX_PARAM_CHARS,
+    routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     return503OnClosing: true,
     // Every request has an id (a caller's X-Request-Id, or a fresh UUID): routes pass it to the store, whose audit trail records it.
     requestIdHeader: 'x-request-id',
