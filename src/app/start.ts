@@ -18,7 +18,7 @@ import { MaintenanceWindows } from '../mute/maintenance.js';
 import { Mutes } from '../mute/mutes.js';
 import { Inhibition } from '../mute/inhibition.js';
 import type { DedupStore } from '../store/contract/index.js';
-import { openStore } from '../store/open.js';
+import { openStore, shown } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
@@ -71,25 +71,31 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock = options.clock ?? systemClock;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
   const metrics = new Metrics(clock);
-  const raw = openOrExplain(() =>
-    openStore(options.store, clock, {
-      expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
-      failOpen: {
-        timeoutMs: cfg.failopen.timeout_ms,
-        probeIntervalMs: cfg.failopen.probe_interval_ms,
-        journalPath: cfg.failopen.journal_path,
-        events: failOpenEvents(metrics, logger),
-      },
-      onConnectionError: rateLimitedLog(logger, 'store connection error'),
-      ledger: {
-        inputs: () => {
-          const c = config.current;
-          return { incidents: c.incidents.retention === 'forever', events: c.events.retention === 'forever', violations: c.violations.retention === 'forever' };
+  const raw = openOrExplain(
+    () =>
+      openStore(options.store, clock, {
+        expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
+        failOpen: {
+          timeoutMs: cfg.failopen.timeout_ms,
+          probeIntervalMs: cfg.failopen.probe_interval_ms,
+          journalPath: cfg.failopen.journal_path,
+          events: failOpenEvents(metrics, logger),
         },
-        raceWindowMs: () => config.current.incidents.race_window_ms,
-        replica: `${hostname()}:${process.pid}`,
-      },
-    }),
+        onConnectionError: rateLimitedLog(logger, 'store connection error'),
+        ledger: {
+          inputs: () => {
+            const c = config.current;
+            return {
+              incidents: c.incidents.retention === 'forever',
+              events: c.events.retention === 'forever',
+              violations: c.violations.retention === 'forever',
+            };
+          },
+          raceWindowMs: () => config.current.incidents.race_window_ms,
+          replica: `${hostname()}:${process.pid}`,
+        },
+      }),
+    shown(options.store),
   );
   try {
     await raw.init?.();
@@ -175,7 +181,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   } catch (error) {
     silences.stop();
     await store.close();
-    throw error;
+    const problem = listenProblem(error, options.host, options.port);
+    throw problem ? new StartupError(problem) : error;
   }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : options.port;
@@ -219,12 +226,38 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
-/** A journal another process owns is a start-up error the operator can act on, not a crash. */
-function openOrExplain<T>(open: () => T): T {
+/**
+ * A store that cannot be opened is a start-up error the operator can act on,
+ * not a crash: a journal another process owns, or a file or folder the system
+ * refuses (no such folder, no permission, not a database), said with the
+ * system's own reason.
+ */
+function openOrExplain<T>(open: () => T, what: string): T {
   try {
     return open();
   } catch (error) {
     if (error instanceof JournalInUseError) throw new StartupError(error.message);
+    if (systemCode(error)) throw new StartupError(`cannot open the store ${what}: ${(error as Error).message}`);
     throw error;
+  }
+}
+
+/** The code of an error the system or SQLite raised (ENOENT, EACCES, SQLITE_CANTOPEN, …), if it is one. */
+function systemCode(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(E[A-Z]+|SQLITE_[A-Z_]+)$/.test(code) ? code : null;
+}
+
+/** Why the port cannot be had, in the operator's terms. */
+function listenProblem(error: unknown, host: string, port: number): string | null {
+  switch (systemCode(error)) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is in use by another process: stop it, or give another --port (0 picks a free one)`;
+    case 'EACCES':
+      return `not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges): give another --port`;
+    case 'EADDRNOTAVAIL':
+      return `${host} is not an address of this machine: give another --host`;
+    default:
+      return null;
   }
 }

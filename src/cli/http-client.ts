@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
@@ -8,9 +9,18 @@ export interface HttpAnswer {
   error?: string;
 }
 
+/** The server's URL as given (--url or ONCEONLY_URL): http or https, or a clear refusal. */
+export function serverUrl(text: string): URL {
+  const url = URL.canParse(text) ? new URL(text) : null;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new InvalidArgumentError(`--url (or ONCEONLY_URL) must be an http:// or https:// URL, e.g. http://127.0.0.1:8080; got ${JSON.stringify(text)}`);
+  }
+  return url;
+}
+
 /** A small keep-alive JSON client for the CLI's commands against a running server. */
 export function jsonClient(base: string, token?: string) {
-  const url = new URL(base);
+  const url = serverUrl(base);
   const https = url.protocol === 'https:';
   const agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const request = https ? httpsRequest : httpRequest;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
 import { serveCommand } from './serve.js';
 import { replayCommand } from './replay.js';
@@ -15,6 +15,10 @@ import { silenceCommand } from './silences.js';
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command('onceonly').description('one fault, one key, one ticket: an idempotent deduplication gateway').version(pkg.version);
+// commander's own usage errors (an unknown command or option, a missing argument) exit 2, as every other
+// bad input does; set before the commands are added, which inherit it.
+program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
+program.showSuggestionAfterError(true);
 serveCommand(program);
 keyCommand(program);
 replayCommand(program);
@@ -26,4 +30,14 @@ auditCommand(program);
 journalCommand(program);
 silenceCommand(program);
 
-await program.parseAsync(process.argv);
+// A bare `onceonly` is a question, not an order to serve: it prints the commands (`serve` starts the server).
+if (process.argv.length <= 2) {
+  program.outputHelp();
+  process.exit(0);
+}
+await program.parseAsync(process.argv).catch((err: unknown) => {
+  // A bad value found once a command runs (a server URL that is no URL): one line, exit 2, no stack.
+  if (!(err instanceof InvalidArgumentError)) throw err;
+  process.stderr.write(`onceonly: ${err.message}\n`);
+  process.exit(2);
+});

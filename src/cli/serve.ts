@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../observe/logger.js';
 import { DEFAULT_STORE_URL, StoreUrlError } from '../store/open.js';
@@ -7,7 +7,7 @@ import { parsePort } from './options.js';
 
 export function serveCommand(program: Command): void {
   program
-    .command('serve', { isDefault: true })
+    .command('serve')
     .description('serve the HTTP API')
     .option('--port <n>', 'HTTP port; 0 picks a free one (env PORT)', process.env.PORT ?? '8080')
     .option('--host <addr>', 'bind address (env HOST)', process.env.HOST ?? '127.0.0.1')
@@ -24,6 +24,7 @@ export function serveCommand(program: Command): void {
       let server: RunningServer | undefined;
       try {
         server = await startServer({
+          // Parsed here, not by commander: the default may come from PORT, which commander does not parse.
           port: parsePort(opts.port ?? '8080'),
           host: opts.host ?? '127.0.0.1',
           store: opts.store ?? DEFAULT_STORE_URL,
@@ -33,7 +34,7 @@ export function serveCommand(program: Command): void {
           logger,
         });
       } catch (error) {
-        if (error instanceof ConfigError || error instanceof StartupError || error instanceof StoreUrlError) {
+        if (error instanceof ConfigError || error instanceof StartupError || error instanceof StoreUrlError || error instanceof InvalidArgumentError) {
           process.stderr.write(`onceonly: ${error.message}\n`);
           process.exit(2);
         }

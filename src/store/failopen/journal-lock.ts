@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { makeDirs } from '../make-dirs.js';
 
 /** A second replica opening a journal that another process owns. */
 export class JournalInUseError extends Error {
@@ -26,7 +26,7 @@ export class JournalLock {
 
   constructor(journalPath: string) {
     const path = `${journalPath}.lock`;
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     // No busy wait: an owned lock is not going to be released soon.
     const db = new Database(path, { timeout: 0 });
     try {

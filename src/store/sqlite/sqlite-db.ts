@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
@@ -6,6 +5,7 @@ import type { OutboxEntry } from '../../core/outbox.js';
 import { GroupCommit } from './group-commit.js';
 import { latestVersion, migrate } from './migrate.js';
 import { isWriteFault, writeFaultError } from './write-fault.js';
+import { makeDirs } from '../make-dirs.js';
 
 export type SqliteSynchronous = 'normal' | 'full';
 
@@ -40,7 +40,7 @@ export class SqliteDb {
     readonly clock: Clock,
     options: SqliteOptions = {},
   ) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') makeDirs(dirname(path));
     this.db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${(options.synchronous ?? 'normal').toUpperCase()}`);
