@@ -10,6 +10,7 @@ interface DeadLetter {
   key: string;
   dead_at: string | null;
   attempts: Array<{ at: string; error: string }>;
+  waiting?: number;
 }
 
 export function formatDeadLetters(list: DeadLetter[]): string {
@@ -17,14 +18,17 @@ export function formatDeadLetters(list: DeadLetter[]): string {
   return list
     .map((d) => {
       const last = d.attempts.at(-1);
-      return `${d.id}  ${d.adapter}  ${d.kind} ${d.action}  ${d.key}\n    dead since ${d.dead_at ?? '?'} after ${d.attempts.length} attempt(s); last: ${last?.error ?? '?'}`;
+      const held = d.waiting
+        ? `\n    holds ${d.waiting} later deliver${d.waiting === 1 ? 'y' : 'ies'} of this key to ${d.adapter}: retry or drop it to let them go`
+        : '';
+      return `${d.id}  ${d.adapter}  ${d.kind} ${d.action}  ${d.key}\n    dead since ${d.dead_at ?? '?'} after ${d.attempts.length} attempt(s); last: ${last?.error ?? '?'}${held}`;
     })
     .join('\n');
 }
 
-/** `onceonly dead-letters list|retry`: the operator's side of GET /v1/dead-letters and POST …/retry. */
+/** `onceonly dead-letters list|retry|drop`: the operator's side of GET /v1/dead-letters, POST …/retry and DELETE …. */
 export function deadLettersCommand(program: Command): void {
-  const cmd = program.command('dead-letters').description('list dead letters, or put them back in the delivery queue');
+  const cmd = program.command('dead-letters').description('list dead letters, put them back in the delivery queue, or drop one');
 
   remoteOptions(cmd.command('list').description('show the dead letters: adapter, key, every attempt'))
     .option('--limit <n>', 'at most this many (1..1000)', '100')
@@ -74,6 +78,16 @@ export function deadLettersCommand(program: Command): void {
           progress.finish();
         }
         process.stdout.write(`re-queued ${queued} of ${tried.size} dead letter(s)\n`);
+      });
+    });
+
+  remoteOptions(cmd.command('drop').description('delete one dead letter for good: it is never delivered, and what waited behind it goes on'))
+    .argument('<id>', 'the dead letter id (from list)')
+    .action(async (id: string, opts: RemoteOptions) => {
+      await withServer(opts, async (client) => {
+        const a = await client.del(`/v1/dead-letters/${encodeURIComponent(id)}`);
+        if (a.status !== 204) return fail('dead-letters drop', failed(id, a));
+        process.stdout.write(`dropped ${id}\n`);
       });
     });
 }

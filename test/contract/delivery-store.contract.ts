@@ -195,7 +195,7 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       );
     });
 
-    test("one key's deliveries to one adapter go out one at a time, oldest first; a dead one does not hold the rest back", async () => {
+    test("one key's deliveries to one adapter go out one at a time, oldest first; a dead one holds the rest until it is retried", async () => {
       const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
       await fx.store.incidents.decide(claim);
       await fx.store.incidents.decide({ ...claim, fingerprint: 'CRITICAL|0' });
@@ -214,7 +214,6 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       // Delivered: the next of that key and adapter is due at once.
       assert.ok(await fx.store.deliveries.settle(held('hook'), { outcome: 'delivered' }));
       assert.deepEqual(label(await lease('w3')), ['k1:create1.snow', 'k1:update1.hook']);
-      // A dead letter leaves the line: the updates behind it go on.
       const again = (await fx.store.deliveries.leaseDue('w4', 10 * T, 1000)).filter((d) => d.entry.key.startsWith(prefix));
       assert.deepEqual(again, [], 'nothing else of key 1 while both heads are leased');
       await fx.advance(10 * T);
@@ -222,7 +221,51 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.deepEqual(label(expired), ['k1:create1.snow', 'k1:update1.hook'], 'an expired lease hands the same heads out again');
       const snow = expired.find((d) => d.adapter === 'snow')!;
       assert.ok(await fx.store.deliveries.settle(snow, { outcome: 'dead', error: 'HTTP 400' }));
-      assert.deepEqual(label(await lease('w6')), ['k1:update1.snow']);
+      // A dead letter keeps its place: the updates behind it wait, so the receiver never gets an update
+      // (or a close) of a key before the create it refused.
+      assert.deepEqual(label(await lease('w6')), [], 'nothing of key 1 goes to snow while its create is dead');
+      const [dl] = (await fx.store.deliveries.deadLetters(null, 1000)).filter((d) => d.entry.key.startsWith(prefix));
+      assert.deepEqual([dl?.id, dl?.waiting], [snow.id, 2], 'the dead letter says two updates wait behind it');
+      // Retried, it goes first, and the updates follow it in order.
+      assert.ok(await fx.store.deliveries.retryDeadLetter(null, snow.id));
+      const order: string[] = [];
+      for (
+        let batch = (await lease('w7')).filter((d) => d.adapter === 'snow');
+        batch.length > 0;
+        batch = (await lease('w7')).filter((d) => d.adapter === 'snow')
+      ) {
+        order.push(...label(batch));
+        for (const d of batch) assert.ok(await fx.store.deliveries.settle(d, { outcome: 'delivered' }));
+      }
+      assert.deepEqual(order, ['k1:create1.snow', 'k1:update1.snow', 'k1:update2.snow']);
+    });
+
+    test('a dropped or swept dead letter lets the next delivery of its key go; a drop takes the tenant and happens once', async () => {
+      const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
+      await fx.store.incidents.decide(claim);
+      await fx.store.incidents.decide({ ...claim, fingerprint: 'CRITICAL|0' });
+      await fx.store.incidents.close('t', key(1));
+      await fanOutAll(['snow']);
+      const actions = (ds: Delivery[]) => ds.map((d) => `${d.entry.action}${d.n}`);
+      const [create] = await lease();
+      assert.ok(await fx.store.deliveries.settle(create!, { outcome: 'dead', error: 'HTTP 400' }));
+      assert.deepEqual(await lease(), [], 'held behind the dead create');
+      assert.equal(await fx.store.deliveries.dropDeadLetter('other', create!.id), false, 'another tenant cannot drop it');
+      assert.deepEqual(await lease(), [], 'still held');
+      assert.equal(await fx.store.deliveries.dropDeadLetter('t', create!.id), true);
+      assert.equal(await fx.store.deliveries.dropDeadLetter('t', create!.id), false, 'dropped once');
+      assert.equal(await fx.store.deliveries.retryDeadLetter('t', create!.id), false, 'and gone for good');
+      const [update] = await lease();
+      assert.deepEqual(actions([update!]), ['update1'], 'the update heads the line now');
+      // The update dies too; the sweep after its retention releases the close as a drop would.
+      assert.ok(await fx.store.deliveries.settle(update!, { outcome: 'dead', error: 'HTTP 400' }));
+      assert.deepEqual(await lease(), []);
+      await fx.advance(11 * T);
+      assert.ok((await fx.store.deliveries.sweepDeadLetters(10 * T)) >= 1);
+      const [close] = await lease();
+      assert.deepEqual(actions([close!]), ['close1'], 'the sweep let the close go');
+      assert.ok(await fx.store.deliveries.settle(close!, { outcome: 'delivered' }));
+      assert.deepEqual(await lease(), []);
     });
 
     test('dead letters are kept for their retention, then swept; a pending delivery never is', async () => {

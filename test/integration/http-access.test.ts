@@ -45,7 +45,7 @@ describe('access is decided on the matched route', () => {
   });
 
   test('however the path is spelled, a tenant route without a token is 401 and changes nothing', async () => {
-    const spellings: Array<['GET' | 'POST', string, unknown?]> = [
+    const spellings: Array<['GET' | 'POST' | 'DELETE', string, unknown?]> = [
       ['GET', '/%761/incidents'],
       ['POST', '/v%31/incidents', incident],
       ['POST', '/%76%31/incidents', incident],
@@ -53,6 +53,8 @@ describe('access is decided on the matched route', () => {
       ['GET', '/%761/dashboard'],
       ['GET', '/v1/dead-letters?limit=1'],
       ['GET', '/v1/d%65ad-letters'],
+      ['DELETE', '/v1/dead-letters/0:1-0.hook'],
+      ['DELETE', '/v1/d%65ad-letters/0:1-0.hook'],
       ['GET', `/v1/devices/beta/pos-1`],
     ];
     for (const [method, url, body] of spellings) {

@@ -63,6 +63,60 @@ describe('HTTP: dead letters', () => {
     assert.equal(again.status, 404, 'no longer a dead letter');
   });
 
+  // The order a receiver sees: a create it refused (a 400) and the close decided after it. The close
+  // must not go first: retried, the create would then open a ticket for a closed incident.
+  test('a dead create holds its key: the close waits behind it, shown as waiting; retried, both go in order; dropped, the close goes', async () => {
+    const refused = new Set<string>();
+    hook.faults = (q) => (refused.has(q.body?.key) && q.body?.action === 'create' ? { status: 400, body: { error: 'bad field' } } : 'ok');
+    const deadOf = async (key: string) => (await s.get('/v1/dead-letters')).body.dead_letters.find((d: { key: string }) => d.key === key);
+    const incident = (element_id: string) => ({ element_id, fault_class: 'LOS', root_cause_id: 'cut-9', severity: 'MAJOR' });
+    for (const [element, settleBy] of [
+      ['olt-31', 'retry'],
+      ['olt-32', 'drop'],
+    ] as const) {
+      const { body } = await s.post('/v1/incidents', incident(element));
+      const key = body.dedup_key as string;
+      refused.add(key);
+      await until(
+        () => deadOf(key),
+        10_000,
+        () => `${key}'s create never went dead`,
+      );
+      assert.equal((await s.del(`/v1/incidents/${key}`)).status, 204);
+      s.clock.advance(5_000);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.deepEqual(
+        hook.requests.filter((q) => q.body?.key === key && q.body.action === 'close'),
+        [],
+        'the close did not overtake the create the receiver refused',
+      );
+      const dead = await deadOf(key);
+      assert.equal(dead.waiting, 1, 'the dead letter shows the close waiting behind it');
+      refused.delete(key);
+      if (settleBy === 'retry') {
+        assert.equal((await s.post(`/v1/dead-letters/${encodeURIComponent(dead.id)}/retry`, undefined)).status, 202);
+        await until(() => hook.requests.filter((q) => q.body?.key === key && q.body.action === 'close').length === 1 || null, 10_000);
+        // The receiver saw: the refused create, the create again (taken), then the close.
+        assert.deepEqual(
+          hook.requests.filter((q) => q.body?.key === key).map((q) => q.body.action),
+          ['create', 'create', 'close'],
+        );
+      } else {
+        const dropped = await s.del(`/v1/dead-letters/${encodeURIComponent(dead.id)}`);
+        assert.equal(dropped.status, 204);
+        assert.equal((await s.del(`/v1/dead-letters/${encodeURIComponent(dead.id)}`)).status, 404, 'dropped once');
+        await until(() => hook.requests.filter((q) => q.body?.key === key && q.body.action === 'close').length === 1 || null, 10_000);
+        assert.deepEqual(
+          hook.requests.filter((q) => q.body?.key === key).map((q) => q.body.action),
+          ['create', 'close'],
+          'the dropped create never went again; the close followed',
+        );
+        assert.equal(await deadOf(key), undefined);
+      }
+    }
+    hook.faults = () => 'ok';
+  });
+
   test('bad requests get a clear error and change nothing', async () => {
     for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'colour=red']) {
       const r = await s.get(`/v1/dead-letters?${q}`);
@@ -73,6 +127,8 @@ describe('HTTP: dead letters', () => {
     const missing = await s.post('/v1/dead-letters/0.nope/retry', undefined);
     assert.deepEqual([missing.status, missing.body.error.code], [404, 'not_found']);
     assert.match(missing.body.error.message, /no dead letter "0\.nope"/);
+    const gone = await s.del('/v1/dead-letters/0.nope');
+    assert.deepEqual([gone.status, gone.body.error.code], [404, 'not_found']);
     assert.deepEqual((await s.get('/v1/dead-letters?limit=5')).body, { dead_letters: [] });
   });
 });

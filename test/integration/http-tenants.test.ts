@@ -105,6 +105,7 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
       [],
     );
     assert.equal((await beta('POST', `/v1/dead-letters/${encodeURIComponent(deadId)}/retry`)).status, 404);
+    assert.equal((await beta('DELETE', `/v1/dead-letters/${encodeURIComponent(deadId)}`)).status, 404, 'nor drop it');
     assert.equal((await acme('GET', '/v1/dead-letters')).body.dead_letters[0].id, deadId, 'still dead, still acme’s');
   });
 
@@ -136,6 +137,7 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
       fc.constant(['DELETE', `/v1/incidents/${mine}`] as const),
       fc.constant(['GET', '/v1/devices/acme/pos-1'] as const),
       fc.constant(['POST', `/v1/dead-letters/${encodeURIComponent(deadId)}/retry`] as const),
+      fc.constant(['DELETE', `/v1/dead-letters/${encodeURIComponent(deadId)}`] as const),
       fc.string({ minLength: 1, maxLength: 40 }).map((d) => ['GET', `/v1/devices/acme/${encodeURIComponent(d)}`] as const),
       fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 32, maxLength: 32 }).map((h) => ['DELETE', `/v1/incidents/dedup:${h}`] as const),
     );

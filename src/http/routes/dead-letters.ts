@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Delivery, DeliveryStore } from '../../store/contract/index.js';
+import { deliveryIdentity } from '../../delivery/identity.js';
 import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
 import { doc } from '../openapi/route-doc.js';
@@ -17,15 +18,17 @@ export function deadLetterView(d: Delivery) {
     kind: e.kind,
     action: e.action,
     key: e.key,
-    idempotency_key: `${e.key}:${e.action}:${d.n}`,
+    idempotency_key: `${deliveryIdentity(e.tenant, e.key)}:${e.action}:${d.n}`,
     payload: { action: e.action, kind: e.kind, key: e.key, tenant: e.tenant, severity: e.severity, summary: e.summary, data: e.data },
     decided_at: new Date(e.at).toISOString(),
     dead_at: d.deadAt === undefined ? null : new Date(d.deadAt).toISOString(),
     attempts: d.attempts.map((a) => ({ at: new Date(a.at).toISOString(), error: a.error })),
+    /** later deliveries of this key to this adapter, held behind it until it is retried or dropped */
+    waiting: d.waiting ?? 0,
   };
 }
 
-/** Dead letters of the caller's tenant: list them, and put one back in the queue. */
+/** Dead letters of the caller's tenant: list them, put one back in the queue, or drop one for good. */
 export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore): void {
   app.get<{ Querystring: Record<string, unknown> }>(
     '/v1/dead-letters',
@@ -64,6 +67,27 @@ export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore
         throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
       }
       return reply.code(202).send({ id: req.params.id, status: 'queued' });
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/dead-letters/:id',
+    doc({
+      summary: 'Drop one dead letter for good: it is never delivered, and the later deliveries of its key to its adapter, held behind it, go on',
+      access: 'tenant',
+      tag: 'delivery',
+      params: { id: 'the dead letter id' },
+      responses: {
+        204: { description: 'dropped' },
+        404: { description: 'no such dead letter', schema: errorBody },
+        503: { description: 'the store cannot serve this now; retry', schema: errorBody },
+      },
+    }),
+    async (req, reply) => {
+      if (!(await deliveries.dropDeadLetter(req.tenant, req.params.id))) {
+        throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
+      }
+      return reply.code(204).send();
     },
   );
 }

@@ -35,6 +35,8 @@ export interface Delivery {
   deadAt?: number;
   /** held by a mute (a silence) and not yet released: its release folds what queued up behind it */
   held?: boolean;
+  /** On a dead letter (deadLetters): how many later deliveries of its key to its adapter wait behind it. */
+  waiting?: number;
 }
 
 export type Settlement =
@@ -117,14 +119,23 @@ export interface DeliveryStore {
   fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome>;
   /** Settles a leased delivery; false (and nothing changes) when its lease was lost. */
   settle(d: Delivery, s: Settlement): Promise<boolean>;
-  /** Dead letters, oldest first, of one tenant or (null) all. */
+  /**
+   * Dead letters, oldest first, of one tenant or (null) all, each with how
+   * many later deliveries of its key to its adapter wait behind it (`waiting`).
+   * A dead letter keeps its place at the head of its key's line to its adapter:
+   * nothing later of that key goes to that adapter until it is retried or
+   * dropped, so a receiver never gets a key's changes out of order.
+   */
   deadLetters(tenant: string | null, limit: number): Promise<Delivery[]>;
-  /** Puts a dead letter back in the queue, due now, with a fresh retry budget; false when no such dead letter (for that tenant). */
+  /** Puts a dead letter back in the queue, due now, with a fresh retry budget, in its place; false when no such dead letter (for that tenant). */
   retryDeadLetter(tenant: string | null, id: string): Promise<boolean>;
+  /** Deletes a dead letter for good; the next delivery of its key to its adapter is due now. False when no such dead letter (for that tenant). */
+  dropDeadLetter(tenant: string | null, id: string): Promise<boolean>;
   backlog(): Promise<DeliveryBacklog>;
   /**
    * Deletes dead letters parked for longer than `retentionMs` (store clock),
-   * at most SWEEP_BATCH per pass (per shard on Redis); returns how many went.
+   * at most SWEEP_BATCH per pass (per shard on Redis), as dropDeadLetter does;
+   * returns how many went.
    */
   sweepDeadLetters(retentionMs: number): Promise<number>;
 }

@@ -61,6 +61,12 @@ export class FailOpenDeliveries implements DeliveryStore {
     return withTimeout(this.shared.retryDeadLetter(tenant, id), TIMEOUT_MS);
   }
 
+  dropDeadLetter(tenant: string | null, id: string) {
+    if (id.startsWith(LOCAL)) return this.journal.dropDeadLetter(tenant, id.slice(LOCAL.length));
+    this.assertShared('drop the dead letter');
+    return withTimeout(this.shared.dropDeadLetter(tenant, id), TIMEOUT_MS);
+  }
+
   /** The journal's backlog, plus the shared store's when it answers (a metrics scrape must not fail). */
   async backlog(): Promise<DeliveryBacklog> {
     const mine = await this.journal.backlog();

@@ -59,8 +59,9 @@ export class MemoryDeliveries implements DeliveryStore {
     const token = `${owner}:${randomUUID()}`;
     // Two calls in flight for one key would both find no ticket and both create one: per key and adapter, oldest first.
     const head = new Map<string, number>();
+    // A dead letter keeps its place: what comes after it waits until it is retried or dropped.
     for (const r of this.rows.values()) {
-      if (r.status === 'pending' && r.seq < (head.get(lineOf(r)) ?? Infinity)) head.set(lineOf(r), r.seq);
+      if (r.seq < (head.get(lineOf(r)) ?? Infinity)) head.set(lineOf(r), r.seq);
     }
     const due = [...this.rows.values()]
       .filter((r) => r.status === 'pending' && r.dueAt <= now && head.get(lineOf(r)) === r.seq)
@@ -128,7 +129,14 @@ export class MemoryDeliveries implements DeliveryStore {
       .filter((r) => r.status === 'dead' && (tenant === null || r.entry.tenant === tenant))
       .sort((a, b) => a.deadAt! - b.deadAt!)
       .slice(0, limit)
-      .map(copy);
+      .map((r) => ({ ...copy(r), waiting: [...this.rows.values()].filter((y) => lineOf(y) === lineOf(r) && y.seq > r.seq).length }));
+  }
+
+  async dropDeadLetter(tenant: string | null, id: string) {
+    const r = this.rows.get(id);
+    if (r?.status !== 'dead' || (tenant !== null && r.entry.tenant !== tenant)) return false;
+    this.rows.delete(id);
+    return true;
   }
 
   async retryDeadLetter(tenant: string | null, id: string) {

@@ -28,6 +28,8 @@ type Row = Omit<OutboxEntry, 'data'> & {
   lease: string;
   deadAt: number | null;
   held: number;
+  /** count(*) of those waiting behind a dead letter: a bigint, which pg hands over as text */
+  waiting?: string | null;
 };
 
 function toDelivery(r: Row): Delivery {
@@ -51,6 +53,7 @@ function toDelivery(r: Row): Delivery {
     },
     ...(r.deadAt === null ? {} : { deadAt: r.deadAt }),
     ...(r.held ? { held: true } : {}),
+    ...(r.waiting === undefined || r.waiting === null ? {} : { waiting: Number(r.waiting) }),
   };
 }
 
@@ -64,7 +67,8 @@ const S = {
   held: forPg(`${shared.HELD} FOR UPDATE`),
   delete: forPg(shared.DELETE_DELIVERY),
   failed: forPg(shared.FAILED),
-  dead: forPg(shared.DEAD_LETTERS),
+  dead: forPg(shared.deadLetters(SEQ)),
+  dropDead: forPg(shared.DROP_DEAD),
   retryDead: forPg(shared.RETRY_DEAD),
   backlog: forPg(shared.BACKLOG),
   sweepCounters: forPg(shared.SWEEP_COUNTERS),
@@ -97,7 +101,7 @@ UPDATE deliveries SET due_at = $1, lease = $2
     WHERE d.status = 'pending' AND d.due_at <= $3
       AND NOT EXISTS (SELECT 1 FROM deliveries e
                        WHERE e.kind = d.kind AND e.tenant = d.tenant AND e.key = d.key AND e.adapter = d.adapter
-                         AND e.status = 'pending' AND ${SEQ('e')} < ${SEQ('d')})
+                         AND ${SEQ('e')} < ${SEQ('d')})
       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.kind = d.kind AND o.tenant = d.tenant AND o.key = d.key AND o.id < ${SEQ('d')})
     ORDER BY d.due_at LIMIT $4 FOR UPDATE SKIP LOCKED)
 RETURNING ${shared.DELIVERY_COLUMNS}`,
@@ -190,6 +194,10 @@ export class PgDeliveries implements DeliveryStore {
 
   async retryDeadLetter(tenant: string | null, id: string) {
     return (await this.pool.query(S.retryDead.text, bind(S.retryDead, { now: this.clock.now(), id, tenant }))).rowCount === 1;
+  }
+
+  async dropDeadLetter(tenant: string | null, id: string) {
+    return (await this.pool.query(S.dropDead.text, bind(S.dropDead, { id, tenant }))).rowCount === 1;
   }
 
   async backlog() {

@@ -110,7 +110,7 @@ export class RedisDeliveries implements DeliveryStore {
       shards.map((k, s) =>
         this.conn
           .evalScript(scripts.listDeadLetters, [k.dead], [k.tag, tenant ?? '', limit])
-          .then((r) => (r as Array<[string, string[]]>).map(([m, flat]) => toDelivery(s, m, flat))),
+          .then((r) => (r as Array<[string, string[], number]>).map(([m, flat, waiting]) => ({ ...toDelivery(s, m, flat), waiting: Number(waiting) }))),
       ),
     );
     return replies
@@ -124,6 +124,13 @@ export class RedisDeliveries implements DeliveryStore {
     if (!p) return false;
     const k = shards[p.shard]!;
     return Number(await this.conn.evalScript(scripts.retryDeadLetter, [k.delivery(p.member)], [k.tag, p.member, tenant ?? ''])) === 1;
+  }
+
+  async dropDeadLetter(tenant: string | null, id: string) {
+    const p = parseId(id);
+    if (!p) return false;
+    const k = shards[p.shard]!;
+    return Number(await this.conn.evalScript(scripts.dropDeadLetter, [k.delivery(p.member)], [k.tag, p.member, tenant ?? ''])) === 1;
   }
 
   async backlog(): Promise<DeliveryBacklog> {

@@ -30,6 +30,7 @@ export const scripts = {
   settleDelivery: load('settle-delivery', 'delivery'),
   foldDelivery: load('fold-delivery', 'delivery'),
   retryDeadLetter: load('retry-dead-letter', 'delivery'),
+  dropDeadLetter: load('drop-dead-letter', 'delivery'),
   listDeadLetters: load('list-dead-letters'),
   deliveryBacklog: load('delivery-backlog'),
   sweepDeadLetters: load('sweep-dead-letters', 'delivery'),

@@ -27,10 +27,17 @@ export const DELETE_DELIVERY = `DELETE FROM deliveries WHERE id = @id`;
 export const FAILED = `
 UPDATE deliveries SET retries = retries + 1, attempts = @attempts, due_at = @dueAt, status = @status, dead_at = @deadAt, lease = '' WHERE id = @id`;
 
-/** @tenant null: every tenant's. */
-export const DEAD_LETTERS = `
-SELECT ${DELIVERY_COLUMNS} FROM deliveries
- WHERE status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant) ORDER BY dead_at, id LIMIT @limit`;
+/** @tenant null: every tenant's; each with the count of later deliveries of its key to its adapter waiting behind it. */
+export const deadLetters = (seq: (t: string) => string) => `
+SELECT ${DELIVERY_COLUMNS},
+       (SELECT count(*) FROM deliveries y
+         WHERE y.kind = d.kind AND y.tenant = d.tenant AND y.key = d.key AND y.adapter = d.adapter AND ${seq('y')} > ${seq('d')}) AS waiting
+  FROM deliveries d
+ WHERE d.status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR d.tenant = @tenant) ORDER BY d.dead_at, d.id LIMIT @limit`;
+
+/** A dead letter deleted for good: the next delivery of its key to its adapter heads the line (it was due all along). */
+export const DROP_DEAD = `
+DELETE FROM deliveries WHERE id = @id AND status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant)`;
 
 export const RETRY_DEAD = `
 UPDATE deliveries SET status = 'pending', retries = 0, due_at = @now, lease = '', dead_at = NULL

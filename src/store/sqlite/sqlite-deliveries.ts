@@ -15,7 +15,8 @@ import * as shared from '../sql/deliveries.js';
 import type { SqliteDb } from './sqlite-db.js';
 
 type Flat<T> = Omit<T, 'data'> & { data: string };
-type Row = Flat<OutboxEntry> & Omit<Delivery, 'entry' | 'attempts' | 'deadAt' | 'held'> & { attempts: string; deadAt: number | null; held: number };
+type Row = Flat<OutboxEntry> &
+  Omit<Delivery, 'entry' | 'attempts' | 'deadAt' | 'held' | 'waiting'> & { attempts: string; deadAt: number | null; held: number; waiting?: number | null };
 
 export function toDelivery(r: Row): Delivery {
   const { id, adapter, n, retries, attempts, status, lease, deadAt, tenant, kind, action, key, severity, summary, data, at } = r;
@@ -30,6 +31,7 @@ export function toDelivery(r: Row): Delivery {
     entry: { tenant, kind, action, key, severity, summary, data: JSON.parse(data) as Record<string, unknown>, at },
     ...(deadAt === null ? {} : { deadAt }),
     ...(r.held ? { held: true } : {}),
+    ...(r.waiting === undefined || r.waiting === null ? {} : { waiting: Number(r.waiting) }),
   };
 }
 
@@ -54,7 +56,7 @@ UPDATE deliveries SET due_at = ?, lease = ?
     WHERE d.status = 'pending' AND d.due_at <= ?
       AND NOT EXISTS (SELECT 1 FROM deliveries e
                        WHERE e.kind = d.kind AND e.tenant = d.tenant AND e.key = d.key AND e.adapter = d.adapter
-                         AND e.status = 'pending' AND ${SEQ('e')} < ${SEQ('d')})
+                         AND ${SEQ('e')} < ${SEQ('d')})
     ORDER BY d.due_at LIMIT ?)
 RETURNING ${shared.DELIVERY_COLUMNS}`,
 };
@@ -74,7 +76,8 @@ export class SqliteDeliveries implements DeliveryStore {
       held: db.prepare<[{ id: string; lease: string }], Row>(shared.HELD),
       delete: db.prepare<[{ id: string }]>(shared.DELETE_DELIVERY),
       failed: db.prepare<[{ attempts: string; dueAt: number; status: string; deadAt: number | null; id: string }]>(shared.FAILED),
-      dead: db.prepare<[{ tenant: string | null; limit: number }], Row>(shared.DEAD_LETTERS),
+      dead: db.prepare<[{ tenant: string | null; limit: number }], Row>(shared.deadLetters(SEQ)),
+      dropDead: db.prepare<[{ id: string; tenant: string | null }]>(shared.DROP_DEAD),
       retryDead: db.prepare<[{ now: number; id: string; tenant: string | null }]>(shared.RETRY_DEAD),
       requeue: db.prepare<[{ now: number } & DeliveryScope]>(shared.REQUEUE_FAILING),
       backlog: db.prepare<[], { pending: number; held: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(shared.BACKLOG),
@@ -157,6 +160,10 @@ export class SqliteDeliveries implements DeliveryStore {
 
   retryDeadLetter(tenant: string | null, id: string) {
     return this.x.writes.submit(() => this.s.retryDead.run({ now: this.x.clock.now(), id, tenant }).changes === 1);
+  }
+
+  dropDeadLetter(tenant: string | null, id: string) {
+    return this.x.writes.submit(() => this.s.dropDead.run({ id, tenant }).changes === 1);
   }
 
   /** Only inside a claim's own transaction. */

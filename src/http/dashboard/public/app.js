@@ -165,14 +165,21 @@ function deadLetters(snap) {
       cell(tr, d.attempts.at(-1)?.error ?? '', 'err');
       tr.lastChild.title = d.attempts.map((a) => `${a.at} ${a.error}`).join('\n');
       cell(tr, d.dead_at ? new Date(d.dead_at).toLocaleTimeString() : '');
-      const button = document.createElement('button');
-      button.textContent = 'Retry';
-      button.addEventListener('click', async () => {
-        button.disabled = true;
-        const r = await fetch(`/v1/dead-letters/${encodeURIComponent(d.id)}/retry`, { method: 'POST', headers: headers() });
-        button.textContent = r.status === 202 ? 'queued' : `failed (${r.status})`;
-      });
-      cell(tr, button);
+      // What waits behind it: later changes of this key to this adapter go out only once it is retried or dropped.
+      cell(tr, d.waiting ? `${d.waiting} held behind it` : '', 'waiting');
+      const act = (label, method, path, ok, done) => {
+        const button = document.createElement('button');
+        button.textContent = label;
+        button.addEventListener('click', async () => {
+          button.disabled = true;
+          const r = await fetch(`/v1/dead-letters/${encodeURIComponent(d.id)}${path}`, { method, headers: headers() });
+          button.textContent = r.status === ok ? done : `failed (${r.status})`;
+        });
+        return button;
+      };
+      const buttons = document.createElement('span');
+      buttons.append(act('Retry', 'POST', '/retry', 202, 'queued'), ' ', act('Drop', 'DELETE', '', 204, 'dropped'));
+      cell(tr, buttons);
       return tr;
     }),
   );

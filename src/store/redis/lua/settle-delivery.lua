@@ -11,7 +11,9 @@ local hk, m = KEYS[4], ARGV[1]
 local held = redis.call('HMGET', hk, 'lease', 'status', 'scope', 'attempts', 'order')
 if held[1] ~= ARGV[2] or held[2] ~= 'pending' then return 0 end
 local now = now_ms()
--- Delivered or dead, it leaves its key's order and the next one is due now.
+-- Delivered, it leaves its key's order and the next one is due now. Dead, it
+-- keeps its place: what comes after it waits until it is retried or dropped,
+-- so a receiver never gets a key's close before the create it refused.
 local function leave_order()
   if held[5] then
     redis.call('ZREM', held[5], m)
@@ -40,6 +42,5 @@ else
   redis.call('ZREM', KEYS[2], m)
   redis.call('ZADD', KEYS[3], now, m)
   redis.call('HSET', hk, 'status', 'dead', 'deadAt', now)
-  leave_order()
 end
 return 1

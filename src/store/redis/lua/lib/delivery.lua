@@ -23,6 +23,22 @@ local function promote_next(order, due, now)
   if nxt then redis.call('ZADD', due, 'LT', now, nxt) end
 end
 
+-- A dead letter deleted for good (dropped, or swept after its retention): it
+-- leaves its key's order, where it had kept its place, and the next is due now.
+local function drop_dead(tag, m, now)
+  local hk = tag .. ':x:' .. m
+  local f = redis.call('HMGET', hk, 'order', 'scope')
+  if f[1] then
+    redis.call('ZREM', f[1], m)
+    promote_next(f[1], tag .. ':q', now)
+  end
+  if f[2] then redis.call('SREM', f[2], m) end
+  redis.call('DEL', hk)
+  redis.call('ZREM', tag .. ':dl', m)
+  redis.call('ZREM', tag .. ':q', m)
+  redis.call('ZREM', tag .. ':a', m)
+end
+
 -- A delivery back in the queue, due now, with a fresh retry budget, in its place in its key's order.
 local function requeue(tag, m, now)
   local hk = tag .. ':x:' .. m
