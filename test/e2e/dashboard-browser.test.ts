@@ -13,7 +13,7 @@ import { until } from '../helpers/wait.js';
 const TOKEN = 'dashboard-token-of-acme-01';
 export const OUTPUT = join(REPO_ROOT, 'test-output');
 
-test('dashboard in a real browser: behind the token, an incident appears live, a dead letter is retried from its button', async () => {
+test('dashboard in a real browser: behind the token, an incident appears live, a dead letter is retried from its button, another dropped', async () => {
   const hook = await startSink(200, {});
   hook.faults = () => ({ status: 503 });
   const dir = tempDir();
@@ -79,6 +79,27 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     );
     assert.equal(hook.requests.at(-1)!.body.key, key);
     await page.locator('#dead tbody tr', { hasText: key }).waitFor({ state: 'detached', timeout: 10_000 });
+
+    // A create refused for good, then its close: the row says the close waits behind it; Drop lets it go.
+    hook.faults = (q) => (q.body?.action === 'create' ? { status: 400 } : 'ok');
+    const refused = await fetch(`${s.url}/v1/incidents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ element_id: 'olt-8', fault_class: 'LOS', root_cause_id: 'fiber-cut-12', severity: 'MAJOR' }),
+    });
+    const { dedup_key: held } = (await refused.json()) as { dedup_key: string };
+    await page.locator('#dead tbody tr', { hasText: held }).waitFor({ timeout: 10_000 });
+    await fetch(`${s.url}/v1/incidents/${held}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    const heldRow = page.locator('#dead tbody tr', { hasText: held });
+    await heldRow.locator('td.waiting', { hasText: '1 held behind it' }).waitFor({ timeout: 10_000 });
+    assert.equal(hook.requests.filter((q) => q.body.key === held && q.body.action === 'close').length, 0, 'the close waits');
+    await heldRow.locator('button', { hasText: 'Drop' }).click();
+    await until(
+      () => hook.requests.some((q) => q.body.key === held && q.body.action === 'close') || null,
+      10_000,
+      () => 'the close did not go after the drop',
+    );
+    await page.locator('#dead tbody tr', { hasText: held }).waitFor({ state: 'detached', timeout: 10_000 });
 
     // Readable on a phone: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
