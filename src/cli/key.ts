@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { incidentKey } from '../core/identity.js';
 import { ValidationError } from '../core/validation.js';
-import { incidentIdentitySchema } from '../inputs/incident/schema.js';
-import { parseWith } from '../core/validation.js';
+import { parseIncident } from '../inputs/incident/schema.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -13,7 +12,7 @@ async function readStdin(): Promise<string> {
 export function keyCommand(program: Command): void {
   program
     .command('key')
-    .description('read one incident as JSON on stdin and print its dedup_key')
+    .description('read one incident as JSON on stdin (the POST /v1/incidents body) and print its dedup_key')
     .action(async () => {
       const text = await readStdin();
       try {
@@ -23,7 +22,8 @@ export function keyCommand(program: Command): void {
         } catch (error) {
           throw new ValidationError(`stdin is not valid JSON: ${(error as Error).message}`, []);
         }
-        process.stdout.write(`${incidentKey(parseWith(incidentIdentitySchema, body, 'incident'))}\n`);
+        // The whole body as POST /v1/incidents checks it: a key printed here is one the server would give.
+        process.stdout.write(`${incidentKey(parseIncident(body))}\n`);
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         process.stderr.write(`onceonly key: ${error.message}\n`);

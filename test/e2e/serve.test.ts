@@ -160,6 +160,18 @@ describe('onceonly key', () => {
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /root_cause_id/);
     assert.equal(missing.stdout, '');
+    // What POST /v1/incidents refuses, `key` refuses too: no key is printed for a body the server would not take.
+    const base = { element_id: 'a', fault_class: 'b', root_cause_id: 'd', severity: 'MAJOR' };
+    for (const [bad, field] of [
+      [{ ...base, severity: 'LOUD' }, /severity/],
+      [{ ...base, colour: 'red' }, /colour/],
+      [{ element_id: 'a', fault_class: 'b', root_cause_id: 'd' }, /severity/],
+      [{ ...base, element_id: 'a\u0000b' }, /element_id/],
+    ] as const) {
+      const r = runCli(['key'], JSON.stringify(bad));
+      assert.deepEqual([r.status, r.stdout], [2, ''], JSON.stringify(bad));
+      assert.match(r.stderr, field, JSON.stringify(bad));
+    }
   });
 });
 

@@ -19,13 +19,6 @@ export const incidentSchema = z.strictObject({
 export type IncidentInput = z.input<typeof incidentSchema>;
 export type Incident = z.output<typeof incidentSchema>;
 
-/** Only the identity: what `onceonly key` needs; other incident fields may be present. */
-export const incidentIdentitySchema = z.object({
-  element_id: identityField,
-  fault_class: identityField,
-  root_cause_id: identityField,
-});
-
 export function parseIncident(body: unknown): Incident {
   return parseWith(incidentSchema, body, 'incident');
 }
