@@ -76,6 +76,7 @@ describe('HTTP: SPC violations', () => {
     ['empty rule_id', v({ rule_id: '' }), 'rule_id'],
     ['timestamp as a string', v({ timestamp: '1770000000' }), 'timestamp'],
     ['negative timestamp', v({ timestamp: -5 }), 'timestamp'],
+    ['timestamp in milliseconds', v({ timestamp: 1_770_000_000_000 }), 'timestamp'],
     ['value missing', { ...v(), value: undefined }, 'value'],
     ['ucl null', v({ ucl: null }), 'ucl'],
     ['lcl as text', v({ lcl: 'low' }), 'lcl'],
@@ -86,6 +87,7 @@ describe('HTTP: SPC violations', () => {
     for (const [name, body, field] of bad) {
       const r = await s.post('/v1/violations', body);
       assert.equal(r.status, 400, name);
+      if (name === 'timestamp in milliseconds') assert.match(r.body.error.message, /epoch seconds; this looks like milliseconds/);
       assert.ok(
         r.body.error.issues.some((i: { path: string }) => i.path === field),
         `${name}: ${JSON.stringify(r.body.error.issues)}`,

@@ -24,6 +24,7 @@ function rule(s: Json): string {
   if (s.format) parts.push(String(s.format));
   if (typeof s.pattern === 'string' && s.pattern.startsWith('^\\d{4}')) parts.push('RFC 3339 time');
   if (s.default !== undefined) parts.push(`default ${JSON.stringify(s.default)}`);
+  if (typeof s.description === 'string') parts.push(s.description);
   return parts.join(', ');
 }
 
