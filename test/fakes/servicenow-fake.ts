@@ -20,8 +20,8 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
   /** correlation_id → sys_ids, kept with every write, so a lookup by key does not scan every record. */
   const byCorrelation = new Map<string, Set<string>>();
   const index = (rec: SnowRecord, before?: string) => {
-    if (before !== undefined) byCorrelation.get(before)?.delete(rec.sys_id);
-    const c = String(rec.correlation_id ?? '');
+    if (before !== undefined) byCorrelation.get(before.toLowerCase())?.delete(rec.sys_id);
+    const c = String(rec.correlation_id ?? '').toLowerCase();
     let set = byCorrelation.get(c);
     if (!set) byCorrelation.set(c, (set = new Set()));
     set.add(rec.sys_id);
@@ -30,7 +30,7 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
   const records = new (class extends Map<string, SnowRecord> {
     override set(id: string, rec: SnowRecord) {
       const old = super.get(id);
-      if (old) byCorrelation.get(String(old.correlation_id ?? ''))?.delete(id);
+      if (old) byCorrelation.get(String(old.correlation_id ?? '').toLowerCase())?.delete(id);
       super.set(id, rec);
       index(rec);
       return this;
@@ -46,7 +46,7 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
     if (r.method === 'GET' && !id) {
       // An encoded query as ServiceNow reads it: `^NQ` separates whole queries (their union); in
       // one, `^` joins terms with AND and `^OR` with OR; `ORDERBYfield` sorts; a term is
-      // `field=value`, `field!=value` or `fieldISNOTEMPTY`. Operators in the data steer it, as there.
+      // `field=value`, `field!=value` or `fieldISNOTEMPTY`, case-insensitively. Operators in the data steer it, as there.
       const text = r.query.get('sysparm_query') ?? '';
       const order = /\^?ORDERBY(\w+)/.exec(text)?.[1];
       type Term = { field: string; op: string; value: string } | null;
@@ -54,10 +54,12 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
         const t = /^(\w+?)(!=|=|ISNOTEMPTY)(.*)$/s.exec(term);
         return t ? { field: t[1]!, op: t[2]!, value: t[3]! } : null;
       };
+      // As on ServiceNow, `=` and `!=` on a string field ignore case.
       const matches = (x: SnowRecord, t: Term) => {
         if (!t) return false;
-        const v = String(x[t.field] ?? '');
-        return t.op === '=' ? v === t.value : t.op === '!=' ? v !== t.value : v !== '';
+        const v = String(x[t.field] ?? '').toLowerCase();
+        const want = t.value.toLowerCase();
+        return t.op === '=' ? v === want : t.op === '!=' ? v !== want : v !== '';
       };
       const queries = text.split('^NQ').map((q) => {
         const groups: Term[][] = [];
@@ -73,7 +75,7 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
       const candidates = (groups: Term[][]): Iterable<SnowRecord> => {
         const anchor = groups.find((any) => any.every((t) => t?.field === 'correlation_id' && t.op === '='));
         if (!anchor) return records.values();
-        return anchor.flatMap((t) => [...(byCorrelation.get(t!.value) ?? [])]).map((sysId) => records.get(sysId)!);
+        return anchor.flatMap((t) => [...(byCorrelation.get(t!.value.toLowerCase()) ?? [])]).map((sysId) => records.get(sysId)!);
       };
       const hits = [...new Set(queries.flatMap((groups) => [...candidates(groups)].filter((x) => groups.every((any) => any.some((t) => matches(x, t))))))];
       if (order) hits.sort((a, b) => String(a[order] ?? '').localeCompare(String(b[order] ?? '')));

@@ -6,6 +6,8 @@ import { connectAsync } from 'mqtt';
 import { startSink } from '../fakes/http-fake.js';
 import { openTickets, startServicenowFake } from '../fakes/servicenow-fake.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
+import { startPagerdutyFake } from '../fakes/pagerduty-fake.js';
+import { startSlackFake } from '../fakes/slack-fake.js';
 import { deliveryHarness } from '../helpers/delivery.js';
 import { until } from '../helpers/wait.js';
 
@@ -29,13 +31,19 @@ const event = (tenant: string, device: string, sequence: number, state: string) 
 test('two tenants with the same fault and the same device get their own ticket, page, message and topic at every adapter; one tenant’s close ends only its own', async () => {
   const run = randomUUID().slice(0, 8);
   const [acme, beta] = [`acme-${run}`, `beta-${run}`];
-  const [hook, snow, jira, pd, chat] = await Promise.all([startSink(200, {}), startServicenowFake(), startJiraFake(), startSink(), startSink(200, 'ok')]);
+  const [hook, snow, jira, pd, chat] = await Promise.all([
+    startSink(200, {}),
+    startServicenowFake(),
+    startJiraFake(),
+    startPagerdutyFake(),
+    startSlackFake(100),
+  ]);
   const h = deliveryHarness({
     adapters: [
       { name: 'hook', type: 'webhook', url: `${hook.url}/hook` },
       { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
       { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },
-      { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: `${pd.url}/v2/enqueue` },
+      { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NGKEY0000000000000000000001', url: `${pd.url}/v2/enqueue` },
       { name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X`, kinds: ['incident'] },
       { name: 'mes', type: 'mqtt', url: BROKER, kinds: ['event'] },
     ],
@@ -66,7 +74,7 @@ test('two tenants with the same fault and the same device get their own ticket, 
     const creates = hook.requests.filter((r) => r.body.action === 'create');
     assert.deepEqual(creates.map((r) => r.headers['idempotency-key']).sort(), [`${acme}/${key}:create:1`, `${beta}/${key}:create:1`]);
     // PagerDuty: two pages, one per tenant.
-    const triggers = pd.requests.filter((r) => r.body.event_action === 'trigger');
+    const triggers = pd.accepted.filter((r) => r.body.event_action === 'trigger');
     assert.deepEqual(triggers.map((r) => r.body.dedup_key).sort(), [`${acme}/${key}`, `${beta}/${key}`]);
     // ServiceNow and Jira: a record and an issue each.
     assert.equal(openTickets(snow.records).length, 2, 'two ServiceNow records');
@@ -91,7 +99,7 @@ test('two tenants with the same fault and the same device get their own ticket, 
     // acme closes: only acme's ticket ends, everywhere.
     assert.ok(await h.incidents.closeIncident(key, acme));
     await h.drain();
-    const resolves = pd.requests.filter((r) => r.body.event_action === 'resolve');
+    const resolves = pd.accepted.filter((r) => r.body.event_action === 'resolve');
     assert.deepEqual(
       resolves.map((r) => r.body.dedup_key),
       [`${acme}/${key}`],

@@ -6,6 +6,8 @@ import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
 import { openTickets, startServicenowFake } from '../fakes/servicenow-fake.js';
 import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
+import { startPagerdutyFake } from '../fakes/pagerduty-fake.js';
+import { startSlackFake } from '../fakes/slack-fake.js';
 import { sign, SIGNATURE_HEADER } from '../../src/delivery/adapters/webhook.js';
 import { jiraLabel } from '../../src/delivery/adapters/jira.js';
 
@@ -42,6 +44,8 @@ function harness(...args: Parameters<typeof deliveryHarness>) {
   open.push(h);
   return h;
 }
+/** A PagerDuty integration key: 32 characters, as PagerDuty (and its stand-in) insists. */
+const RK = 'R0UT1NGKEY0000000000000000000001';
 const ok = (f: FakeServer) => f.requests.filter((r) => r.method === 'POST');
 /** Fails the first n requests with `status`, then answers normally. */
 const failFirst = (n: number, status = 503, retryAfter?: number) => {
@@ -55,15 +59,15 @@ describe('delivery', () => {
       fake(startSink(200, {})),
       fake(startServicenowFake()),
       fake(startJiraFake()),
-      fake(startSink()),
-      fake(startSink(200, 'ok')),
+      fake(startPagerdutyFake()),
+      fake(startSlackFake(100)),
     ]);
     const h = harness({
       adapters: [
         { name: 'hook', type: 'webhook', url: `${hook.url}/hook` },
         { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
         { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },
-        { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: `${pd.url}/v2/enqueue` },
+        { name: 'pd', type: 'pagerduty', routing_key: RK, url: `${pd.url}/v2/enqueue` },
         { name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X` },
       ],
     });
@@ -80,10 +84,10 @@ describe('delivery', () => {
     assert.equal([...snow.records.values()][0]!.impact, '1', 'CRITICAL is impact 1');
     assert.equal(jira.issues.size, 1);
     assert.ok([...jira.issues.values()][0]!.fields.labels.includes(jiraLabel({ tenant: 'default', kind: 'violation', key })));
-    assert.equal(ok(pd).length, 1);
+    assert.equal(pd.accepted.length, 1);
     assert.deepEqual(
-      [ok(pd)[0]!.body.event_action, ok(pd)[0]!.body.dedup_key, ok(pd)[0]!.body.routing_key, ok(pd)[0]!.body.payload.severity],
-      ['trigger', key, 'R0UT1NG', 'critical'],
+      [pd.accepted[0]!.body.event_action, pd.accepted[0]!.body.dedup_key, pd.accepted[0]!.body.routing_key, pd.accepted[0]!.body.payload.severity],
+      ['trigger', key, RK, 'critical'],
     );
     assert.equal(ok(chat).length, 1);
     assert.match(ok(chat)[0]!.body.text, /SPC-BEYOND-3S on etch-line-3/);
@@ -242,6 +246,43 @@ describe('delivery', () => {
     assert.match(dead!.attempts[0]!.error, /HTTP 422/);
   });
 
+  test('PagerDuty refuses an event it cannot take (a routing key of the wrong length): a dead letter with its reason, never retried', async () => {
+    const pd = await fake(startPagerdutyFake());
+    const h = harness({ adapters: [{ name: 'pd', type: 'pagerduty', routing_key: 'too-short', url: `${pd.url}/v2/enqueue` }] });
+    await h.incidents.decideIncident(incident({ severity: 'CRITICAL' }));
+    await h.drain();
+    h.clock.advance(60_000);
+    await h.drain();
+    assert.deepEqual([pd.requests.length, pd.accepted.length], [1, 0], 'tried once, refused, not retried');
+    const [dead] = await h.store.deliveries.deadLetters(null, 10);
+    assert.match(dead!.attempts[0]!.error, /HTTP 400/);
+    assert.deepEqual(
+      h.settled.map((x) => [x.outcome, x.reason]),
+      [['dead', 'http_400']],
+    );
+  });
+
+  test('Slack throttles with 429 and Retry-After: the next message waits that long, then goes; none is lost', async () => {
+    // One message a second, as Slack allows a webhook; the stand-in's second runs on the real clock.
+    const chat = await fake(startSlackFake(1, 1000));
+    const h = harness({ adapters: [{ name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X` }], delivery: { base_delay_ms: 100 } });
+    await h.incidents.decideIncident(incident({ element_id: 'olt-1', severity: 'CRITICAL' }));
+    await h.incidents.decideIncident(incident({ element_id: 'olt-2', severity: 'CRITICAL' }));
+    await h.drain();
+    assert.equal(chat.posted.length, 1, 'one message in the second; the other was answered 429');
+    const throttled = h.settled.find((x) => x.outcome === 'retried')!;
+    assert.equal(throttled.reason, 'http_429');
+    assert.ok(throttled.delayMs! >= 1000, `waits the Retry-After (${throttled.delayMs} ms), not the 100 ms backoff`);
+    h.clock.advance(throttled.delayMs! - 1);
+    await h.drain();
+    assert.equal(chat.requests.length, 2, 'nothing sent before Retry-After');
+    await new Promise((r) => setTimeout(r, 1100));
+    h.clock.advance(1);
+    await h.drain();
+    assert.equal(chat.posted.length, 2, 'sent once Retry-After had passed');
+    assert.equal(new Set(chat.posted.map((r) => /`(dedup:[0-9a-f]{32})`/.exec(r.body.text)?.[1])).size, 2, 'one line for each incident');
+  });
+
   test('ambiguous failure: ServiceNow applies the create and drops the connection; the retry finds it by correlation_id', async () => {
     const snow = await fake(startServicenowFake());
     let posts = 0;
@@ -265,12 +306,17 @@ describe('delivery', () => {
   });
 
   test('incidents: create, update and close reach ServiceNow, Jira, PagerDuty and the webhook; a re-create reopens', async () => {
-    const [snow, jira, pd, hook] = await Promise.all([fake(startServicenowFake()), fake(startJiraFake()), fake(startSink()), fake(startSink(200, {}))]);
+    const [snow, jira, pd, hook] = await Promise.all([
+      fake(startServicenowFake()),
+      fake(startJiraFake()),
+      fake(startPagerdutyFake()),
+      fake(startSink(200, {})),
+    ]);
     const h = harness({
       adapters: [
         { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
         { name: 'jira', type: 'jira', base_url: jira.url, project: 'NOC', username: 'bot@example.com', api_token: 'api-token' },
-        { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: pd.url },
+        { name: 'pd', type: 'pagerduty', routing_key: RK, url: `${pd.url}/v2/enqueue` },
         { name: 'hook', type: 'webhook', url: hook.url },
       ],
     });
@@ -292,7 +338,7 @@ describe('delivery', () => {
     assert.equal(issue!.fields.status.statusCategory.key, 'done');
     assert.equal(issue!.comments.length, 1, 'the UPDATE is a comment');
     assert.deepEqual(
-      ok(pd).map((r) => [r.body.event_action, r.body.dedup_key]),
+      pd.accepted.map((r) => [r.body.event_action, r.body.dedup_key]),
       [
         ['trigger', key],
         ['trigger', key],
@@ -317,15 +363,15 @@ describe('delivery', () => {
   });
 
   test('an acknowledgement goes to PagerDuty as an acknowledge of the same dedup_key, once, not as a re-trigger', async () => {
-    const pd = await fake(startSink());
-    const h = harness({ adapters: [{ name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NG', url: `${pd.url}/v2/enqueue` }] });
+    const pd = await fake(startPagerdutyFake());
+    const h = harness({ adapters: [{ name: 'pd', type: 'pagerduty', routing_key: RK, url: `${pd.url}/v2/enqueue` }] });
     const { dedup_key: key } = await h.incidents.decideIncident(incident({ severity: 'CRITICAL' }));
     await h.drain();
     assert.equal(await h.store.incidents.acknowledge('default', key), 'acknowledged');
     assert.equal(await h.store.incidents.acknowledge('default', key), 'repeat', 'once per episode');
     await h.drain();
     assert.deepEqual(
-      ok(pd).map((r) => [r.body.event_action, r.body.dedup_key, r.body.payload === undefined]),
+      pd.accepted.map((r) => [r.body.event_action, r.body.dedup_key, r.body.payload === undefined]),
       [
         ['trigger', key, false],
         ['acknowledge', key, true],
@@ -357,12 +403,17 @@ describe('delivery', () => {
   });
 
   test('routing: a device transition notifies; MAJOR does not page; a log-only rule goes nowhere', async () => {
-    const [hook, pd, chat, snow] = await Promise.all([fake(startSink(200, {})), fake(startSink()), fake(startSink(200, 'ok')), fake(startServicenowFake())]);
+    const [hook, pd, chat, snow] = await Promise.all([
+      fake(startSink(200, {})),
+      fake(startPagerdutyFake()),
+      fake(startSlackFake(100)),
+      fake(startServicenowFake()),
+    ]);
     const h = harness({
       violations: { rules: { nelson_2: { alarm_code: 'SPC-SHIFT-9', severity: 'MAJOR' }, note: { alarm_code: 'SPC-NOTE', severity: 'INFO' } } },
       adapters: [
         { name: 'hook', type: 'webhook', url: hook.url },
-        { name: 'pd', type: 'pagerduty', routing_key: 'R', url: pd.url },
+        { name: 'pd', type: 'pagerduty', routing_key: RK, url: `${pd.url}/v2/enqueue` },
         { name: 'chat', type: 'slack', url: chat.url },
         { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
       ],
@@ -395,7 +446,7 @@ describe('delivery', () => {
       to: 'BUSY',
       observed_at: '2026-11-30T12:00:00.000Z',
     });
-    assert.equal(ok(pd).length, 0, 'MAJOR routes without paging');
+    assert.equal(pd.accepted.length, 0, 'MAJOR routes without paging');
     assert.deepEqual(
       ok(chat).map((r) => /event/.test(r.body.text)),
       [true],

@@ -7,13 +7,15 @@ import { quietAfter } from '../helpers/settle.js';
 
 const A = 'token-of-tenant-acme-0001';
 const B = 'token-of-tenant-beta-0002';
+/** A tenant whose id differs from acme's only by case: ServiceNow's `=` cannot tell them apart. */
+const C = 'token-of-tenant-Acme-0003';
 
 let snow: Awaited<ReturnType<typeof startServicenowFake>>;
 let s: InProcessServer;
 before(async () => {
   snow = await startServicenowFake();
   s = await inProcessServer({
-    config: `tenants:\n  - { id: acme, tokens: [${A}] }\n  - { id: beta, tokens: [${B}] }\nadapters: [ { name: snow, type: servicenow, instance_url: "${snow.url}", username: onceonly, password: secret } ]\n`,
+    config: `tenants:\n  - { id: acme, tokens: [${A}] }\n  - { id: beta, tokens: [${B}] }\n  - { id: Acme, tokens: [${C}] }\nadapters: [ { name: snow, type: servicenow, instance_url: "${snow.url}", username: onceonly, password: secret } ]\n`,
   });
 });
 after(async () => {
@@ -82,4 +84,23 @@ test('a record an earlier version made (correlation_id = the key) is found and m
   const rec = snow.records.get('1e9ac7')!;
   assert.equal(rec.correlation_id, servicenowCorrelation({ tenant: 'acme', kind: 'incident', key }));
   assert.equal([...snow.records.values()].filter((x) => x.short_description === 'again').length, 1, 'updated in place, no second record');
+});
+
+test('tenants whose ids differ only by case keep apart at ServiceNow, whose = ignores case: Acme never takes over acme’s old record', async () => {
+  const key = 'pd:legacy-key-2';
+  snow.records.set('2f0bd8', { sys_id: '2f0bd8', number: 'INC0009998', correlation_id: `acme:${key}`, state: '1', short_description: 'acme’s own' });
+  const since = snow.requests.length;
+  const r = await enqueue(C, {
+    routing_key: 'r',
+    event_action: 'trigger',
+    dedup_key: 'legacy-key-2',
+    payload: { summary: 'Acme’s', source: 'h', severity: 'critical' },
+  });
+  assert.equal(r.statusCode, 202);
+  await settled(since);
+  const theirs = snow.records.get('2f0bd8')!;
+  assert.deepEqual([theirs.correlation_id, theirs.short_description], [`acme:${key}`, 'acme’s own'], 'acme’s record untouched');
+  const mine = [...snow.records.values()].filter((x) => x.short_description === 'Acme’s');
+  assert.equal(mine.length, 1, 'Acme got a record of its own');
+  assert.notEqual(mine[0]!.sys_id, '2f0bd8');
 });

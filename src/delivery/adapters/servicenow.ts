@@ -86,7 +86,9 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
     const res = await call(`${base}?${q}`, 'GET');
     const rows = (res.body as { result?: Found[] } | null)?.result;
     if (!Array.isArray(rows)) throw new Error(`ServiceNow answered a query without a result list: ${res.text.slice(0, 200)}`);
-    return rows.map((r) => (r.correlation_id === id ? r : { ...r, legacy: true }));
+    // ServiceNow's `=` ignores case, and tenant ids may differ only by case: a row is the key's only when its
+    // id is exactly one of the two asked for (tenant `Acme` must not take over `acme`'s legacy record).
+    return rows.flatMap((r) => (r.correlation_id === id ? [r] : legacy !== null && r.correlation_id === legacy ? [{ ...r, legacy: true as const }] : []));
   }
 
   /**
