@@ -1,15 +1,13 @@
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { deliveryHarness } from '../helpers/delivery.js';
+import { jiraLabel, servicenowCorrelation, webhookSignature } from '../helpers/identities.js';
 import { until } from '../helpers/wait.js';
 import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
 import { openTickets, startServicenowFake } from '../fakes/servicenow-fake.js';
-import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
 import { startPagerdutyFake } from '../fakes/pagerduty-fake.js';
 import { startSlackFake } from '../fakes/slack-fake.js';
-import { sign, SIGNATURE_HEADER } from '../../src/delivery/adapters/webhook.js';
-import { jiraLabel } from '../../src/delivery/adapters/jira.js';
 
 const v = (over: Record<string, unknown> = {}) => ({
   process_id: 'etch-line-3',
@@ -398,8 +396,8 @@ describe('delivery', () => {
     assert.equal(r!.headers['content-type'], 'application/json');
     assert.equal(r!.headers['x-team'], 'noc');
     const t = Math.floor(h.clock.now() / 1000);
-    assert.equal(r!.headers[SIGNATURE_HEADER], sign(secret, t, r!.raw));
-    assert.notEqual(sign('another-secret-value', t, r!.raw), sign(secret, t, r!.raw));
+    assert.equal(r!.headers['x-onceonly-signature'], webhookSignature(secret, t, r!.raw));
+    assert.notEqual(webhookSignature('another-secret-value', t, r!.raw), webhookSignature(secret, t, r!.raw));
   });
 
   test('routing: a device transition notifies; MAJOR does not page; a log-only rule goes nowhere', async () => {

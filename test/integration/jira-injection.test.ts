@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jiraLabel } from '../../src/delivery/adapters/jira.js';
+import { jiraLabel } from '../helpers/identities.js';
 import { evaluateJql, type JiraIssue, startJiraFake } from '../fakes/jira-fake.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { quietAfter } from '../helpers/settle.js';

@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { servicenowCorrelation } from '../../src/delivery/adapters/servicenow.js';
+import { servicenowCorrelation } from '../helpers/identities.js';
 import { startServicenowFake, type SnowRecord } from '../fakes/servicenow-fake.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { quietAfter } from '../helpers/settle.js';
