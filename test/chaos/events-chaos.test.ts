@@ -150,6 +150,15 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
     );
     assert.equal(distinct.size, s.transitions, 'one notification per transition');
     assert.ok(balanced, 'received = applied + duplicate + rejected on every replica');
+    // The invariant holds by construction if a request is never counted at all; the replica that was never
+    // killed must have counted exactly the requests the client got an answer from it for, each in its bucket.
+    const fromSurvivor = history.ops.filter((o) => o.replica === 1 && o.status !== 0);
+    const bucket = (outcome: string) => fromSurvivor.filter((o) => o.outcome === outcome).length;
+    assert.deepEqual(
+      { received: stats[1]!.received, applied: stats[1]!.applied, duplicate: stats[1]!.duplicate },
+      { received: fromSurvivor.length, applied: bucket('applied'), duplicate: bucket('duplicate') },
+      "the surviving replica's accounting is the client's own count of its answers",
+    );
     assert.ok(lost > 0, 'the kills really cut requests off');
   } finally {
     await replicas.stop();

@@ -45,6 +45,42 @@ test('an UPDATE without a different fingerprint before it, or a SUPPRESS of a fi
   assert.match(s[0]!.rule, /SUPPRESS of CRITICAL\|0/);
 });
 
+test('the checker follows the key’s state: a SUPPRESS of MAJOR after an UPDATE to CRITICAL, and a second UPDATE to CRITICAL, are violations', () => {
+  const back = checkHistory(
+    history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 3, decision: 'UPDATE', fp: 'CRITICAL|0' }, { start: 4, end: 5, decision: 'SUPPRESS' }),
+  );
+  assert.equal(back.length, 1, JSON.stringify(back.map((v) => v.rule)));
+  assert.match(back[0]!.rule, /op 2 SUPPRESS of MAJOR\|0, but the key could only hold CRITICAL\|0 then/);
+  const twice = checkHistory(
+    history(
+      { start: 0, end: 1, decision: 'CREATE' },
+      { start: 2, end: 3, decision: 'UPDATE', fp: 'CRITICAL|0' },
+      { start: 4, end: 5, decision: 'UPDATE', fp: 'CRITICAL|0' },
+    ),
+  );
+  assert.equal(twice.length, 1, JSON.stringify(twice.map((v) => v.rule)));
+  assert.match(twice[0]!.rule, /op 2 UPDATE to CRITICAL\|0, but the key could only hold CRITICAL\|0 then/);
+  // The same shapes are legal when the operations overlap (either order could have happened)…
+  assert.deepEqual(
+    checkHistory(
+      history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 6, decision: 'UPDATE', fp: 'CRITICAL|0' }, { start: 4, end: 5, decision: 'SUPPRESS' }),
+    ),
+    [],
+  );
+  // …or when what stands between did not surely take effect (no answer: it may never have happened).
+  assert.deepEqual(
+    checkHistory(
+      history(
+        { start: 0, end: 1, decision: 'CREATE' },
+        { start: 2, end: 3, fp: 'CRITICAL|0', status: 0 },
+        { start: 4, end: 5, decision: 'SUPPRESS' },
+        { start: 6, end: 7, decision: 'UPDATE', fp: 'CRITICAL|0' },
+      ),
+    ),
+    [],
+  );
+});
+
 test('after a close the next decision must be a CREATE', () => {
   const v = checkHistory(
     history({ start: 0, end: 1, decision: 'CREATE' }, { start: 2, end: 3, kind: 'close', status: 204 }, { start: 4, end: 5, decision: 'SUPPRESS' }),

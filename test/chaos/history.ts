@@ -10,10 +10,15 @@
  *     store was unreachable, is allowed beside it and counted as merged);
  *   - at least one CREATE per episode unless some operation of the episode is
  *     indeterminate (its CREATE may have been made and its answer lost);
- *   - an UPDATE only when another operation of the episode with a different
- *     fingerprint could have come before it;
- *   - a SUPPRESS only when an operation with the same fingerprint could have
- *     come before it;
+ *   - an UPDATE only when the key's state just before it could have been
+ *     another fingerprint, and a SUPPRESS only when it could have been the
+ *     same one. The state just before an operation is the fingerprint of the
+ *     last operation to take effect before it: any operation of the episode
+ *     that could have come first, unless both it and another one that surely
+ *     took effect (answered 2xx, decided by the shared store) did, the other
+ *     wholly between them and the operation.
+ *     So a SUPPRESS of MAJOR after an answered UPDATE to CRITICAL, or a second
+ *     UPDATE to the fingerprint the first one set, is illegal;
  *   - after a close, the first decision is a CREATE (covered by the first two
  *     rules: a close starts a new episode).
  */
@@ -73,6 +78,26 @@ export interface Violation {
 
 const couldPrecede = (a: Op, b: Op) => a !== b && a.start < b.end;
 
+/** Took effect inside its own interval, for sure: answered 2xx and decided by the shared store (a provisional one lands when replayed). */
+const surelyTookEffect = (o: Op) => o.kind === 'ingest' && History.ok(o) && o.provisional !== true;
+
+/**
+ * The fingerprints the key could hold just before `o`: those of the operations
+ * that could have been the last to take effect before it. `sure` are the
+ * episode's certain members (only they can surely stand between two others).
+ */
+function statesBefore(o: Op, all: readonly Op[], sure: readonly Op[]): Set<string | undefined> {
+  const out = new Set<string | undefined>();
+  for (const p of all) {
+    if (!couldPrecede(p, o)) continue;
+    // Only an operation known to have taken effect inside its interval can be known to be passed: one with no
+    // answer, or a provisional one (replayed later), may have landed at any time after it started.
+    const passed = surelyTookEffect(p) && sure.some((q) => q !== p && q !== o && surelyTookEffect(q) && p.end < q.start && q.end < o.start);
+    if (!passed) out.add(p.fp);
+  }
+  return out;
+}
+
 /** Checks every key's operations; returns the violations (none for a legal history). */
 export function checkHistory(ops: Op[]): Violation[] {
   const byKey = new Map<string, Op[]>();
@@ -113,11 +138,21 @@ export function checkHistory(ops: Op[]): Violation[] {
         fail(`episode ${e}: answered ${answered.length} times and never CREATE, with no indeterminate operation to have made it`);
       }
       for (const o of answered) {
-        if (o.decision === 'UPDATE' && !all.some((p) => couldPrecede(p, o) && p.fp !== o.fp)) {
-          fail(`episode ${e}: op ${o.id} UPDATE to ${o.fp}, but no operation with another fingerprint could have come first`);
+        if (o.decision !== 'UPDATE' && o.decision !== 'SUPPRESS') continue;
+        const states = [...statesBefore(o, all, sure)];
+        if (o.decision === 'UPDATE' && !states.some((fp) => fp !== o.fp)) {
+          fail(
+            states.length === 0
+              ? `episode ${e}: op ${o.id} UPDATE to ${o.fp}, but no operation could have come first`
+              : `episode ${e}: op ${o.id} UPDATE to ${o.fp}, but the key could only hold ${o.fp} then (an UPDATE to what it holds is a SUPPRESS)`,
+          );
         }
-        if (o.decision === 'SUPPRESS' && !all.some((p) => couldPrecede(p, o) && p.fp === o.fp)) {
-          fail(`episode ${e}: op ${o.id} SUPPRESS of ${o.fp}, but no operation with that fingerprint could have come first`);
+        if (o.decision === 'SUPPRESS' && !states.includes(o.fp)) {
+          fail(
+            states.length === 0
+              ? `episode ${e}: op ${o.id} SUPPRESS of ${o.fp}, but no operation could have come first`
+              : `episode ${e}: op ${o.id} SUPPRESS of ${o.fp}, but the key could only hold ${states.join(' or ')} then (a change is an UPDATE)`,
+          );
         }
       }
     }
