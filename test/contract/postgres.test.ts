@@ -2,6 +2,7 @@
 import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import type { ManualClock } from '../../src/core/clock.js';
 import { manualClock } from '../../src/core/clock.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
@@ -58,6 +59,34 @@ test('postgres: migrations are numbered, applied once, and replicas starting tog
     await store.close();
   } finally {
     await s.drop();
+  }
+});
+
+test('postgres: replicas starting together on a database that has no schema yet: one makes and migrates it, none fails', async () => {
+  const files = readdirSync(new URL('../../src/store/postgres/migrations/', import.meta.url))
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  try {
+    // Several rounds, each on a schema nobody has made: two CREATE SCHEMA IF NOT EXISTS at the same moment
+    // used to fail the second on the catalog's unique index.
+    for (let round = 0; round < 10; round++) {
+      const schema = `oo_race_${process.pid}_${Date.now() % 1e8}_${round}`;
+      const pools = Array.from({ length: 6 }, () => openPool(PG_URL, schema, 1));
+      try {
+        const applied = await Promise.all(pools.map((p) => migrate(p, schema)));
+        assert.deepEqual(
+          applied.map((a) => a.length).sort((x, y) => y - x),
+          [files.length, 0, 0, 0, 0, 0],
+          'one replica applied every migration, the others found them done',
+        );
+      } finally {
+        await Promise.all(pools.map((p) => p.end()));
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      }
+    }
+  } finally {
+    await admin.end();
   }
 });
 

@@ -28,10 +28,20 @@ test('two replicas sharing one Postgres: 1,000 keys × 50 concurrent copies → 
     );
     return p;
   };
-  const [a, b] = await Promise.all([
+  // Both start at once on a schema neither has made yet (they race to migrate it); one that fails must not
+  // leave the other running, or this file hangs until its timeout instead of failing.
+  const started = await Promise.allSettled([
     spawnServer(['--port', '0', '--store', url, '--config', cfg(1)]),
     spawnServer(['--port', '0', '--store', url, '--config', cfg(2)]),
   ]);
+  const failed = started.find((x) => x.status === 'rejected');
+  if (failed) {
+    for (const x of started) if (x.status === 'fulfilled') await x.value.stop();
+    await hook.close();
+    dir.remove();
+    throw failed.reason;
+  }
+  const [a, b] = started.map((x) => (x as PromiseFulfilledResult<Awaited<ReturnType<typeof spawnServer>>>).value);
   const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
   try {
     const keys = 1000;

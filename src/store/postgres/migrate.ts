@@ -15,9 +15,11 @@ export async function migrate(pool: Pool, schema: string): Promise<string[]> {
   const client = await pool.connect();
   const applied: string[] = [];
   try {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    // The lock comes first: two replicas' CREATE SCHEMA IF NOT EXISTS at the same moment can both find no
+    // schema and the second fail on the catalog's unique index (seen as a replica exiting at start-up).
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [`onceonly-migrate:${schema}`]);
     try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${ident(schema)}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
