@@ -27,6 +27,14 @@ const enqueue = (token: string, body: object) =>
   s.app.inject({ method: 'POST', url: '/v2/enqueue', headers: { authorization: `Bearer ${token}` }, payload: body });
 const settled = (since: number) => quietAfter(s, () => snow.requests.length, since);
 
+/** A PagerDuty trigger through the drop-in, as `token`'s tenant, waited for until ServiceNow is quiet again. */
+async function triggerAndSettle(token: string, dedup_key: string, summary: string) {
+  const since = snow.requests.length;
+  const r = await enqueue(token, { routing_key: 'r', event_action: 'trigger', dedup_key, payload: { summary, source: 'h', severity: 'critical' } });
+  assert.equal(r.statusCode, 202);
+  await settled(since);
+}
+
 test('a key holding encoded-query operators cannot reach another tenant’s ServiceNow record', async () => {
   assert.equal(
     (
@@ -72,15 +80,7 @@ test('a key holding encoded-query operators cannot reach another tenant’s Serv
 test('a record an earlier version made (correlation_id = the key) is found and moved to the hashed id, not duplicated', async () => {
   const key = 'pd:legacy-key-1';
   snow.records.set('1e9ac7', { sys_id: '1e9ac7', number: 'INC0009999', correlation_id: `acme:${key}`, state: '1' });
-  const since = snow.requests.length;
-  const r = await enqueue(A, {
-    routing_key: 'r',
-    event_action: 'trigger',
-    dedup_key: 'legacy-key-1',
-    payload: { summary: 'again', source: 'h', severity: 'critical' },
-  });
-  assert.equal(r.statusCode, 202);
-  await settled(since);
+  await triggerAndSettle(A, 'legacy-key-1', 'again');
   const rec = snow.records.get('1e9ac7')!;
   assert.equal(rec.correlation_id, servicenowCorrelation({ tenant: 'acme', kind: 'incident', key }));
   assert.equal([...snow.records.values()].filter((x) => x.short_description === 'again').length, 1, 'updated in place, no second record');
@@ -89,15 +89,7 @@ test('a record an earlier version made (correlation_id = the key) is found and m
 test('tenants whose ids differ only by case keep apart at ServiceNow, whose = ignores case: Acme never takes over acme’s old record', async () => {
   const key = 'pd:legacy-key-2';
   snow.records.set('2f0bd8', { sys_id: '2f0bd8', number: 'INC0009998', correlation_id: `acme:${key}`, state: '1', short_description: 'acme’s own' });
-  const since = snow.requests.length;
-  const r = await enqueue(C, {
-    routing_key: 'r',
-    event_action: 'trigger',
-    dedup_key: 'legacy-key-2',
-    payload: { summary: 'Acme’s', source: 'h', severity: 'critical' },
-  });
-  assert.equal(r.statusCode, 202);
-  await settled(since);
+  await triggerAndSettle(C, 'legacy-key-2', 'Acme’s');
   const theirs = snow.records.get('2f0bd8')!;
   assert.deepEqual([theirs.correlation_id, theirs.short_description], [`acme:${key}`, 'acme’s own'], 'acme’s record untouched');
   const mine = [...snow.records.values()].filter((x) => x.short_description === 'Acme’s');

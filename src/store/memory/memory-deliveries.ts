@@ -125,11 +125,14 @@ export class MemoryDeliveries implements DeliveryStore {
   }
 
   async deadLetters(tenant: string | null, limit: number) {
-    return [...this.rows.values()]
+    const dead = [...this.rows.values()]
       .filter((r) => r.status === 'dead' && (tenant === null || r.entry.tenant === tenant))
       .sort((a, b) => a.deadAt! - b.deadAt!)
-      .slice(0, limit)
-      .map((r) => ({ ...copy(r), waiting: [...this.rows.values()].filter((y) => lineOf(y) === lineOf(r) && y.seq > r.seq).length }));
+      .slice(0, limit);
+    // What waits behind each: one pass over the rows, whatever the number of dead letters.
+    const lines = new Map(dead.map((r) => [lineOf(r), [] as number[]]));
+    for (const y of this.rows.values()) lines.get(lineOf(y))?.push(y.seq);
+    return dead.map((r) => ({ ...copy(r), waiting: lines.get(lineOf(r))!.filter((seq) => seq > r.seq).length }));
   }
 
   async dropDeadLetter(tenant: string | null, id: string) {
