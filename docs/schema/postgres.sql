@@ -419,6 +419,15 @@ CREATE TABLE onceonly.silences (
     updated_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.tickets (
+    adapter text NOT NULL,
+    tenant text NOT NULL,
+    kind text NOT NULL,
+    key text NOT NULL,
+    ref text NOT NULL,
+    expires_at bigint NOT NULL
+);
+
 CREATE TABLE onceonly.windows (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -474,6 +483,9 @@ ALTER TABLE ONLY onceonly.schema_migrations
 ALTER TABLE ONLY onceonly.silences
     ADD CONSTRAINT silences_pkey PRIMARY KEY (tenant, id);
 
+ALTER TABLE ONLY onceonly.tickets
+    ADD CONSTRAINT tickets_pkey PRIMARY KEY (adapter, tenant, kind, key);
+
 ALTER TABLE ONLY onceonly.windows
     ADD CONSTRAINT windows_pkey PRIMARY KEY (tenant, key);
 
@@ -502,5 +514,7 @@ CREATE INDEX reconciled_expires_at ON onceonly.reconciled USING btree (expires_a
 CREATE INDEX requests_expires_at ON onceonly.requests USING btree (expires_at);
 
 CREATE INDEX silences_ends_at ON onceonly.silences USING btree (ends_at);
+
+CREATE INDEX tickets_expires_at ON onceonly.tickets USING btree (expires_at);
 
 CREATE INDEX windows_expires_at ON onceonly.windows USING btree (expires_at);

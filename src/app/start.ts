@@ -191,6 +191,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const delivery = startDelivery({
     store: store.deliveries,
+    tickets: store.tickets,
     config: () => config.current,
     clock,
     observer: deliveryObserver(metrics, logger, deliveryTally),

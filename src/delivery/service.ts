@@ -1,12 +1,14 @@
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
-import type { DeliveryStore } from '../store/contract/index.js';
+import type { DeliveryStore, TicketStore } from '../store/contract/index.js';
 import type { MuteSource } from '../mute/mutes.js';
 import { AdapterRegistry } from './registry.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 
 export interface DeliveryServiceOptions {
   store: DeliveryStore;
+  /** the store's ticket ids (adapters whose receiver's search lags) */
+  tickets: TicketStore;
   config: () => Config;
   clock: Clock;
   observer?: DeliveryObserver;
@@ -27,7 +29,7 @@ export interface DeliveryService {
 
 /** The worker and the adapters it delivers through, both following the config in force (SIGHUP). */
 export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
-  const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock });
+  const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock, tickets: o.tickets });
   const worker = new DeliveryWorker({
     store: o.store,
     adapters: () => registry.current(),

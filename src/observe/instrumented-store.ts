@@ -46,6 +46,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     requests: wrapFacet(inner.requests, timed('requests')),
     silences: wrapFacet(inner.silences, timed('silences')),
     inhibitors: wrapFacet(inner.inhibitors, timed('inhibitors')),
+    tickets: wrapFacet(inner.tickets, timed('tickets')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

@@ -79,7 +79,7 @@ async function openReplica(journalPath: string, gates: Gate[]) {
       return m;
     },
   };
-  const registry = new AdapterRegistry(() => config.adapters, { clock: systemClock });
+  const registry = new AdapterRegistry(() => config.adapters, { clock: systemClock, tickets: store.tickets });
   const worker = new DeliveryWorker({
     store: store.deliveries,
     adapters: () => registry.current(),

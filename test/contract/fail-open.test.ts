@@ -17,6 +17,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { rulesContract } from './rules.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { ticketStoreContract } from './ticket-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 
 /**
@@ -76,6 +77,8 @@ incidentStoreContract('fail-open over postgres', { exactCount: true, peers: true
 eventStoreContract('fail-open over postgres', overPostgres);
 windowStoreContract('fail-open over postgres', overPostgres);
 requestStoreContract('fail-open over postgres', overPostgres);
+ticketStoreContract('fail-open over redis', overRedis);
+ticketStoreContract('fail-open over postgres', overPostgres);
 deliveryStoreContract('fail-open over postgres', overPostgres);
 rulesContract('fail-open over postgres', overPostgres);
 

@@ -8,6 +8,7 @@ import { manualClock } from '../../src/core/clock.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { ticketStoreContract } from './ticket-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -37,6 +38,7 @@ windowStoreContract('postgres', fixture);
 requestStoreContract('postgres', fixture);
 silenceStoreContract('postgres', fixture);
 inhibitorStoreContract('postgres', fixture);
+ticketStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
 rulesContract('postgres', fixture);
 

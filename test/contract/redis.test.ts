@@ -10,6 +10,7 @@ import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } fr
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { ticketStoreContract } from './ticket-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -84,6 +85,14 @@ inhibitorStoreContract(
   fixture(() => single.url, 'redis'),
 );
 inhibitorStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+ticketStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+ticketStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
 );

@@ -8,6 +8,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
+import { ticketStoreContract } from './ticket-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -36,6 +37,7 @@ windowStoreContract('sqlite', fixture);
 requestStoreContract('sqlite', fixture);
 silenceStoreContract('sqlite', fixture);
 inhibitorStoreContract('sqlite', fixture);
+ticketStoreContract('sqlite', fixture);
 deliveryStoreContract('sqlite', fixture);
 rulesContract('sqlite', fixture);
 

@@ -6,28 +6,73 @@ export interface JiraIssue {
   comments: string[];
 }
 
-const TRANSITIONS = [
-  { id: '31', name: 'Done', to: { name: 'Done', statusCategory: { key: 'done' } } },
-  { id: '41', name: 'Reopen', to: { name: 'To Do', statusCategory: { key: 'new' } } },
-];
+type Status = JiraIssue['fields']['status'];
+const TODO: Status = { name: 'To Do', statusCategory: { key: 'new' } };
+const DOING: Status = { name: 'In Progress', statusCategory: { key: 'indeterminate' } };
+const DONE: Status = { name: 'Done', statusCategory: { key: 'done' } };
+
+/** Jira's default software workflow: which transitions each status offers, and where they lead. */
+const WORKFLOW: Record<string, Array<{ id: string; name: string; to: Status }>> = {
+  'To Do': [
+    { id: '11', name: 'Start Progress', to: DOING },
+    { id: '31', name: 'Done', to: DONE },
+  ],
+  'In Progress': [
+    { id: '21', name: 'Stop Progress', to: TODO },
+    { id: '31', name: 'Done', to: DONE },
+  ],
+  Done: [{ id: '41', name: 'Reopen', to: TODO }],
+};
+
+export interface JiraFakeOptions {
+  user?: string;
+  token?: string;
+  /** `cloud` searches at /rest/api/3/search/jql and answers 410 at /rest/api/2/search; `datacenter` the other way round */
+  deployment?: 'cloud' | 'datacenter';
+  /** How long (real ms) a change takes to reach the search index; reading an issue by key is always current. */
+  searchLagMs?: number;
+}
 
 /**
- * A stand-in for Jira REST v2: issues in memory; GET /search with JQL as
- * Jira reads the part of it an adapter could be steered into (see evaluateJql), POST /issue, POST /issue/{key}/comment, GET and POST
- * /issue/{key}/transitions (Done, Reopen); basic auth required.
+ * A stand-in for Jira REST: issues in memory. Search (GET /rest/api/2/search
+ * on Data Center, /rest/api/3/search/jql on Cloud) reads JQL as Jira reads
+ * the part of it an adapter could be steered into (see evaluateJql), and sees
+ * an index that lags behind writes by `searchLagMs`, as Jira's does. GET
+ * /issue/{key} reads the issue as it is now; POST /issue, POST
+ * /issue/{key}/comment, GET and POST /issue/{key}/transitions follow the
+ * default workflow (To Do, In Progress, Done), refusing a transition the
+ * issue's status does not offer. Basic auth required.
  */
 export async function startJiraFake(
-  user = 'bot@example.com',
-  token = 'api-token',
-): Promise<FakeServer & { issues: Map<string, JiraIssue>; searches: string[] }> {
+  o: JiraFakeOptions = {},
+): Promise<FakeServer & { issues: Map<string, JiraIssue>; searches: string[]; deployment: 'cloud' | 'datacenter'; catchUp(): void; put(i: JiraIssue): void }> {
+  const { user = 'bot@example.com', token = 'api-token', deployment = 'datacenter', searchLagMs = 1500 } = o;
   const issues = new Map<string, JiraIssue>();
+  /** What search sees: per issue, its snapshots with the time each becomes visible. */
+  const index = new Map<string, Array<{ visibleAt: number; snapshot: JiraIssue }>>();
+  const reindex = (i: JiraIssue) => {
+    const list = index.get(i.key) ?? [];
+    list.push({ visibleAt: Date.now() + searchLagMs, snapshot: structuredClone(i) });
+    index.set(i.key, list);
+  };
+  const indexed = (key: string): JiraIssue | undefined => {
+    const now = Date.now();
+    return index
+      .get(key)
+      ?.filter((v) => v.visibleAt <= now)
+      .at(-1)?.snapshot;
+  };
   /** Every JQL query received, as sent. */
   const searches: string[] = [];
   const auth = `Basic ${Buffer.from(`${user}:${token}`).toString('base64')}`;
+  const searchPath = deployment === 'cloud' ? '/rest/api/3/search/jql' : '/rest/api/2/search';
   let seq = 0;
   const fake = await startFake((r) => {
     if (r.headers.authorization !== auth) return { status: 401, body: { errorMessages: ['Unauthorized'] } };
-    if (r.method === 'GET' && r.path === '/rest/api/2/search') {
+    if (r.method === 'GET' && deployment === 'cloud' && r.path === '/rest/api/2/search') {
+      return { status: 410, body: { errorMessages: ['The requested API has been removed. Please migrate to the /rest/api/3/search/jql API.'] } };
+    }
+    if (r.method === 'GET' && r.path === searchPath) {
       const jql = r.query.get('jql') ?? '';
       searches.push(jql);
       const matches = evaluateJql(jql);
@@ -35,39 +80,63 @@ export async function startJiraFake(
       // ORDER BY key ASC|DESC (by issue number, as Jira sorts keys of one project); newest first otherwise.
       const order = /ORDER BY key\s+(ASC|DESC)\s*$/i.exec(jql)?.[1]?.toUpperCase() ?? 'DESC';
       const num = (i: JiraIssue) => Number(i.key.split('-')[1]);
-      const hits = [...issues.values()].filter(matches).sort((a, b) => (order === 'ASC' ? num(a) - num(b) : num(b) - num(a)));
-      return {
-        status: 200,
-        body: {
-          total: hits.length,
-          issues: hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } })),
-        },
-      };
+      const hits = [...issues.keys()]
+        .map(indexed)
+        .filter((i): i is JiraIssue => i !== undefined && matches(i))
+        .sort((a, b) => (order === 'ASC' ? num(a) - num(b) : num(b) - num(a)));
+      const page = hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } }));
+      // Cloud pages by token and has no total; Data Center pages by offset.
+      return { status: 200, body: deployment === 'cloud' ? { issues: page, isLast: page.length === hits.length } : { total: hits.length, issues: page } };
     }
     if (r.method === 'POST' && r.path === '/rest/api/2/issue') {
       const f = (r.body as { fields: JiraIssue['fields'] }).fields;
       if (!f?.project?.key || !f.summary) return { status: 400, body: { errorMessages: [], errors: { summary: 'required' } } };
       const key = `${f.project.key}-${++seq}`;
-      issues.set(key, { key, fields: { ...f, status: { name: 'To Do', statusCategory: { key: 'new' } } }, comments: [] });
+      const issue: JiraIssue = { key, fields: { ...f, status: TODO }, comments: [] };
+      issues.set(key, issue);
+      reindex(issue);
       return { status: 201, body: { id: String(seq), key, self: `${fake.url}/rest/api/2/issue/${seq}` } };
     }
-    const m = /^\/rest\/api\/2\/issue\/([A-Z]+-\d+)\/(comment|transitions)$/.exec(r.path);
+    const m = /^\/rest\/api\/2\/issue\/([A-Z]+-\d+)(?:\/(comment|transitions))?$/.exec(r.path);
     const issue = m ? issues.get(m[1]!) : undefined;
-    if (!m || !issue) return { status: 404, body: { errorMessages: ['Issue does not exist'] } };
+    if (!m || !issue) return { status: 404, body: { errorMessages: ['Issue does not exist or you do not have permission to see it.'] } };
+    if (m[2] === undefined && r.method === 'GET') return { status: 200, body: { key: issue.key, fields: { status: issue.fields.status } } };
     if (m[2] === 'comment' && r.method === 'POST') {
       issue.comments.push((r.body as { body: string }).body);
       return { status: 201, body: { id: String(issue.comments.length) } };
     }
-    if (m[2] === 'transitions' && r.method === 'GET') return { status: 200, body: { transitions: TRANSITIONS.map(({ id, name }) => ({ id, name })) } };
+    const offered = WORKFLOW[issue.fields.status.name] ?? [];
+    if (m[2] === 'transitions' && r.method === 'GET') return { status: 200, body: { transitions: offered.map(({ id, name, to }) => ({ id, name, to })) } };
     if (m[2] === 'transitions' && r.method === 'POST') {
-      const t = TRANSITIONS.find((x) => x.id === (r.body as { transition: { id: string } }).transition?.id);
-      if (!t) return { status: 400, body: { errorMessages: ['no such transition'] } };
+      const id = (r.body as { transition?: { id?: string } } | null)?.transition?.id;
+      const t = offered.find((x) => x.id === id);
+      if (!t) {
+        return {
+          status: 400,
+          body: {
+            errorMessages: [
+              `It seems that you have tried to perform a workflow operation (${id}) that is not valid for the current state of this issue (${issue.key}).`,
+            ],
+            errors: {},
+          },
+        };
+      }
       issue.fields.status = t.to;
+      reindex(issue);
       return { status: 204 };
     }
     return { status: 405, body: { errorMessages: ['method not allowed'] } };
   });
-  return Object.assign(fake, { issues, searches });
+  /** Adds an issue as another client made it (indexed after the lag, like any write). */
+  const put = (i: JiraIssue) => {
+    issues.set(i.key, i);
+    reindex(i);
+  };
+  /** Makes the index current now (what a test waits for when it is not about lag). */
+  const catchUp = () => {
+    for (const list of index.values()) for (const v of list) v.visibleAt = Math.min(v.visibleAt, Date.now());
+  };
+  return Object.assign(fake, { issues, searches, deployment, catchUp, put });
 }
 
 /**

@@ -6,7 +6,7 @@ import { Deduplicator } from '../../src/engine/deduplicator.js';
 import { ViolationIngest } from '../../src/engine/violations.js';
 import { EventIngest } from '../../src/engine/events.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
-import type { Delivery } from '../../src/store/contract/index.js';
+import type { DedupStore, Delivery } from '../../src/store/contract/index.js';
 
 export interface Settled {
   id: string;
@@ -24,12 +24,17 @@ export interface Settled {
  * engine's ingests, the real adapters and the real worker, driven pass by pass.
  * Jitter is pinned (random() = `jitter`) so backoff delays are exact.
  */
-export function deliveryHarness(input: ConfigInput, jitter = 0, monotonic?: () => number) {
+export function deliveryHarness(
+  input: ConfigInput,
+  jitter = 0,
+  monotonic?: () => number,
+  openStore: (clock: ManualClock) => DedupStore = (c) => new MemoryStore(c),
+) {
   const clock: ManualClock = manualClock(Date.now());
-  const store = new MemoryStore(clock);
+  const store = openStore(clock);
   let config: Config = configSchema.parse(input);
   const settled: Settled[] = [];
-  const registry = new AdapterRegistry(() => config.adapters, { clock });
+  const registry = new AdapterRegistry(() => config.adapters, { clock, tickets: store.tickets });
   const worker = new DeliveryWorker({
     store: store.deliveries,
     adapters: () => registry.current(),

@@ -557,6 +557,7 @@ describe('delivery', () => {
 
   test('a create that raced another past the lookup is merged into the older ticket, at ServiceNow and at Jira', async () => {
     const [snow, jira] = await Promise.all([fake(startServicenowFake()), fake(startJiraFake())]);
+    let h: ReturnType<typeof harness> | undefined;
     // Another replica's create lands between this adapter's lookup and its own create (both failing open, say).
     snow.faults = (r) => {
       const b = r.body as { correlation_id?: string } | null;
@@ -569,15 +570,18 @@ describe('delivery', () => {
       const b = r.body as { fields?: { labels: string[]; summary: string; description: string } } | null;
       if (r.method === 'POST' && r.path === '/rest/api/2/issue' && b?.fields && jira.issues.size === 0) {
         const { labels, summary, description } = b.fields;
-        jira.issues.set('QA-0', {
+        jira.put({
           key: 'QA-0',
           fields: { labels, summary, description, project: { key: 'QA' }, status: { name: 'To Do', statusCategory: { key: 'new' } } },
           comments: [],
         });
+        // The other replica records its issue as the key's first (its claim
+        // runs to completion here: the memory store answers synchronously).
+        void h!.store.tickets.claim({ adapter: 'jira', tenant: 'default', kind: 'incident', key: /^key: (\S+)$/m.exec(description)![1]! }, 'QA-0', 60_000);
       }
       return 'ok';
     };
-    const h = harness({
+    h = harness({
       adapters: [
         { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
         { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },

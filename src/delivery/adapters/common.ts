@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OutboxEntry, OutboxKind } from '../../core/outbox.js';
 import type { Clock } from '../../core/clock.js';
+import type { TicketStore } from '../../store/contract/index.js';
 import type { Adapter, DeliveryJob } from '../adapter.js';
 import { attempt, http, json } from '../http.js';
 
@@ -8,6 +9,8 @@ export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:/
 
 export interface AdapterDeps {
   clock: Clock;
+  /** Which ticket a receiver opened for a key, for adapters that cannot rely on their receiver's search. */
+  tickets: TicketStore;
 }
 
 /** The webhook's documented payload (docs/adapters.md); other adapters build theirs from the same fields. */

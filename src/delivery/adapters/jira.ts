@@ -2,15 +2,23 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { basicAuth } from '../http.js';
+import { basicAuth, HttpFailure } from '../http.js';
 import { defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
 import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
+import { TICKET_MEMORY_MS, type TicketOwner } from '../../store/contract/index.js';
+import { StoreUnavailableError } from '../../store/errors.js';
 
 export const jiraConfig = registerAdapterConfig(
   adapterBase.extend({
     type: z.literal('jira'),
     /** e.g. https://example.atlassian.net */
     base_url: httpUrl,
+    /**
+     * Which Jira answers: `cloud` searches with /rest/api/3/search/jql,
+     * `datacenter` (Server and Data Center) with /rest/api/2/search. Unset:
+     * cloud when base_url is on atlassian.net, datacenter otherwise.
+     */
+    deployment: z.enum(['cloud', 'datacenter']).optional(),
     project: z.string().min(1),
     issue_type: z.string().min(1).default('Task'),
     /** Jira Cloud: the account e-mail and an API token; Server/Data Center: user and password */
@@ -38,31 +46,93 @@ export function jiraLabel(e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>): stri
   return `onceonly-${createHash('sha256').update(`${e.tenant}\u0000${e.kind}\u0000${e.key}`).digest('hex').slice(0, 24)}`;
 }
 
+/** The deployment a config means: as given, or read from the host (Atlassian hosts every Cloud site on atlassian.net). */
+export function jiraDeployment(c: Pick<JiraConfig, 'deployment' | 'base_url'>): 'cloud' | 'datacenter' {
+  return c.deployment ?? (/\.atlassian\.net$/i.test(new URL(c.base_url).hostname) ? 'cloud' : 'datacenter');
+}
+
+/** What Jira issues as an issue key (PROJECT-123); anything else is not kept or put in a path. */
+const ISSUE_KEY = /^[A-Z][A-Z0-9_]*-\d{1,18}$/;
+
 /**
- * Jira REST v2. Upsert by key: the ticket carrying the key's label is found by
- * JQL (the oldest, if there are several), then created, commented on
- * (update), transitioned (close), or reopened when a closed one is created
- * again; a create that raced another one is merged into the older issue.
+ * Jira REST. Upsert by key: the key's issue is the one onceonly recorded
+ * when it made it (the tickets facet), read back by its issue key, which
+ * Jira answers consistently. Search by the key's label is only the fallback,
+ * for an issue made before anything was recorded, or while the store is
+ * unreachable: Jira Cloud's search is eventually consistent, and an issue
+ * made a moment ago may be missing from it. Then it creates, comments
+ * (update), transitions (close), or reopens a done issue a create finds; a
+ * create that lost the race to record its issue is merged into the winner.
  */
 export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation']);
-  const api = `${c.base_url.replace(/\/+$/, '')}/rest/api/2`;
+  const base = c.base_url.replace(/\/+$/, '');
+  const api = `${base}/rest/api/2`;
+  const searchUrl = jiraDeployment(c) === 'cloud' ? `${base}/rest/api/3/search/jql` : `${api}/search`;
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.api_token) }, c, deps);
+  const owner = (e: OutboxEntry): TicketOwner => ({ adapter: c.name, tenant: e.tenant, kind: e.kind, key: e.key });
 
-  /** The key's issue: the oldest carrying its label (a later one can only be a raced duplicate, merged into it). */
-  async function find(e: OutboxEntry): Promise<Issue | null> {
+  /** The oldest issue carrying the key's label (a later one can only be a raced duplicate, merged into it). */
+  async function search(e: OutboxEntry): Promise<Issue | null> {
     const q = new URLSearchParams({ jql: `labels = "${jiraLabel(e)}" ORDER BY key ASC`, fields: 'status', maxResults: '1' });
-    const res = await call(`${api}/search?${q}`, 'GET');
+    const res = await call(`${searchUrl}?${q}`, 'GET');
     const issues = (res.body as { issues?: Issue[] } | null)?.issues;
     if (!Array.isArray(issues)) throw new Error(`Jira answered a search without an issues list: ${res.text.slice(0, 200)}`);
     return issues[0] ?? null;
+  }
+
+  /** One issue by its key, read where Jira is consistent; null when it no longer exists. */
+  async function read(key: string): Promise<Issue | null> {
+    if (!ISSUE_KEY.test(key)) return null;
+    try {
+      return (await call(`${api}/issue/${key}?fields=status`, 'GET')).body as Issue;
+    } catch (err) {
+      if (err instanceof HttpFailure && err.result.reason === 'http_404') return null;
+      throw err;
+    }
+  }
+
+  /** A tickets call, or `unreachable` when the store cannot answer now (the caller falls back to search). */
+  async function recorded<T>(op: () => Promise<T>): Promise<T | 'unreachable'> {
+    try {
+      return await op();
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) return 'unreachable';
+      throw err;
+    }
+  }
+
+  /** Records `issue` as the key's; answers the issue that holds (another adapter's, when it recorded first). */
+  async function claim(e: OutboxEntry, issue: Issue): Promise<Issue | 'unreachable'> {
+    const held = await recorded(() => deps.tickets.claim(owner(e), issue.key, TICKET_MEMORY_MS));
+    if (held === 'unreachable' || held === issue.key) return held === 'unreachable' ? held : issue;
+    return (await read(held)) ?? issue;
+  }
+
+  /** The key's issue: the recorded one, else (recording it) the oldest a search finds. */
+  async function find(e: OutboxEntry): Promise<{ issue: Issue | null; store: boolean }> {
+    const ref = await recorded(() => deps.tickets.find(owner(e), TICKET_MEMORY_MS));
+    if (ref !== 'unreachable' && ref !== null) {
+      const issue = await read(ref);
+      if (issue) return { issue, store: true };
+      // Deleted in Jira: forget it, and look for another.
+      await deps.tickets.forget(owner(e), ref);
+    }
+    const found = await search(e);
+    if (ref === 'unreachable') return { issue: found, store: false };
+    if (!found) return { issue: null, store: true };
+    const held = await claim(e, found);
+    return held === 'unreachable' ? { issue: found, store: false } : { issue: held, store: true };
   }
 
   async function transition(issue: Issue, name: string): Promise<void> {
     const res = await call(`${api}/issue/${issue.key}/transitions`, 'GET');
     const all = (res.body as { transitions?: Array<{ id: string; name: string }> } | null)?.transitions ?? [];
     const t = all.find((x) => x.name.toLowerCase() === name.toLowerCase());
-    if (!t) throw new Error(`Jira ticket ${issue.key} has no transition named ${JSON.stringify(name)} (has: ${all.map((x) => x.name).join(', ') || 'none'})`);
+    if (!t)
+      throw new Error(
+        `Jira ticket ${issue.key} has no transition named ${JSON.stringify(name)} from its status (has: ${all.map((x) => x.name).join(', ') || 'none'})`,
+      );
     await call(`${api}/issue/${issue.key}/transitions`, 'POST', { transition: { id: t.id } });
   }
 
@@ -77,12 +147,20 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
     return `${reopen ? 'reopened' : 'commented'} ${found.key}`;
   }
 
+  /** `made` duplicates `older`: say so, close it, and apply the change to the older one. */
+  async function merge(made: Issue, older: Issue, e: OutboxEntry): Promise<string> {
+    await call(`${api}/issue/${made.key}/comment`, 'POST', { body: `Duplicate of ${older.key} (onceonly: concurrent create); closed.` });
+    await transition(made, c.close_transition);
+    await onto(older, e);
+    return `merged ${made.key} into ${older.key}`;
+  }
+
   return defineAdapter(
     c,
     (e) => kinds.has(e.kind),
     async (job) => {
       const e = job.entry;
-      const found = await find(e);
+      const { issue: found, store } = await find(e);
       if (e.action === 'close') {
         if (!found || isDone(found)) return 'nothing to close';
         await transition(found, c.close_transition);
@@ -98,20 +176,17 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
           labels: ['onceonly', jiraLabel(e)],
         },
       });
-      const made = (res.body as { key?: string } | null)?.key;
-      // Jira cannot refuse a second ticket with the same label, and two creates
+      const key = (res.body as { key?: unknown } | null)?.key;
+      if (typeof key !== 'string' || !ISSUE_KEY.test(key)) throw new Error(`Jira answered a create without an issue key: ${res.text.slice(0, 200)}`);
+      const made: Issue = { key, fields: { status: { statusCategory: { key: 'new' } } } };
+      // Jira cannot refuse a second issue with the same label, and two creates
       // can race past the lookup (replicas failing open at once each deliver
-      // their own provisional CREATE). Look again: if an older ticket holds the
-      // key, this one is the duplicate: say so, close it, and apply the change
-      // to the older one. Both racers converge on the oldest issue.
-      const oldest = await find(e);
-      if (made && oldest && oldest.key !== made) {
-        await call(`${api}/issue/${made}/comment`, 'POST', { body: `Duplicate of ${oldest.key} (onceonly: concurrent create); closed.` });
-        await transition({ key: made }, c.close_transition);
-        await onto(oldest, e);
-        return `merged ${made} into ${oldest.key}`;
-      }
-      return `created ${made ?? ''}`.trim();
+      // their own provisional CREATE). The store's claim picks one winner for
+      // every racer; without the store, a search picks the oldest, as far as
+      // Jira's index has caught up.
+      const held = store ? await claim(e, made) : 'unreachable';
+      const winner = held === 'unreachable' ? ((await search(e)) ?? made) : held;
+      return winner.key === made.key ? `created ${made.key}` : merge(made, winner, e);
     },
   );
 }

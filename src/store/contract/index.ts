@@ -5,6 +5,7 @@ import type { QueryStore } from './queries.js';
 import type { RequestStore } from './requests.js';
 import type { SilenceStore } from './silences.js';
 import type { InhibitorStore } from './inhibitors.js';
+import type { TicketStore } from './tickets.js';
 import type { WindowStore } from './windows.js';
 
 export * from './deliveries.js';
@@ -16,6 +17,7 @@ export * from './queries.js';
 export * from './requests.js';
 export * from './silences.js';
 export * from './inhibitors.js';
+export * from './tickets.js';
 export * from './windows.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
@@ -45,6 +47,8 @@ export interface DedupStore {
   readonly silences: SilenceStore;
   /** Live incidents that can inhibit others (inhibition rules). */
   readonly inhibitors: InhibitorStore;
+  /** Which ticket a receiver opened for a key (adapters whose receiver's search lags). */
+  readonly tickets: TicketStore;
   /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
@@ -60,7 +64,7 @@ export interface SharedStore extends DedupStore {
 }
 
 /** The facets a store is made of, by name: what the decorators iterate over. */
-export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences' | 'inhibitors';
+export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences' | 'inhibitors' | 'tickets';
 
 /** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
 export const SWEEP_BATCH = 1000;

@@ -9,6 +9,7 @@ import type {
   RequestStore,
   SilenceStore,
   InhibitorStore,
+  TicketStore,
   StoredAnswer,
   ReconcileOutcome,
   SharedStore,
@@ -81,6 +82,7 @@ export class FailOpenStore implements DedupStore {
   readonly requests: RequestStore;
   readonly silences: SilenceStore;
   readonly inhibitors: InhibitorStore;
+  readonly tickets: TicketStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -141,6 +143,11 @@ export class FailOpenStore implements DedupStore {
     // target is not inhibited (a page too many, never one lost) and a source
     // is not recorded.
     this.inhibitors = this.facet('inhibitors', inner.inhibitors, {});
+    // Ticket ids are the shared record of which ticket a receiver holds for a
+    // key: a local copy would disagree with it after the outage. While the
+    // store is away they are refused, and an adapter that keeps them falls
+    // back to searching its receiver, as it would for a key it never saw.
+    this.tickets = this.facet('tickets', inner.tickets, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -9,6 +9,7 @@ import { MemoryWindows } from './memory-windows.js';
 import { MemoryRequests } from './memory-requests.js';
 import { MemorySilences } from './memory-silences.js';
 import { MemoryInhibitors } from './memory-inhibitors.js';
+import { MemoryTickets } from './memory-tickets.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -27,6 +28,7 @@ export class MemoryStore implements DedupStore {
   readonly requests: MemoryRequests;
   readonly silences: MemorySilences;
   readonly inhibitors: MemoryInhibitors;
+  readonly tickets: MemoryTickets;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -41,6 +43,7 @@ export class MemoryStore implements DedupStore {
     this.requests = new MemoryRequests(clock, assertOpen);
     this.silences = new MemorySilences(clock, assertOpen);
     this.inhibitors = new MemoryInhibitors(clock, assertOpen);
+    this.tickets = new MemoryTickets(clock, assertOpen);
   }
 
   async sweepExpired() {
@@ -51,7 +54,8 @@ export class MemoryStore implements DedupStore {
       this.deliveries.sweep(SWEEP_BATCH) +
       this.requests.sweep(SWEEP_BATCH) +
       this.silences.sweep(SWEEP_BATCH) +
-      this.inhibitors.sweep(SWEEP_BATCH)
+      this.inhibitors.sweep(SWEEP_BATCH) +
+      this.tickets.sweep(SWEEP_BATCH)
     );
   }
 

@@ -9,6 +9,7 @@ import { PgQueries } from './pg-queries.js';
 import { PgRequests } from './pg-requests.js';
 import { PgSilences } from './pg-silences.js';
 import { PgInhibitors } from './pg-inhibitors.js';
+import { PgTickets } from './pg-tickets.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -35,6 +36,7 @@ export class PgStore implements SharedStore {
   readonly requests: PgRequests;
   readonly silences: PgSilences;
   readonly inhibitors: PgInhibitors;
+  readonly tickets: PgTickets;
   private readonly schema: string | null;
 
   constructor(
@@ -52,6 +54,7 @@ export class PgStore implements SharedStore {
     this.requests = new PgRequests(x);
     this.silences = new PgSilences(x);
     this.inhibitors = new PgInhibitors(x);
+    this.tickets = new PgTickets(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
@@ -68,7 +71,8 @@ export class PgStore implements SharedStore {
       (await this.deliveries.sweep()) +
       (await this.requests.sweep()) +
       (await this.silences.sweep()) +
-      (await this.inhibitors.sweep())
+      (await this.inhibitors.sweep()) +
+      (await this.tickets.sweep())
     );
   }
 

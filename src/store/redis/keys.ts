@@ -26,6 +26,8 @@
  *   {oo:S}:h                    deliveries a mute holds now (set of M)
  *   {oo:S}:kf:LPB(kind,tenant,key)        the key's failing deliveries (set of M)
  *   {oo:S}:n:LPB(kind,tenant,key,action)  the key's n counter for Idempotency-Key
+ *   {oo:S}:rq:LPB(tenant,key)             a producer's Idempotency-Key and its answer
+ *   {oo:S}:tk:LPB(adapter,tenant,kind,key) the ticket id an adapter's receiver gave the key
  * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
  *
  * Silences, all in one slot (they are few, and a write must bump the version
@@ -130,6 +132,11 @@ export function failingKey(kind: string, tenant: string, key: string): string {
 /** A producer's Idempotency-Key and the answer it got. */
 export function requestKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:rq:${lpBytes(tenant, key)}`;
+}
+
+/** The ticket id an adapter's receiver gave a key, in the key's own shard. */
+export function ticketKey(adapter: string, tenant: string, kind: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:tk:${lpBytes(adapter, tenant, kind, key)}`;
 }
 
 export function windowKey(tenant: string, key: string): string {

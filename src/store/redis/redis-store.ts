@@ -8,6 +8,7 @@ import { RedisWindows } from './redis-windows.js';
 import { RedisRequests } from './redis-requests.js';
 import { RedisSilences } from './redis-silences.js';
 import { RedisInhibitors } from './redis-inhibitors.js';
+import { RedisTickets } from './redis-tickets.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -28,6 +29,7 @@ export class RedisStore implements SharedStore {
   readonly requests: RedisRequests;
   readonly silences: RedisSilences;
   readonly inhibitors: RedisInhibitors;
+  readonly tickets: RedisTickets;
 
   constructor(
     readonly conn: RedisConnection,
@@ -43,6 +45,7 @@ export class RedisStore implements SharedStore {
     this.requests = new RedisRequests(conn);
     this.silences = new RedisSilences(conn);
     this.inhibitors = new RedisInhibitors(conn);
+    this.tickets = new RedisTickets(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

@@ -36,6 +36,8 @@ export const scripts = {
   sweepDeadLetters: load('sweep-dead-letters', 'delivery'),
   requestBegin: load('request-begin'),
   requestAbandon: load('request-abandon'),
+  ticketClaim: load('ticket-claim'),
+  ticketForget: load('ticket-forget'),
   silenceWrite: load('silence-write'),
   silenceList: load('silence-list'),
   inhibitorPut: load('inhibitor-put'),

@@ -9,6 +9,7 @@ import { SqliteQueries } from './sqlite-queries.js';
 import { SqliteRequests } from './sqlite-requests.js';
 import { SqliteSilences } from './sqlite-silences.js';
 import { SqliteInhibitors } from './sqlite-inhibitors.js';
+import { SqliteTickets } from './sqlite-tickets.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -29,6 +30,7 @@ export class SqliteStore implements DedupStore {
   readonly requests: SqliteRequests;
   readonly silences: SqliteSilences;
   readonly inhibitors: SqliteInhibitors;
+  readonly tickets: SqliteTickets;
 
   constructor(
     readonly path: string,
@@ -44,6 +46,7 @@ export class SqliteStore implements DedupStore {
     this.requests = new SqliteRequests(this.x);
     this.silences = new SqliteSilences(this.x);
     this.inhibitors = new SqliteInhibitors(this.x);
+    this.tickets = new SqliteTickets(this.x);
   }
 
   sweepExpired() {
@@ -55,7 +58,8 @@ export class SqliteStore implements DedupStore {
         this.deliveries.sweep(SWEEP_BATCH) +
         this.requests.sweep(SWEEP_BATCH) +
         this.silences.sweep(SWEEP_BATCH) +
-        this.inhibitors.sweep(SWEEP_BATCH),
+        this.inhibitors.sweep(SWEEP_BATCH) +
+        this.tickets.sweep(SWEEP_BATCH),
     );
   }
 
