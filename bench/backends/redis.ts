@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createClient, createCluster } from '@redis/client';
 import { Redis as IORedis } from 'ioredis';
 import { redisConnection } from '../../src/store/redis/connection.js';
-import { deliveryKeys, failingKey, incidentRecordKey, resolutionKey, shardOf } from '../../src/store/redis/keys.js';
+import { deliveryKeys, failingKey, incidentRecordKey, liveIndex, resolutionKey, shardOf } from '../../src/store/redis/keys.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { scripts } from '../../src/store/redis/scripts.js';
 import { GRACE_MS, OUTBOX, TENANT, TTL_MS, type Backend } from './backend.js';
@@ -36,18 +36,21 @@ export function scriptCeiling(port: number, cluster: boolean, n: number): number
       '-q',
       'EVALSHA',
       scripts.decideIncident.sha,
-      '5',
+      '6',
       `${tag}:i:${TENANT}:dedup:__rand_int__`,
       `${tag}:o`,
       `${tag}:kf:x`,
       `${tag}:q`,
       `${tag}:e:x`,
+      `${tag}:lv`,
       'MAJOR|0',
       String(TTL_MS),
       String(GRACE_MS),
       ...OUTBOX_ARGS,
       tag,
       '',
+      // a live-index member of the store's length (12 characters)
+      'm__rand_int__',
     ],
     { encoding: 'utf8' },
   );
@@ -89,18 +92,20 @@ export async function redisBackend(url: string, ports: number[], cluster: boolea
   if (!cluster) {
     io = new IORedis(ports[0]!, '127.0.0.1', { lazyConnect: true });
     await io.connect();
-    io.defineCommand('decideIncident', { numberOfKeys: 5, lua: scripts.decideIncident.source });
+    io.defineCommand('decideIncident', { numberOfKeys: 6, lua: scripts.decideIncident.source });
     const call = io as unknown as { decideIncident(...a: Array<string | number>): Promise<unknown> };
     extra.push({
       label: 'same Lua decision on ioredis',
       run: ({ key, fp }) => {
         const k = deliveryKeys(shardOf(TENANT, key));
+        const live = liveIndex(TENANT, key);
         return call.decideIncident(
           incidentRecordKey(TENANT, key),
           k.outbox,
           failingKey('incident', TENANT, key),
           k.due,
           resolutionKey(TENANT, key),
+          live.key,
           fp,
           TTL_MS,
           GRACE_MS,
@@ -112,6 +117,7 @@ export async function redisBackend(url: string, ports: number[], cluster: boolea
           JSON.stringify(OUTBOX.data),
           k.tag,
           '',
+          live.member,
         );
       },
     });

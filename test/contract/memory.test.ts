@@ -19,7 +19,7 @@ const fixture = (clock: ManualClock): StoreFixture => ({
   cleanup: () => {},
 });
 
-incidentStoreContract('memory', { exactCount: true, peers: false }, fixture);
+incidentStoreContract('memory', { peers: false }, fixture);
 eventStoreContract('memory', fixture);
 windowStoreContract('memory', fixture);
 requestStoreContract('memory', fixture);

@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { ackMarkerKey, incidentRecordKey, reconcileMarkerKey, silenceKeys } from '../../src/store/redis/keys.js';
+import type { IncidentRecord } from '../../src/store/contract/index.js';
+import { ackMarkerKey, allShards, incidentRecordKey, reconcileMarkerKey, silenceKeys } from '../../src/store/redis/keys.js';
 import { isTransportFault } from '../../src/store/errors.js';
 import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS, SILENCE_RETENTION_MS } from '../../src/store/contract/index.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
@@ -30,11 +31,16 @@ after(async () => {
   await Promise.all([single?.stop(), cluster?.stop()]);
 });
 
+// Each case starts on an empty database: keys another case left would expire
+// during this one, on Redis's own clock, and move the live count under it.
+const flush = (kind: 'redis' | 'redis-cluster') => {
+  for (const node of kind === 'redis' ? [single] : cluster.nodes) node.cli('FLUSHALL');
+};
 const fixture = (url: () => string, kind: 'redis' | 'redis-cluster') => () => {
   const open = () => new RedisStore(redisConnection(url()), kind, { expiredGraceMs: GRACE_UNITS * unit });
-  return { store: open(), openPeer: open, unit, advance: sleep, cleanup: () => {} };
+  return { store: open(), openPeer: open, unit, advance: sleep, cleanup: () => flush(kind) };
 };
-const traits = { exactCount: false, peers: true };
+const traits = { peers: true };
 
 incidentStoreContract(
   'redis',
@@ -106,6 +112,40 @@ deliveryStoreContract(
 );
 
 describe('redis: backend-only', () => {
+  test('the live index holds only what is live: a close removes its entry, an expiry is trimmed, a reconcile adds one', async () => {
+    const store = new RedisStore(redisConnection(single.url), 'redis', { expiredGraceMs: 0 });
+    const entries = async () => {
+      let n = 0;
+      for (const k of allShards('lv')) n += Number(await store.conn.send(k, ['ZCARD', k]));
+      return n;
+    };
+    try {
+      flush('redis');
+      const keys = ['a', 'b', 'c'].map((k) => `dedup:${k}${Date.now()}`);
+      for (const key of keys) await store.incidents.decide({ tenant: 'default', key, fingerprint: 'MAJOR|0', ttlMs: 300 });
+      assert.deepEqual([await store.queries.countLiveIncidents(), await entries()], [3, 3]);
+      await store.incidents.close('default', keys[0]!);
+      assert.deepEqual([await store.queries.countLiveIncidents(), await entries()], [2, 2], 'the close took its entry out');
+      await sleep(400);
+      assert.deepEqual([await store.queries.countLiveIncidents(), await entries()], [0, 0], 'the expired entries were trimmed by the count');
+      const rec: IncidentRecord = {
+        tenant: 'default',
+        key: keys[1]!,
+        fingerprint: 'MAJOR|0',
+        createdAt: Date.now(),
+        lastSeenAt: Date.now(),
+        refires: 0,
+        updates: 0,
+        expiresAt: Date.now() + 60_000,
+      };
+      assert.equal(await store.incidents.reconcile(rec, 60_000, 'j1'), 'claimed');
+      assert.equal(await store.queries.countLiveIncidents(), 1, 'a provisional CREATE replayed is live');
+      assert.equal(Number(single.cli('DBSIZE')) > 1, true, 'while the database holds more than the live incident (its marker, the outbox)');
+    } finally {
+      await store.close();
+    }
+  });
+
   test('Redis deletes a silence itself, the retention after it ends (its expiry is set by every write)', async () => {
     const store = new RedisStore(redisConnection(single.url));
     try {

@@ -11,8 +11,6 @@ export interface RedisConnection {
   /** EVALSHA, and EVAL (which caches the script) only when the server answers NOSCRIPT. */
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown>;
   ping(): Promise<void>;
-  /** Keys in the database, summed over a cluster's masters. */
-  keyCount(): Promise<number>;
   /** Keys matching `match`, SCANned on every master, up to about `max` of them. */
   scan(match: string, max: number): Promise<string[]>;
   close(): Promise<void>;
@@ -86,9 +84,6 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
     async ping() {
       await send('', ['PING']);
     },
-    async keyCount() {
-      return Number(await send('', ['DBSIZE']));
-    },
     scan: (match, max) => scanNode((args) => send('', args), match, max),
     async close() {
       // Let a first connection in progress settle, or it would open after the close.
@@ -133,11 +128,6 @@ function clusterConnection(url: string, opts: RedisConnectionOptions, onError: (
     async ping() {
       await ensure();
       await Promise.all(cluster.masters.map(async (m) => (await cluster.nodeClient(m)).sendCommand(['PING'])));
-    },
-    async keyCount() {
-      await ensure();
-      const counts = await Promise.all(cluster.masters.map(async (m) => Number(await (await cluster.nodeClient(m)).sendCommand(['DBSIZE']))));
-      return counts.reduce((a, b) => a + b, 0);
     },
     async scan(match, max) {
       await ensure();

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Key layout. Every key carries a hash tag `{oo:S}` with S one of SHARDS
  * shards, so that all keys one script touches share a hash slot (Redis Cluster
@@ -10,6 +12,8 @@
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *   {oo:S}:k:TENANT:KEY         an incident's acknowledgement marker (the episode's createdAt)
  *   {oo:S}:e:TENANT:KEY         an alert's last resolution (the episode's end, ms)
+ *   {oo:S}:lv                   the shard's live incidents (zset hash(tenant,key) → expiry ms):
+ *                               what the live count reads, exactly, on the server's clock
  *
  *   {oo:S}:w:TENANT:KEY         a windowed claim (SPC violation)
  *   {oo:S}:d:DEV                a device's state (DEV = length-prefixed tenant and device)
@@ -62,6 +66,19 @@ export function incidentRecordKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:i:${tenant}:${key}`;
 }
 
+/**
+ * The live-incident index of the shard that holds this tenant's key, and the
+ * key's member in it: 12 characters of a hash rather than the key itself,
+ * since every live incident has one and a sorted-set entry's cost grows with
+ * its member. 72 bits: the chance that any two of 10^7 live keys share a
+ * member is below 10^-9, and if they did the count would be one short; no
+ * decision reads the index.
+ */
+export function liveIndex(tenant: string, key: string) {
+  const member = createHash('sha256').update(lpBytes(tenant, key)).digest().subarray(0, 9).toString('base64url');
+  return { key: `{oo:${shardOf(tenant, key)}}:lv`, member };
+}
+
 export function resolutionKey(tenant: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:e:${tenant}:${key}`;
 }
@@ -105,7 +122,7 @@ export function deviceKeys(tenant: string, device: string, boot: string, sequenc
   };
 }
 
-export const allShards = (kind: 'o' | 'f') => Array.from({ length: SHARDS }, (_, s) => `{oo:${s}}:${kind}`);
+export const allShards = (kind: 'o' | 'f' | 'lv') => Array.from({ length: SHARDS }, (_, s) => `{oo:${s}}:${kind}`);
 
 /** Length-prefixed by UTF-8 bytes: the same string Lua's `#` makes. */
 export const lpBytes = (...parts: string[]) => parts.map((p) => `${Buffer.byteLength(p)}.${p}`).join('');

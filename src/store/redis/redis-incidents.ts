@@ -15,7 +15,7 @@ import {
 } from '../contract/index.js';
 import { ErrorReply } from '@redis/client';
 import type { RedisConnection } from './connection.js';
-import { ackMarkerKey, deliveryKeys, failingKey, incidentRecordKey, outboxKeyFor, reconcileMarkerKey, resolutionKey, shardOf } from './keys.js';
+import { ackMarkerKey, deliveryKeys, failingKey, incidentRecordKey, liveIndex, outboxKeyFor, reconcileMarkerKey, resolutionKey, shardOf } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
@@ -54,6 +54,7 @@ const GROUP_MAX = 128;
 /** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another). */
 function decideArgs(claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
   const k = deliveryKeys(shardOf(claim.tenant, claim.key));
+  const live = liveIndex(claim.tenant, claim.key);
   return {
     keys: [
       incidentRecordKey(claim.tenant, claim.key),
@@ -61,8 +62,9 @@ function decideArgs(claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> 
       failingKey('incident', claim.tenant, claim.key),
       k.due,
       resolutionKey(claim.tenant, claim.key),
+      live.key,
     ],
-    args: [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? ''],
+    args: [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? '', live.member],
     tag: k.tag,
   };
 }
@@ -183,10 +185,11 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {
+    const live = liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
-      [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), resolutionKey(tenant, key)],
-      [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS],
+      [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), resolutionKey(tenant, key), live.key],
+      [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member],
     )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
@@ -201,10 +204,11 @@ export class RedisIncidents implements SharedIncidentStore {
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
+    const live = liveIndex(rec.tenant, rec.key);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
-      [incidentRecordKey(rec.tenant, rec.key), reconcileMarkerKey(rec.tenant, rec.key, journalId)],
-      [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS],
+      [incidentRecordKey(rec.tenant, rec.key), reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
+      [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS, live.member],
     )) as ReconcileOutcome;
   }
 }

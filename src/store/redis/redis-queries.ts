@@ -2,6 +2,7 @@ import type { DeviceSummary, IncidentRecord, IncidentStore, OutboxEntry, QuerySt
 import type { RedisConnection } from './connection.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
 import { allShards, lp, unLp } from './keys.js';
+import { scripts } from './scripts.js';
 
 /** Text for a SCAN MATCH pattern, with glob's special characters escaped. */
 const globLiteral = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
@@ -23,13 +24,10 @@ export class RedisQueries implements QueryStore {
       .slice(0, limit);
   }
 
-  /**
-   * Records kept in the database: live incidents plus those expired within the
-   * grace and the few reconcile markers. Exact counting would need a scan of
-   * every key; give onceonly a database of its own and read this as an estimate.
-   */
-  countLiveIncidents() {
-    return this.conn.keyCount();
+  /** Exact: the sum of every shard's live index (one short script per shard, on the server's clock). */
+  async countLiveIncidents() {
+    const counts = await Promise.all(allShards('lv').map((key) => this.conn.evalScript(scripts.countLive, [key], [])));
+    return counts.reduce<number>((a, b) => a + Number(b), 0);
   }
 
   /** Device keys are `{tag}:d:` + length-prefixed tenant and device: SCAN for them, read each. */

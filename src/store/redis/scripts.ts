@@ -36,6 +36,7 @@ export const scripts = {
   sweepDeadLetters: load('sweep-dead-letters', 'delivery'),
   requestBegin: load('request-begin'),
   requestAbandon: load('request-abandon'),
+  countLive: load('count-live'),
   ticketClaim: load('ticket-claim'),
   ticketForget: load('ticket-forget'),
   silenceWrite: load('silence-write'),

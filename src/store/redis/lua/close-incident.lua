@@ -3,9 +3,11 @@
 -- KEYS[1]  the incident record
 -- KEYS[2]  the shard's outbox (a stream, same slot)
 -- KEYS[3]  the key's resolution marker
+-- KEYS[4]  the shard's live index
 -- ARGV[1]  tenant   ARGV[2] key
 -- ARGV[3]  an alert episode's end (ms) to record (the later one wins), or ""
 -- ARGV[4]  how long the resolution is remembered (ms)
+-- ARGV[5]  the key's member in the live index
 --
 -- Returns {now, record} when it was live, or nil. An expired record kept for the
 -- grace is deleted too, so the next arrival is a plain CREATE/new.
@@ -20,6 +22,7 @@ end
 local v = redis.call('GET', KEYS[1])
 if not v then return nil end
 redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[4], ARGV[5])
 local c, d, l, fp = string.match(v, '^(%d+),(%d+),(%d+),%d+,%d+,(.*)$')
 if tonumber(c) + tonumber(d) + tonumber(l) <= now then return nil end
 -- The close entry carries the last severity (the fingerprint is "SEVERITY|cleared").

@@ -5,6 +5,7 @@
 -- KEYS[3]  the key's failing deliveries (a set, same slot)
 -- KEYS[4]  the shard's due queue
 -- KEYS[5]  the key's resolution marker (an alert episode's recorded end, ms)
+-- KEYS[6]  the shard's live index (a zset, same slot)
 -- ARGV[1]  fingerprint
 -- ARGV[2]  TTL in ms: the incident is live until last arrival + TTL (sliding)
 -- ARGV[3]  grace in ms: an expired, unclosed record is kept this much longer,
@@ -13,6 +14,7 @@
 -- ARGV[5]  tenant   ARGV[6] key   ARGV[7] severity   ARGV[8] summary   ARGV[9] data (JSON)
 -- ARGV[10] the shard's hash tag
 -- ARGV[11] the claim's episode start (ms), or "" when the claim has no episodes
+-- ARGV[12] the key's member in the live index
 --
 -- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)

@@ -4,8 +4,8 @@
 -- key claimed twice in it is decided twice in order, as two calls in a row
 -- would be. On a cluster every key of a call is in one slot (one shard).
 --
--- KEYS  five per claim, as decide-incident.lua takes them
--- ARGV  eleven per claim, as decide-incident.lua takes them
+-- KEYS  six per claim, as decide-incident.lua takes them
+-- ARGV  twelve per claim, as decide-incident.lua takes them
 -- Returns one decide-incident reply per claim, in order. A claim that raises
 -- an error (its data, a key of the wrong type) answers {"error", message}
 -- and the claims after it still run, as separate calls would: like a
@@ -13,12 +13,11 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
-for i = 0, #KEYS / 5 - 1 do
-  local ok, reply = pcall(decide_incident,
-    {KEYS[i * 5 + 1], KEYS[i * 5 + 2], KEYS[i * 5 + 3], KEYS[i * 5 + 4], KEYS[i * 5 + 5]},
-    {ARGV[i * 11 + 1], ARGV[i * 11 + 2], ARGV[i * 11 + 3], ARGV[i * 11 + 4], ARGV[i * 11 + 5], ARGV[i * 11 + 6],
-     ARGV[i * 11 + 7], ARGV[i * 11 + 8], ARGV[i * 11 + 9], ARGV[i * 11 + 10], ARGV[i * 11 + 11]},
-    now)
+for i = 0, #KEYS / 6 - 1 do
+  local k, a = {}, {}
+  for j = 1, 6 do k[j] = KEYS[i * 6 + j] end
+  for j = 1, 12 do a[j] = ARGV[i * 12 + j] end
+  local ok, reply = pcall(decide_incident, k, a, now)
   if ok then
     out[i + 1] = reply
   else

@@ -4,12 +4,14 @@
 --
 -- KEYS[1]  the incident record
 -- KEYS[2]  the marker of this journal entry (same hash slot as KEYS[1])
+-- KEYS[3]  the shard's live index
 -- ARGV[1]  fingerprint the journal holds
 -- ARGV[2]  TTL in ms
 -- ARGV[3]  grace in ms
 -- ARGV[4]  refires the journal counted during the outage
 -- ARGV[5]  updates the journal counted during the outage
 -- ARGV[6]  marker lifetime in ms
+-- ARGV[7]  the key's member in the live index
 --
 -- Returns "done" (already reconciled), "claimed" (no one else created it: the
 -- provisional CREATE stands), or "merged" (another replica created it meanwhile:
@@ -39,5 +41,6 @@ end
 redis.call('SET', KEYS[1],
   string.format('%.0f,%.0f,%.0f,%.0f,%.0f,%s', created, now - created, ttl, refires, updates, fp),
   'PX', ttl + grace)
+redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))
 return outcome

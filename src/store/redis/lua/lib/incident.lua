@@ -1,9 +1,10 @@
 -- decide_incident: the claim-or-compare of one incident key, shared by
 -- decide-incident.lua (one key) and decide-incidents.lua (several keys of
 -- one call). The arguments are those of decide-incident.lua, in its order:
---   k: {record, outbox, failing deliveries, due queue, resolution marker}
+--   k: {record, outbox, failing deliveries, due queue, resolution marker,
+--       the shard's live index}
 --   a: {fingerprint, ttl ms, grace ms, outbox flag, tenant, key, severity,
---       summary, data, shard tag, episode start or ""}
+--       summary, data, shard tag, episode start or "", live-index member}
 -- `now` is the server's clock in ms, read once by the caller.
 local function decide_incident(k, a, now)
   local fp, ttl, grace = a[1], tonumber(a[2]), tonumber(a[3])
@@ -23,6 +24,10 @@ local function decide_incident(k, a, now)
     redis.call('SET', k[1],
       string.format('%.0f,%.0f,%.0f,%.0f,%.0f,%s', created, now - created, ttl, refires, updates, fp),
       'PX', ttl + grace)
+    -- The live index holds each live key with its expiry, so the live count is
+    -- exact; what expired is trimmed here, as the shard's keys are decided.
+    redis.call('ZADD', k[6], now + ttl, a[12])
+    redis.call('ZREMRANGEBYSCORE', k[6], '-inf', now)
   end
 
   local v = redis.call('GET', k[1])
