@@ -81,3 +81,58 @@ describe('HTTP: every malformed incident gets a clear error and changes nothing'
     assert.equal((await s.post('/v1/incidents', good)).body.decision, 'CREATE');
   });
 });
+
+describe('HTTP: validation messages speak the API, one per field', () => {
+  let s: InProcessServer;
+  before(async () => {
+    s = await inProcessServer();
+  });
+  after(() => s.stop());
+
+  const bodies: Record<string, Record<string, unknown>> = {
+    '/v1/incidents': good,
+    '/v1/violations': { process_id: 'p', rule_id: 'WE1', timestamp: 1_700_000_000, value: 1, center: 0, ucl: 3, lcl: -3 },
+    '/v1/events': { tenant_id: 't', device_id: 'd', boot_id: 'b', sequence: 1, state: 'UP', observed_at: '2026-01-01T00:00:00Z' },
+  };
+  // Each wrong in a way a broken producer sends: missing, wrong type, empty, absurd.
+  const BAD: unknown[] = [undefined, null, -1, 1.5, 'x', '', [], {}, true, 1e300, 'a'.repeat(5000)];
+  const TYPES: Record<string, string> = {
+    number: 'a number',
+    boolean: 'true or false',
+    object: 'an object',
+    array: 'an array',
+    null: 'null',
+    string: 'a string',
+  };
+  const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+  test('no schema-library wording reaches a producer; a field is reported once; missing is "required"; a wrong type names both types', async () => {
+    let refused = 0;
+    for (const [url, base] of Object.entries(bodies)) {
+      for (const field of Object.keys(base)) {
+        for (const bad of BAD) {
+          const res = await s.app.inject({ method: 'POST', url, payload: { ...base, [field]: bad } });
+          if (res.statusCode !== 400) continue;
+          refused++;
+          const { message, issues } = res.json().error as { message: string; issues: Array<{ path: string; message: string }> };
+          const where = `${url} ${field}=${JSON.stringify(bad)?.slice(0, 20)}: ${JSON.stringify(issues)}`;
+          for (const text of [message, ...issues.map((i) => i.message)]) assert.doesNotMatch(text, /Invalid input|expected \w+, received/, where);
+          const paths = issues.map((i) => i.path);
+          assert.equal(new Set(paths).size, paths.length, `each field once: ${where}`);
+          const mine = issues.find((i) => i.path === field);
+          assert.ok(mine, `the field is named: ${where}`);
+          if (bad === undefined) assert.equal(mine.message, 'required', where);
+          else if (typeof base[field] === 'string' && typeof bad !== 'string' && !mine.message.startsWith('must be one of '))
+            assert.equal(mine.message, `must be a string, not ${TYPES[typeOf(bad)]}`, where);
+        }
+      }
+    }
+    assert.ok(refused > 50, `enough refusals to mean something: ${refused}`);
+  });
+
+  test('a body that is not an object says so in words', async () => {
+    const res = await s.app.inject({ method: 'POST', url: '/v1/incidents', payload: [good] });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().error.message, 'invalid incident: the body must be an object, not an array');
+  });
+});

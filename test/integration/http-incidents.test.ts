@@ -31,18 +31,18 @@ describe('HTTP: incidents on SQLite', () => {
   after(() => s.stop());
 
   test('lifecycle CREATE → SUPPRESS → UPDATE(severity) → SUPPRESS → UPDATE(cleared) → close → CREATE', async () => {
-    const steps: Array<[Record<string, unknown>, string]> = [
-      [incident(), 'CREATE'],
-      [incident({ summary: 'ring down again', details: { olt: 3 } }), 'SUPPRESS'],
-      [incident({ severity: 'CRITICAL' }), 'UPDATE'],
-      [incident({ severity: 'CRITICAL', summary: 'other words' }), 'SUPPRESS'],
-      [incident({ severity: 'CRITICAL', cleared: true }), 'UPDATE'],
+    const steps: Array<[Record<string, unknown>, string, string]> = [
+      [incident(), 'CREATE', 'new'],
+      [incident({ summary: 'ring down again', details: { olt: 3 } }), 'SUPPRESS', 'unchanged'],
+      [incident({ severity: 'CRITICAL' }), 'UPDATE', 'severity'],
+      [incident({ severity: 'CRITICAL', summary: 'other words' }), 'SUPPRESS', 'unchanged'],
+      [incident({ severity: 'CRITICAL', cleared: true }), 'UPDATE', 'cleared'],
     ];
-    for (const [body, expected] of steps) {
+    for (const [body, expected, reason] of steps) {
       s.clock.advance(1000);
       const r = await s.post('/v1/incidents', body);
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body, { decision: expected, dedup_key: KEY, provisional: false, muted: null });
+      assert.deepEqual(r.body, { decision: expected, reason, dedup_key: KEY, provisional: false, muted: null });
     }
     const view = await s.get(`/v1/incidents/${KEY}`);
     assert.equal(view.status, 200);
@@ -88,6 +88,25 @@ describe('HTTP: incidents on SQLite', () => {
     assert.equal((await s.post('/v1/incidents', plain)).body.decision, 'SUPPRESS');
     s.clock.advance(600_000); // t=1290 s: past 690 + 600
     assert.equal((await s.post('/v1/incidents', plain)).body.decision, 'CREATE');
+  });
+
+  test('the answer carries the reason: a premature expiry is seen by the producer, not only in metrics', async () => {
+    const b = incident({ element_id: 'reason-1', fault_class: 'FLAP' });
+    const answer = async (body: object) => {
+      const r = (await s.post('/v1/incidents', body)).body;
+      return `${r.decision}/${r.reason}`;
+    };
+    assert.equal(await answer(b), 'CREATE/new');
+    s.clock.advance(5_000); // past the race window
+    assert.equal(await answer(b), 'SUPPRESS/unchanged');
+    assert.equal(await answer({ ...b, severity: 'CRITICAL' }), 'UPDATE/severity');
+    assert.equal(await answer({ ...b, severity: 'CRITICAL', cleared: true }), 'UPDATE/cleared');
+    assert.equal(await answer({ ...b, severity: 'CRITICAL' }), 'UPDATE/reopened');
+    s.clock.advance(61_000); // FLAP lives 60 s: expired, unclosed, within the grace
+    assert.equal(await answer(b), 'CREATE/expired');
+    const key = (await s.post('/v1/incidents', b)).body.dedup_key;
+    assert.equal((await s.del(`/v1/incidents/${key}`)).status, 204);
+    assert.equal(await answer(b), 'CREATE/new', 'a close is not an expiry');
   });
 
   test('malformed keys and unknown routes answer in the error shape', async () => {

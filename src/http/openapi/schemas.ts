@@ -1,3 +1,4 @@
+import { DECISION_REASONS } from '../../core/decision.js';
 import { ERROR_CODES } from '../errors.js';
 
 /** Response bodies shared by several routes, as JSON Schema. */
@@ -38,6 +39,12 @@ export const decisionBody = {
   required: ['decision', 'dedup_key', 'provisional'],
   properties: {
     decision: { type: 'string', enum: ['CREATE', 'SUPPRESS', 'UPDATE'] },
+    reason: {
+      type: 'string',
+      enum: [...new Set(DECISION_REASONS.map(([, reason]) => reason))],
+      description:
+        'why, as the decision metric labels it: CREATE new or expired (the key expired unclosed and fired again within the grace: its TTL is too short); SUPPRESS unchanged, lost_race (a concurrent copy) or stale (an alert episode already resolved); UPDATE severity, cleared or reopened; provisional for any decision made while the store was unreachable',
+    },
     dedup_key: { type: 'string' },
     provisional: { type: 'boolean', description: 'true only when the store was unreachable and the decision was made in the local journal' },
     muted: mutedBody,

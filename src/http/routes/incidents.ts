@@ -41,7 +41,7 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge
     async (req, reply) => {
       const one = async (input: unknown) => {
         const d = await dedup.decideIncident(input, req.tenant, { requestId: req.id });
-        return { decision: d.decision, dedup_key: d.dedup_key, provisional: d.provisional, muted: d.muted ?? null };
+        return { decision: d.decision, reason: d.reason, dedup_key: d.dedup_key, provisional: d.provisional, muted: d.muted ?? null };
       };
       if (!(req.body instanceof Batch)) return one(req.body);
       charge(req, req.body.lines.length);
