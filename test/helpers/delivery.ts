@@ -52,6 +52,7 @@ export function deliveryHarness(
     store,
     settled,
     worker,
+    registry,
     violations: new ViolationIngest(store, () => config),
     incidents: new Deduplicator({ store, config: () => config }),
     events: new EventIngest(store, () => config, clock),
