@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { startSink } from '../fakes/http-fake.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { delivered, driveLanes, startReplicas, type IngestShot } from './harness.js';
+import { type IngestShot, delivered, driveLanes, repeatsAgainstKills, startReplicas } from './harness.js';
 import { History } from './history.js';
 
 const DEVICES = 60;
@@ -149,6 +149,10 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
         `(${notifies.length} calls) for ${s.transitions} transitions; stats ${JSON.stringify(stats)}`,
     );
     assert.equal(distinct.size, s.transitions, 'one notification per transition');
+    // A repeat (the same Idempotency-Key twice) only for a call the receiver took just before a kill.
+    const against = repeatsAgainstKills(notifies, replicas.kills, 2000);
+    assert.deepEqual(against.unexplained.slice(0, 5), [], 'every repeated notification is explained by a kill');
+    assert.ok(against.most <= replicas.kills.length + 1, `no notification arrived more than once per kill (${against.most})`);
     assert.ok(balanced, 'received = applied + duplicate + rejected on every replica');
     // The invariant holds by construction if a request is never counted at all; the replica that was never
     // killed must have counted exactly the requests the client got an answer from it for, each in its bucket.

@@ -12,6 +12,7 @@ import { openTickets, type SnowRecord } from '../fakes/servicenow-fake.js';
 import { metric, post } from '../helpers/load.js';
 import { until } from '../helpers/wait.js';
 import { spawnServer, type ServerProcess } from '../helpers/process.js';
+import type { Recorded } from '../fakes/http-fake.js';
 import { History, type Decision, type Op } from './history.js';
 
 export interface Replicas {
@@ -19,6 +20,8 @@ export interface Replicas {
   readonly procs: ServerProcess[];
   /** SIGKILL replica i and start it again (on a new port); resolves when it listens. */
   crash(i: number): Promise<void>;
+  /** When each crash's SIGKILL was sent (Date.now(), the clock the fakes stamp arrivals with). */
+  readonly kills: number[];
   stop(): Promise<void>;
 }
 
@@ -38,10 +41,13 @@ export async function startReplicas(n: number, store: string, dir: string, extra
   };
   const procs: ServerProcess[] = await Promise.all(Array.from({ length: n }, (_, i) => spawnServer(args(i))));
   const urls = procs.map((p) => p.url);
+  const kills: number[] = [];
   return {
     urls,
     procs,
+    kills,
     async crash(i) {
+      kills.push(Date.now());
       await procs[i]!.stop('SIGKILL');
       urls[i] = ''; // clients route around it until it is back
       procs[i] = await spawnServer(args(i));
@@ -216,4 +222,40 @@ export async function settledTickets(replicas: Replicas, records: Map<string, Sn
   const perKey = new Map<string, number>();
   for (const r of tickets) perKey.set(r.correlation_id!, (perKey.get(r.correlation_id!) ?? 0) + 1);
   return { tickets, duplicates: [...perKey.values()].filter((n) => n > 1).length, merged: records.size - tickets.length };
+}
+
+/**
+ * Every repeat of a call at the receiver (a second arrival with the same
+ * Idempotency-Key) must be explained by a kill: the arrival before it came
+ * at most `windowMs` before a kill that falls between the two, i.e. the
+ * receiver applied it while the killed replica was still waiting for the
+ * answer or settling it. `windowMs` is the receiver's own delay plus the
+ * time a settle takes to commit on a loaded machine. Returns the repeats, the
+ * unexplained ones, and the most arrivals any one call had.
+ */
+export function repeatsAgainstKills(requests: readonly Recorded[], kills: readonly number[], windowMs: number) {
+  const byKey = new Map<string, number[]>();
+  for (const r of requests) {
+    const k = String(r.headers['idempotency-key'] ?? '');
+    if (!k) continue;
+    byKey.set(k, [...(byKey.get(k) ?? []), r.at]);
+  }
+  let repeats = 0;
+  const unexplained: string[] = [];
+  let most = 0;
+  for (const [key, ats] of byKey) {
+    ats.sort((a, b) => a - b);
+    most = Math.max(most, ats.length);
+    for (let i = 1; i < ats.length; i++) {
+      repeats++;
+      const before = ats[i - 1]!;
+      const after = ats[i]!;
+      if (!kills.some((k) => k >= before && k <= after && k - before <= windowMs)) {
+        unexplained.push(
+          `${key}: arrived at +${before - (kills[0] ?? 0)} ms and again at +${after - (kills[0] ?? 0)} ms (kills at ${kills.map((k) => `+${k - (kills[0] ?? 0)}`).join(', ')})`,
+        );
+      }
+    }
+  }
+  return { calls: byKey.size, repeats, unexplained, most };
 }

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Recorded } from '../fakes/http-fake.js';
+import { repeatsAgainstKills } from './harness.js';
 import { checkHistory, describe as describeViolation, History, type Op } from './history.js';
 
 // The checker is what the chaos tests trust: it must reject each illegal
@@ -107,4 +109,16 @@ test('an operation that overlaps a close may belong to either episode: rules lea
   // Without that overlap the same SUPPRESS is illegal.
   const clear = history({ start: 0, end: 1, decision: 'CREATE' }, { start: 3, end: 3, kind: 'close', status: 204 }, { start: 6, end: 7, decision: 'SUPPRESS' });
   assert.equal(checkHistory(clear).length, 2);
+});
+
+test('the repeat check explains a repeat only by a kill just after the first arrival', () => {
+  const call = (key: string, at: number) => ({ headers: { 'idempotency-key': key }, at }) as unknown as Recorded;
+  const kills = [10_000];
+  const ok = repeatsAgainstKills([call('a', 9_900), call('a', 13_000), call('b', 5_000)], kills, 500);
+  assert.deepEqual([ok.calls, ok.repeats, ok.unexplained.length, ok.most], [2, 1, 0, 2], 'applied 100 ms before the kill, repeated after it');
+  const early = repeatsAgainstKills([call('a', 2_000), call('a', 13_000)], kills, 500);
+  assert.equal(early.unexplained.length, 1, 'applied long before the kill: its settle had committed, a repeat is a defect');
+  const noKill = repeatsAgainstKills([call('a', 9_900), call('a', 9_950)], kills, 500);
+  assert.equal(noKill.unexplained.length, 1, 'repeated before the kill: nothing explains it');
+  assert.equal(repeatsAgainstKills([call('a', 1), call('a', 2)], [], 500).unexplained.length, 1, 'no kills, no repeats allowed');
 });

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { incidentKey } from '../../src/core/identity.js';
 import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import { servicenowCorrelation } from '../helpers/identities.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { drive, settledTickets, shuffle, startReplicas, toServicenow, type IngestShot } from './harness.js';
@@ -97,18 +98,29 @@ test(`replica kills: ${KEYS} keys × ${COPIES} copies from ${CLIENTS} clients, e
     const keys = [...answers.keys()];
     let next = 0;
     const missing: string[] = [];
+    // Each ticket ends at the key's last decided severity (impact 1 for CRITICAL, 2 for MAJOR, as docs/adapters.md maps them).
+    const tickets = new Map([...snow.records.values()].map((r) => [r.correlation_id!, r]));
+    const stale: string[] = [];
     await Promise.all(
       Array.from({ length: 16 }, async () => {
         while (next < keys.length) {
           const key = keys[next++]!;
           const r = await fetch(`${replicas.urls[next % 2]}/v1/incidents/${key}`);
-          const body = (await r.json()) as { refires: number };
+          const body = (await r.json()) as { refires: number; severity: string };
           if (r.status !== 200 || body.refires + 1 < answers.get(key)!)
             missing.push(`${key}: ${r.status} ${JSON.stringify(body)} for ${answers.get(key)} answers`);
+          const ticket = tickets.get(servicenowCorrelation({ tenant: 'default', kind: 'incident', key }));
+          const impact = { CRITICAL: '1', MAJOR: '2' }[body.severity];
+          if (ticket?.impact !== impact) stale.push(`${key}: decided ${body.severity}, ticket impact ${ticket?.impact ?? 'none'}`);
         }
       }),
     );
     assert.deepEqual(missing.slice(0, 5), [], 'every answered request is in the store');
+    assert.deepEqual(stale.slice(0, 5), [], 'every ticket ends at its key’s last decided severity');
+    assert.ok(
+      [...tickets.values()].some((t) => t.impact === '1'),
+      'some keys ended CRITICAL, so the check compared more than one value',
+    );
     assert.equal(keys.length, KEYS);
   } finally {
     await replicas.stop();

@@ -8,6 +8,7 @@ import { notificationsSent, postAlerts, startAlertmanagerCluster, type Alertmana
 import { spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
+import { receiverQuiet } from '../helpers/settle.js';
 
 // Two real, clustered Alertmanagers (Debian's prometheus-alertmanager 0.25)
 // both receive the same alert and then its resolution, as from Prometheus. HA
@@ -44,8 +45,19 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
       30_000,
       () => 'no close delivered',
     );
-    // HA peers keep notifying after the first resolution (their own copies, a stale firing): wait them out.
-    await new Promise((r) => setTimeout(r, 20_000));
+    // HA peers keep notifying after the first resolution (their own copies, a stale firing): wait them
+    // out, until neither the peers' sent counters nor the receiver have moved for 5 s.
+    let seen = '';
+    let stillSince = Date.now();
+    await until(
+      async () => {
+        const now = `${(await Promise.all(peers.map(notificationsSent))).join('+')}/${hook.requests.length}`;
+        if (now !== seen) [seen, stillSince] = [now, Date.now()];
+        return Date.now() - stillSince >= 5000;
+      },
+      60_000,
+      () => `the peers kept notifying: ${seen}`,
+    );
 
     const sent = await Promise.all(peers.map(notificationsSent));
     const actions = hook.requests.map((r) => r.body.action);
@@ -70,7 +82,7 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
     });
     assert.equal(late.status, 200);
     assert.deepEqual(((await late.json()) as { alerts: unknown[] }).alerts, [{ fingerprint: fp, status: 'firing', outcome: 'stale' }]);
-    await new Promise((r) => setTimeout(r, 1000));
+    await receiverQuiet(() => hook.requests, 1000);
     assert.deepEqual(
       hook.requests.map((r) => r.body.action),
       ['create', 'close'],

@@ -7,6 +7,7 @@ import { fire } from '../helpers/load.js';
 import { runCli, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
+import { receiverQuiet } from '../helpers/settle.js';
 
 // The receiver holds the first deliveries open, so the server is killed with
 // decisions answered, some deliveries leased mid-call and some not yet fanned
@@ -46,7 +47,8 @@ test('SIGKILL after the decision and before delivery: after a restart every tick
       20_000,
       () => `${new Set(applied().map((r) => r.body.key)).size} of ${keys.size}`,
     );
-    await new Promise((r) => setTimeout(r, 2000)); // a late duplicate would show up by now (leases are 1.5 s)
+    // A late duplicate would arrive within a lease (1.5 s): wait until the receiver has been quiet that long.
+    await receiverQuiet(() => hook.requests, 2000);
     const perKey = new Map<string, number>();
     for (const r of applied()) perKey.set(r.body.key, (perKey.get(r.body.key) ?? 0) + 1);
     assert.deepEqual([...perKey.keys()].sort(), [...keys].sort());
@@ -100,7 +102,7 @@ test('SIGTERM lets the deliveries in flight finish, then exits 0; nothing is del
 
     hook.faults = () => 'ok';
     s = await spawnServer(args);
-    await new Promise((r) => setTimeout(r, 1500));
+    await receiverQuiet(() => hook.requests, 1500);
     assert.equal(hook.requests.length, 5, 'settled before the exit: nothing to deliver again');
   } finally {
     await s.stop('SIGKILL');

@@ -9,6 +9,7 @@ import { REPO_ROOT, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { selfSignedCert } from '../helpers/tls.js';
 import { until } from '../helpers/wait.js';
+import { receiverQuiet } from '../helpers/settle.js';
 
 const ROUTING_KEY = 'r0ut1ng-key-of-tenant-acme';
 
@@ -74,7 +75,7 @@ test('PagerDuty drop-in: pdjs over TLS; trigger ×3, acknowledge ×2, re-severit
       10_000,
       () => `${hook.requests.length} delivered`,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    await receiverQuiet(() => hook.requests, 500);
     const got = hook.requests.map((r) => [r.body.action, r.body.severity, r.headers['idempotency-key']]);
     assert.deepEqual(got, [
       ['create', 'CRITICAL', 'acme/pd:disk-full-db1:create:1'],

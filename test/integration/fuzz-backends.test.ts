@@ -11,6 +11,7 @@ import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
+import { receiverQuiet } from '../helpers/settle.js';
 
 /**
  * The fuzz suite: generated requests, valid and hostile, to every input route
@@ -392,7 +393,7 @@ adapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]
       60_000,
       () => 'deliveries still pending',
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await receiverQuiet(() => hook.requests, 300);
     assert.deepEqual(mismatches(), [], `seed ${SEED}: every 2xx decision delivered once, and nothing else`);
     const metrics = await metricsText();
     assert.match(metrics, /^onceonly_store_degradations_total 0$/m, 'the replica never failed open');

@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { receiverQuiet } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 
 const H = 3_600_000;
-const settle = () => new Promise((r) => setTimeout(r, 800));
+/** Nothing more arrives: 800 ms without a call, measured at the receiver. */
+const settle = (hook: FakeServer) => receiverQuiet(() => hook.requests, 800);
 
 // Each control on every backend: the held deliveries, their folds and
 // releases, the silences and the inhibiting sources all live in the store.
@@ -81,7 +83,7 @@ for (const backend of BACKENDS)
           5000,
           () => 'the unmuted key was not delivered',
         );
-        await settle();
+        await settle(hook);
         assert.deepEqual(sent('olt-1'), [], 'nothing of the muted key went out');
         assert.equal(await metric('onceonly_deliveries_held'), 1, 'one delivery held (the update waits behind it)');
         s.clock.advance(600); // the held one is not due again yet: its age must not read as lag
@@ -95,7 +97,7 @@ for (const backend of BACKENDS)
           5000,
           () => 'the key was not released',
         );
-        await settle();
+        await settle(hook);
         assert.deepEqual(sent('olt-1'), ['create:CRITICAL'], 'one create, with the latest state (the update folded into it)');
         assert.equal(await metric('onceonly_deliveries_released_total'), 1);
         assert.equal(await metric('onceonly_deliveries_held'), 0);
@@ -117,10 +119,10 @@ for (const backend of BACKENDS)
         const made = await s.post('/v1/incidents', incident('olt-9', 'LOS'));
         keys.set('olt-9', made.body.dedup_key);
         assert.deepEqual(made.body.muted, { by: 'silence', id });
-        await settle();
+        await settle(hook);
         assert.equal((await s.del(`/v1/incidents/${made.body.dedup_key}`)).status, 204);
         s.clock.advance(1001);
-        await settle();
+        await settle(hook);
         await s.del(`/api/v2/silence/${id}`);
         s.clock.advance(1001);
         await until(
@@ -128,7 +130,7 @@ for (const backend of BACKENDS)
           5000,
           () => 'not counted',
         );
-        await settle();
+        await settle(hook);
         assert.deepEqual(sent('olt-9'), [], 'neither the create nor the close went out');
         assert.equal(await metric('onceonly_deliveries_held'), 0);
         assert.equal(await metric('onceonly_deliveries_pending'), 0, 'nothing left waiting');
@@ -196,10 +198,10 @@ for (const backend of BACKENDS)
           5000,
           () => 'the unmatched key was not delivered',
         );
-        await settle();
+        await settle(hook);
         assert.equal(creates('ne-1'), 0, 'held while the window is in force');
         s.clock.set(Date.parse('2026-01-01T03:59:00Z'));
-        await settle();
+        await settle(hook);
         assert.equal(creates('ne-1'), 0, 'still held at 03:59');
         s.clock.set(Date.parse('2026-01-01T04:00:00Z'));
         await until(
@@ -213,7 +215,7 @@ for (const backend of BACKENDS)
         s.clock.set(Date.parse('2026-01-02T02:10:00Z')); // a Friday
         const muted = await s.post('/v1/incidents', { element_id: 'ne-3', fault_class: 'LOS', root_cause_id: 'ring-4', severity: 'MINOR' });
         assert.deepEqual(muted.body.muted, { by: 'maintenance', id: 'ring-4' });
-        await settle();
+        await settle(hook);
         assert.equal(creates('ne-3'), 0);
         s.writeConfig(config(false));
         s.config.reload();
