@@ -23,7 +23,9 @@ export interface InProcessServer extends RunningServer {
  * store URL (a shared store's fail-open journal goes in the server's own
  * folder, so servers side by side never share one).
  */
-export async function inProcessServer(opts: { store?: string; config?: string; dashboardIntervalMs?: number } = {}): Promise<InProcessServer> {
+export async function inProcessServer(
+  opts: { store?: string; config?: string; dashboardIntervalMs?: number; sweepIntervalMs?: number } = {},
+): Promise<InProcessServer> {
   const dir = tempDir();
   // Redis keeps some times on its own clock (a silence's retention is a PXAT): the test's clock starts at
   // the real time there, so that it is not days behind Redis's.
@@ -44,6 +46,7 @@ export async function inProcessServer(opts: { store?: string; config?: string; d
     clock,
     logger: pino({ level: 'silent' }),
     dashboard: { intervalMs: opts.dashboardIntervalMs },
+    ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
   });
   const parse = (payload: string) => (payload ? JSON.parse(payload) : null);
   const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) => {
