@@ -116,7 +116,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
       const issue = await read(ref);
       if (issue) return { issue, store: true };
       // Deleted in Jira: forget it, and look for another.
-      await deps.tickets.forget(owner(e), ref);
+      await recorded(() => deps.tickets.forget(owner(e), ref));
     }
     const found = await search(e);
     if (ref === 'unreachable') return { issue: found, store: false };
