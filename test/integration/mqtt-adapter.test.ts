@@ -5,18 +5,19 @@ import { randomUUID } from 'node:crypto';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { deliveryHarness } from '../helpers/delivery.js';
 import { topicFor } from '../../src/delivery/adapters/mqtt.js';
+import { receiverQuiet } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 
 // Real Mosquitto on 127.0.0.1:1883 (npm test's pretest starts it when it is down).
 const BROKER = 'mqtt://127.0.0.1:1883';
 
 /** Subscribes and collects messages; retained ones arrive on subscribe. */
-async function listen(topic: string): Promise<{ client: MqttClient; got: Array<{ topic: string; body: any; retain: boolean }> }> {
+async function listen(topic: string): Promise<{ client: MqttClient; got: Array<{ topic: string; body: any; retain: boolean; at: number }> }> {
   const client = await connectAsync(BROKER, { clientId: `t-${randomUUID()}` });
-  const got: Array<{ topic: string; body: any; retain: boolean }> = [];
+  const got: Array<{ topic: string; body: any; retain: boolean; at: number }> = [];
   client.on('message', (t, payload, packet) => {
     // an empty payload is the clean-up that clears a retained message
-    if (payload.length > 0) got.push({ topic: t, body: JSON.parse(payload.toString()), retain: packet.retain });
+    if (payload.length > 0) got.push({ topic: t, body: JSON.parse(payload.toString()), retain: packet.retain, at: Date.now() });
   });
   await client.subscribeAsync(topic, { qos: 1 });
   return { client, got };
@@ -32,7 +33,7 @@ test('mqtt: a violation is published once, QoS 1 and retained, on its process an
     for (let i = 0; i < 5; i++) await h.violations.apply({ ...v, timestamp: v.timestamp + i });
     await h.drain();
     await until(() => live.got.length >= 1, 5000);
-    await new Promise((r) => setTimeout(r, 200));
+    await receiverQuiet(() => live.got, 200);
     assert.equal(live.got.length, 1, 'five re-fires, one message');
     const [m] = live.got;
     assert.equal(m!.topic, `${ns}/etch_line 3/nelson_1`, 'a / inside a value cannot add a topic level');
