@@ -15,13 +15,22 @@ import { spawnServer, type ServerProcess } from '../helpers/process.js';
 import type { Recorded } from '../fakes/http-fake.js';
 import { History, type Decision, type Op } from './history.js';
 
+export interface Kill {
+  at: number;
+  exited: number;
+}
+
 export interface Replicas {
   readonly urls: string[];
   readonly procs: ServerProcess[];
   /** SIGKILL replica i and start it again (on a new port); resolves when it listens. */
   crash(i: number): Promise<void>;
-  /** When each crash's SIGKILL was sent (Date.now(), the clock the fakes stamp arrivals with). */
-  readonly kills: number[];
+  /**
+   * Each crash: when its SIGKILL was sent and when the process was seen to
+   * exit (Date.now(), the clock the fakes stamp arrivals with). The killed
+   * process may still make calls in between.
+   */
+  readonly kills: Kill[];
   stop(): Promise<void>;
 }
 
@@ -41,14 +50,15 @@ export async function startReplicas(n: number, store: string, dir: string, extra
   };
   const procs: ServerProcess[] = await Promise.all(Array.from({ length: n }, (_, i) => spawnServer(args(i))));
   const urls = procs.map((p) => p.url);
-  const kills: number[] = [];
+  const kills: Kill[] = [];
   return {
     urls,
     procs,
     kills,
     async crash(i) {
-      kills.push(Date.now());
+      const at = Date.now();
       await procs[i]!.stop('SIGKILL');
+      kills.push({ at, exited: Date.now() });
       urls[i] = ''; // clients route around it until it is back
       procs[i] = await spawnServer(args(i));
       urls[i] = procs[i]!.url;
@@ -227,19 +237,24 @@ export async function settledTickets(replicas: Replicas, records: Map<string, Sn
 /**
  * Every repeat of a call at the receiver (a second arrival with the same
  * Idempotency-Key) must be explained by a kill: the arrival before it came
- * at most `windowMs` before a kill that falls between the two, i.e. the
- * receiver applied it while the killed replica was still waiting for the
- * answer or settling it. `windowMs` is the receiver's own delay plus the
- * time a settle takes to commit on a loaded machine. Returns the repeats, the
- * unexplained ones, and the most arrivals any one call had.
+ * from the killed replica, at most `windowMs` before its SIGKILL or while it
+ * was dying (before it was seen to exit), and the repeat came after the
+ * SIGKILL. That is a call the receiver applied while the killed replica was
+ * still waiting for the answer or settling it. `windowMs` is the receiver's
+ * own delay plus the time a settle takes to commit on a loaded machine.
+ * Returns the repeats, the unexplained ones, and the most arrivals any one
+ * call had.
  */
-export function repeatsAgainstKills(requests: readonly Recorded[], kills: readonly number[], windowMs: number) {
+export function repeatsAgainstKills(requests: readonly Recorded[], kills: readonly Kill[], windowMs: number) {
   const byKey = new Map<string, number[]>();
   for (const r of requests) {
     const k = String(r.headers['idempotency-key'] ?? '');
     if (!k) continue;
-    byKey.set(k, [...(byKey.get(k) ?? []), r.at]);
+    const ats = byKey.get(k);
+    if (ats) ats.push(r.at);
+    else byKey.set(k, [r.at]);
   }
+  const t0 = kills[0]?.at ?? 0;
   let repeats = 0;
   const unexplained: string[] = [];
   let most = 0;
@@ -250,9 +265,9 @@ export function repeatsAgainstKills(requests: readonly Recorded[], kills: readon
       repeats++;
       const before = ats[i - 1]!;
       const after = ats[i]!;
-      if (!kills.some((k) => k >= before && k <= after && k - before <= windowMs)) {
+      if (!kills.some((k) => before <= k.exited && after >= k.at && k.at - before <= windowMs)) {
         unexplained.push(
-          `${key}: arrived at +${before - (kills[0] ?? 0)} ms and again at +${after - (kills[0] ?? 0)} ms (kills at ${kills.map((k) => `+${k - (kills[0] ?? 0)}`).join(', ')})`,
+          `${key}: arrived at +${before - t0} ms and again at +${after - t0} ms (kills at ${kills.map((k) => `+${k.at - t0}..${k.exited - t0}`).join(', ')})`,
         );
       }
     }

@@ -111,13 +111,17 @@ test('an operation that overlaps a close may belong to either episode: rules lea
   assert.equal(checkHistory(clear).length, 2);
 });
 
-test('the repeat check explains a repeat only by a kill just after the first arrival', () => {
+test('the repeat check explains a repeat only by a kill just before, or while, its first arrival was made', () => {
   const call = (key: string, at: number) => ({ headers: { 'idempotency-key': key }, at }) as unknown as Recorded;
-  const kills = [10_000];
+  const kills = [{ at: 10_000, exited: 10_050 }];
   const ok = repeatsAgainstKills([call('a', 9_900), call('a', 13_000), call('b', 5_000)], kills, 500);
   assert.deepEqual([ok.calls, ok.repeats, ok.unexplained.length, ok.most], [2, 1, 0, 2], 'applied 100 ms before the kill, repeated after it');
+  const dying = repeatsAgainstKills([call('a', 10_020), call('a', 13_000)], kills, 500);
+  assert.equal(dying.unexplained.length, 0, 'made by the replica after its SIGKILL was sent, before it had exited');
   const early = repeatsAgainstKills([call('a', 2_000), call('a', 13_000)], kills, 500);
   assert.equal(early.unexplained.length, 1, 'applied long before the kill: its settle had committed, a repeat is a defect');
+  const late = repeatsAgainstKills([call('a', 10_100), call('a', 13_000)], kills, 500);
+  assert.equal(late.unexplained.length, 1, 'first made after the replica had exited: another replica’s call, its repeat unexplained');
   const noKill = repeatsAgainstKills([call('a', 9_900), call('a', 9_950)], kills, 500);
   assert.equal(noKill.unexplained.length, 1, 'repeated before the kill: nothing explains it');
   assert.equal(repeatsAgainstKills([call('a', 1), call('a', 2)], [], 500).unexplained.length, 1, 'no kills, no repeats allowed');
