@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSink } from '../fakes/http-fake.js';
 import { CLI, REPO_ROOT, runCli, spawnServer } from '../helpers/process.js';
@@ -78,7 +78,7 @@ test('every curl, onceonly and amtool example in the docs runs as written agains
   writeFileSync(config, `delivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
   const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config]);
   const bin = join(dir.path, 'bin');
-  spawnSync('mkdir', ['-p', bin]);
+  mkdirSync(bin);
   writeFileSync(join(bin, 'onceonly'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   chmodSync(join(bin, 'onceonly'), 0o755);
   const host = new URL(s.url).host;

@@ -20,22 +20,14 @@ export async function quietAfter(server: { app: FastifyInstance }, calls: () => 
 /**
  * For checks that something did NOT happen: waits until the receiver has had
  * no call for `quietMs`, measured at the receiver (from its last call's
- * arrival, or from now when it has none since), and `idle()` holds. A busy
- * receiver extends the wait; a quiet one ends it at once, where a fixed sleep
- * would guess. Throws after `maxMs` if it never goes quiet.
+ * arrival, or from now when it has none since). A busy receiver extends the
+ * wait; a quiet one ends it at once, where a fixed sleep would guess. Throws
+ * after `maxMs` if it never goes quiet.
  */
-export async function receiverQuiet(
-  requests: () => ReadonlyArray<{ at: number }>,
-  quietMs = 500,
-  idle: () => boolean | Promise<boolean> = () => true,
-  maxMs = 30_000,
-): Promise<void> {
+export async function receiverQuiet(requests: () => ReadonlyArray<{ at: number }>, quietMs = 500, maxMs = 30_000): Promise<void> {
   const from = Date.now();
   await until(
-    async () => {
-      const last = Math.max(from, requests().at(-1)?.at ?? 0);
-      return Date.now() - last >= quietMs && (await idle());
-    },
+    () => Date.now() - Math.max(from, requests().at(-1)?.at ?? 0) >= quietMs,
     maxMs,
     () => `the receiver was still busy (${requests().length} calls)`,
   );

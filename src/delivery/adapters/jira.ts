@@ -105,7 +105,8 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   /** Records `issue` as the key's; answers the issue that holds (another adapter's, when it recorded first). */
   async function claim(e: OutboxEntry, issue: Issue): Promise<Issue | 'unreachable'> {
     const held = await recorded(() => deps.tickets.claim(owner(e), issue.key, TICKET_MEMORY_MS));
-    if (held === 'unreachable' || held === issue.key) return held === 'unreachable' ? held : issue;
+    if (held === 'unreachable') return held;
+    if (held === issue.key) return issue;
     return (await read(held)) ?? issue;
   }
 

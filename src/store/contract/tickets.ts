@@ -24,9 +24,6 @@ export interface TicketOwner {
  */
 export const TICKET_MEMORY_MS = 180 * 86_400_000;
 
-/** Characters of a receiver's ticket id kept; longer ids are refused (no receiver issues them). */
-export const MAX_TICKET_REF_CHARS = 200;
-
 export interface TicketStore {
   /** The live ticket id of `owner`, or null; a hit keeps it for another `keepMs`. */
   find(owner: TicketOwner, keepMs: number): Promise<string | null>;
