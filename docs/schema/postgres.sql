@@ -334,6 +334,14 @@ CREATE TABLE onceonly.events_seen (
     expires_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.heartbeats (
+    tenant text NOT NULL,
+    name text NOT NULL,
+    since bigint NOT NULL,
+    last_ping_at bigint,
+    missed_basis bigint
+);
+
 CREATE TABLE onceonly.incidents (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -458,6 +466,9 @@ ALTER TABLE ONLY onceonly.devices
 
 ALTER TABLE ONLY onceonly.events_seen
     ADD CONSTRAINT events_seen_pkey PRIMARY KEY (tenant, device, boot, sequence);
+
+ALTER TABLE ONLY onceonly.heartbeats
+    ADD CONSTRAINT heartbeats_pkey PRIMARY KEY (tenant, name);
 
 ALTER TABLE ONLY onceonly.incidents
     ADD CONSTRAINT incidents_pkey PRIMARY KEY (tenant, key);

@@ -70,8 +70,9 @@ export function tokenIndex(tenants: readonly TenantConfig[]): TokenIndex {
   return idx;
 }
 
-/** The bearer token of an Authorization header, or null when there is none or it is not `Bearer`. */
+/** The token of an Authorization header (`Bearer`, or Opsgenie's `GenieKey`), or null when there is none. */
 export function bearer(header: string | undefined): string | null {
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
+  // GenieKey: what Opsgenie's clients send; a heartbeat pinger moved from Opsgenie keeps its header.
+  const m = /^(?:Bearer|GenieKey)[ ]+(\S+)\s*$/i.exec(header ?? '');
   return m ? m[1]! : null;
 }

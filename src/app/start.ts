@@ -6,6 +6,7 @@ import { startDelivery } from '../delivery/service.js';
 import { Deduplicator } from '../engine/deduplicator.js';
 import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
+import { HeartbeatMonitor } from '../engine/heartbeats.js';
 import { buildApp } from '../http/app.js';
 import { DecisionTally, observers } from '../observe/decision-tally.js';
 import { DeliveryTally } from '../observe/delivery-tally.js';
@@ -41,6 +42,8 @@ export interface ServerOptions {
   delivery?: { random?: () => number; idleMs?: number };
   /** Dashboard knobs for tests: how often a stream sends a snapshot. */
   dashboard?: { intervalMs?: number };
+  /** How often this replica looks for missed heartbeats (default 1 s). */
+  heartbeatCheckMs?: number;
 }
 
 export interface RunningServer {
@@ -50,6 +53,8 @@ export interface RunningServer {
   logger: Logger;
   /** The store the server decides on, as opened (before instrumentation): for inspection. */
   store: DedupStore;
+  /** This replica's heartbeat monitor (tests run its checks by hand). */
+  heartbeats: HeartbeatMonitor;
   /** Drains in-flight requests, stops the sweeper, closes the store. */
   close(): Promise<void>;
 }
@@ -160,6 +165,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     mutes,
   );
+  const heartbeatFailed = rateLimitedLog(logger, 'cannot check the heartbeats; looking again at the next check');
+  const heartbeats = new HeartbeatMonitor({
+    store: store.heartbeats,
+    dedup,
+    config: () => config.current,
+    clock,
+    checkMs: options.heartbeatCheckMs,
+    observer: {
+      checked: (found) => metrics.heartbeatsChecked(found),
+      opened: (tenant, name, decision) => logger.warn({ tenant, heartbeat: name, decision }, 'heartbeat missed'),
+      recovered: (tenant, name) => logger.info({ tenant, heartbeat: name }, 'heartbeat pinged again'),
+      error: (err) => heartbeatFailed(err instanceof Error ? err : new Error(String(err))),
+    },
+  });
   const app = buildApp({
     dedup,
     events,
@@ -175,6 +194,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     deliveryTally,
     silences,
     dashboardIntervalMs: options.dashboard?.intervalMs,
+    heartbeats,
   });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
@@ -199,6 +219,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...options.delivery,
   });
 
+  heartbeats.start();
+
   const sweeper = setInterval(() => {
     store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
     const retentionMs = config.current.delivery.dead_letter_retention_days * 86_400_000;
@@ -213,9 +235,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     config,
     logger,
     store: raw,
+    heartbeats,
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        await heartbeats.stop();
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.
         await delivery.stop();

@@ -4,6 +4,7 @@ import { adaptersConfig } from './adapters.js';
 import { tenantsConfig } from '../access/tenants.js';
 import { maintenanceConfig } from './maintenance.js';
 import { inhibitionConfig } from './inhibition.js';
+import { heartbeatsConfig } from './heartbeats.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -141,6 +142,8 @@ export const configSchema = z
     maintenance: maintenanceConfig,
     /** Alertmanager's inhibit_rules: a live source incident mutes matching targets with the same `equal` values (docs/noise.md). */
     inhibit_rules: inhibitionConfig,
+    /** Dead-man's switches: an incident when a ping is overdue, closed by the next ping (docs/noise.md). */
+    heartbeats: heartbeatsConfig,
     /** With tenants, every route but the open ones needs a tenant's bearer token (docs/api.md, "Access"). */
     tenants: tenantsConfig,
     /**
@@ -158,6 +161,22 @@ export const configSchema = z
       if (a.timeout_ms >= c.delivery.lease_ms) {
         ctx.addIssue({ code: 'custom', path: ['adapters', i, 'timeout_ms'], message: `must be shorter than delivery.lease_ms (${c.delivery.lease_ms})` });
       }
+    });
+    // A heartbeat belongs to one tenant: the one its pings authenticate as.
+    const tenants = new Set(c.tenants.map((t) => t.id));
+    const seen = new Set<string>();
+    c.heartbeats.forEach((h, i) => {
+      if (tenants.size === 0 && h.tenant !== undefined && h.tenant !== 'default') {
+        ctx.addIssue({ code: 'custom', path: ['heartbeats', i, 'tenant'], message: 'no tenants are configured: leave tenant out (or give "default")' });
+      } else if (tenants.size > 0 && h.tenant === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['heartbeats', i, 'tenant'], message: 'required once tenants are configured: the tenant whose token pings it' });
+      } else if (tenants.size > 0 && !tenants.has(h.tenant!)) {
+        ctx.addIssue({ code: 'custom', path: ['heartbeats', i, 'tenant'], message: `no tenant ${JSON.stringify(h.tenant)} is configured` });
+      }
+      const id = `${h.tenant ?? 'default'}\u0000${h.name}`;
+      if (seen.has(id))
+        ctx.addIssue({ code: 'custom', path: ['heartbeats', i, 'name'], message: `heartbeat ${JSON.stringify(h.name)} is configured twice for this tenant` });
+      seen.add(id);
     });
   });
 

@@ -4,6 +4,7 @@ import type { Severity } from '../core/fingerprint.js';
 import type { Alert, AlertmanagerPayload } from '../inputs/alertmanager/schema.js';
 import type { Origin } from '../store/contract/index.js';
 import type { Deduplicator } from './deduplicator.js';
+import type { HeartbeatMonitor } from './heartbeats.js';
 
 /** An alert's identity is its fingerprint, in a namespace of its own. */
 export const alertKey = (fingerprint: string) => `am:${fingerprint}`;
@@ -28,7 +29,8 @@ export function alertSeverity(label: string | undefined): Severity {
 export interface AlertOutcome {
   fingerprint: string;
   status: Alert['status'];
-  outcome: 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'closed' | 'ignored' | 'stale';
+  /** `heartbeat`: the alert pinged a heartbeat (a Watchdog) and opened no incident */
+  outcome: 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'closed' | 'ignored' | 'stale' | 'heartbeat';
 }
 
 /**
@@ -43,6 +45,7 @@ export class AlertmanagerIngest {
     private readonly dedup: Deduplicator,
     private readonly config: () => Config,
     private readonly clock: Clock,
+    private readonly heartbeats?: Pick<HeartbeatMonitor, 'pingedBy' | 'ping'>,
   ) {}
 
   async apply(p: AlertmanagerPayload, tenant: string, origin?: Origin): Promise<AlertOutcome[]> {
@@ -52,6 +55,13 @@ export class AlertmanagerIngest {
   }
 
   private async one(a: Alert, tenant: string, origin?: Origin): Promise<AlertOutcome['outcome']> {
+    // An always-firing alert whose arrival is the point (Prometheus's Watchdog):
+    // a ping of the heartbeats that name it, never an incident of its own.
+    const pinged = a.labels.alertname === undefined ? [] : (this.heartbeats?.pingedBy(tenant, a.labels.alertname) ?? []);
+    if (pinged.length > 0) {
+      if (a.status === 'firing') for (const h of pinged) await this.heartbeats!.ping(tenant, h.name);
+      return 'heartbeat';
+    }
     const key = alertKey(a.fingerprint);
     if (a.status === 'resolved') {
       const ended = a.endsAt ? Date.parse(a.endsAt) : NaN;

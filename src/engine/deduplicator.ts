@@ -70,7 +70,13 @@ export class Deduplicator {
    * Validates `input` (throws ValidationError) and decides CREATE / SUPPRESS / UPDATE.
    * `origin` (the request) goes into the audit trail where one is kept.
    */
-  async decideIncident(input: IncidentInput | unknown, tenant = DEFAULT_TENANT, origin?: Origin): Promise<IncidentDecision> {
+  async decideIncident(
+    input: IncidentInput | unknown,
+    tenant = DEFAULT_TENANT,
+    origin?: Origin,
+    /** `ttlMs`: this incident's lifetime instead of the config's (a missed heartbeat's lasts until closed) */
+    options: { ttlMs?: number } = {},
+  ): Promise<IncidentDecision> {
     const incident = parseIncident(input);
     const outbox = {
       severity: incident.severity,
@@ -88,7 +94,7 @@ export class Deduplicator {
         tenant,
         key: incidentKey(incident),
         fingerprint: incidentFingerprint(incident),
-        ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000,
+        ttlMs: options.ttlMs ?? (this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000),
         // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
         outbox,
       },

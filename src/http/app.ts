@@ -32,6 +32,8 @@ import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { DeliveryStore } from '../store/contract/index.js';
 import { BODY_LIMIT_BYTES, MAX_PARAM_CHARS } from './limits.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { heartbeatRoutes } from './routes/heartbeats.js';
+import type { HeartbeatMonitor } from '../engine/heartbeats.js';
 import type { DocumentedRoute } from './openapi/document.js';
 
 /** Seconds a 503 asks the producer to wait before retrying (a degraded store, a full disk). */
@@ -68,6 +70,8 @@ export interface AppOptions {
   silences: SilenceCache;
   /** How often a dashboard stream sends a snapshot (default 1 s; tests shorten it). */
   dashboardIntervalMs?: number;
+  /** Dead-man's switches: their pings and states. */
+  heartbeats: HeartbeatMonitor;
 }
 
 export function buildApp({
@@ -85,6 +89,7 @@ export function buildApp({
   deliveryTally,
   silences,
   dashboardIntervalMs,
+  heartbeats,
 }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
@@ -154,8 +159,9 @@ export function buildApp({
   violationRoutes(app, violations, charge);
   deadLetterRoutes(app, deliveries);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
-  alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock), config, limiter);
-  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences: dedup.store.silences, clock }, dashboardIntervalMs);
+  alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
+  heartbeatRoutes(app, heartbeats);
+  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences: dedup.store.silences, clock, heartbeats }, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   silenceRoutes(app, dedup.store.silences, silences, clock);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));

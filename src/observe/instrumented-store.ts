@@ -47,6 +47,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     silences: wrapFacet(inner.silences, timed('silences')),
     inhibitors: wrapFacet(inner.inhibitors, timed('inhibitors')),
     tickets: wrapFacet(inner.tickets, timed('tickets')),
+    heartbeats: wrapFacet(inner.heartbeats, timed('heartbeats')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

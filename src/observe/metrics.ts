@@ -6,11 +6,14 @@ import type { Delivery, FoldOutcome } from '../store/contract/index.js';
 import type { Muted } from '../mute/mutes.js';
 import type { DeliveryObserver, DeliveryOutcome } from '../delivery/worker.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import type { HeartbeatStatus } from '../engine/heartbeats.js';
 
 /**
  * One registry per server, injected (never prom-client's global one), so two
  * servers in one test process do not share counters. Labels are small closed
- * sets: never keys, devices or tenants' identifiers.
+ * sets: never keys, devices or tenants' identifiers. The one exception is
+ * the heartbeat gauges: their heartbeats and tenants are named in the config,
+ * a set the operator closed.
  */
 export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly registry = new Registry();
@@ -171,6 +174,28 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         }
       },
     });
+    // Heartbeats are named in the config, so their names are a closed set the operator chose: labels may carry them.
+    const heartbeats = () => this.heartbeats;
+    new Gauge({
+      name: 'onceonly_heartbeat_last_ping_timestamp_seconds',
+      help: 'When each heartbeat was last pinged (Unix seconds); absent for one never pinged.',
+      labelNames: ['tenant', 'heartbeat'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [tenant, list] of heartbeats()) for (const h of list) if (h.lastPingAt !== null) this.labels(tenant, h.name).set(h.lastPingAt / 1000);
+      },
+    });
+    new Gauge({
+      name: 'onceonly_heartbeats_missed',
+      help: 'Heartbeats missed now (overdue, their HEARTBEAT_MISSED incident open), by tenant.',
+      labelNames: ['tenant'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [tenant, list] of heartbeats()) this.labels(tenant).set(list.filter((h) => h.state === 'missed').length);
+      },
+    });
     const journal = () => this.journal;
     new Gauge({
       name: 'onceonly_failopen_quarantined',
@@ -180,6 +205,13 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         this.set(journal()?.quarantinedCount() ?? 0);
       },
     });
+  }
+
+  /** The last check's heartbeats, by tenant: what the two heartbeat gauges show. */
+  private heartbeats: ReadonlyMap<string, HeartbeatStatus[]> = new Map();
+
+  heartbeatsChecked(found: ReadonlyMap<string, HeartbeatStatus[]>): void {
+    this.heartbeats = found;
   }
 
   /** The fail-open journal whose quarantine is reported (shared stores only). */

@@ -18,6 +18,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { rulesContract } from './rules.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
+import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 
 /**
@@ -84,6 +85,8 @@ windowStoreContract('fail-open over postgres', overPostgres);
 requestStoreContract('fail-open over postgres', overPostgres);
 ticketStoreContract('fail-open over redis', overRedis);
 ticketStoreContract('fail-open over postgres', overPostgres);
+heartbeatStoreContract('fail-open over redis', overRedis);
+heartbeatStoreContract('fail-open over postgres', overPostgres);
 deliveryStoreContract('fail-open over postgres', overPostgres);
 rulesContract('fail-open over postgres', overPostgres);
 

@@ -4,6 +4,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
+import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -26,5 +27,6 @@ requestStoreContract('memory', fixture);
 silenceStoreContract('memory', fixture);
 inhibitorStoreContract('memory', fixture);
 ticketStoreContract('memory', fixture);
+heartbeatStoreContract('memory', fixture);
 deliveryStoreContract('memory', fixture);
 rulesContract('memory', fixture);

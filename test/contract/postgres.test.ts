@@ -9,6 +9,7 @@ import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './inciden
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
+import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -39,6 +40,7 @@ requestStoreContract('postgres', fixture);
 silenceStoreContract('postgres', fixture);
 inhibitorStoreContract('postgres', fixture);
 ticketStoreContract('postgres', fixture);
+heartbeatStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
 rulesContract('postgres', fixture);
 

@@ -12,6 +12,7 @@ import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
+import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -99,6 +100,14 @@ ticketStoreContract(
   fixture(() => single.url, 'redis'),
 );
 ticketStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+heartbeatStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+heartbeatStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
 );

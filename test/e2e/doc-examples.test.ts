@@ -18,7 +18,8 @@ import { until } from '../helpers/wait.js';
  *     the default address;
  *   - `<id>` becomes the id the block's earlier `add` printed, and the
  *     example dead-letter id (`3:1764512345678-0.hook`) a real dead letter's;
- *   - `onceonly` is this checkout's CLI.
+ *   - `onceonly` is this checkout's CLI;
+ *   - the server is configured with the heartbeat docs/noise.md pings.
  * npm commands (the quick start) are what CI itself runs, and are left out.
  */
 
@@ -75,7 +76,11 @@ test('every curl, onceonly and amtool example in the docs runs as written agains
   const hook = await startSink(400, { error: 'this receiver takes nothing' });
   const dir = tempDir();
   const config = join(dir.path, 'c.yaml');
-  writeFileSync(config, `delivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
+  // The heartbeat docs/noise.md configures and pings.
+  writeFileSync(
+    config,
+    `delivery: { max_retries: 0 }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\nheartbeats: [ { name: nightly-backup, interval_seconds: 86400, grace_seconds: 3600 } ]\n`,
+  );
   const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config]);
   const bin = join(dir.path, 'bin');
   mkdirSync(bin);

@@ -17,16 +17,23 @@ export interface AlertmanagerPeer {
  * on free loopback ports, each with a webhook receiver pointed at `webhook`,
  * group_wait and group_interval of 1 s. Stopped by PID.
  */
-export async function startAlertmanagerCluster(dir: string, webhook: string, n = 2): Promise<AlertmanagerPeer[]> {
+export async function startAlertmanagerCluster(
+  dir: string,
+  webhook: string,
+  n = 2,
+  /** the route's timings (a Watchdog's heartbeat wants a short repeat_interval) */
+  timing: { group_wait?: string; group_interval?: string; repeat_interval?: string } = {},
+): Promise<AlertmanagerPeer[]> {
+  const t = { group_wait: '1s', group_interval: '1s', repeat_interval: '1h', ...timing };
   const config = join(dir, 'alertmanager.yml');
   writeFileSync(
     config,
     `route:
   receiver: onceonly
   group_by: ['alertname']
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1h
+  group_wait: ${t.group_wait}
+  group_interval: ${t.group_interval}
+  repeat_interval: ${t.repeat_interval}
 receivers:
   - name: onceonly
     webhook_configs:

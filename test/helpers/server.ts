@@ -24,12 +24,21 @@ export interface InProcessServer extends RunningServer {
  * folder, so servers side by side never share one).
  */
 export async function inProcessServer(
-  opts: { store?: string; config?: string; dashboardIntervalMs?: number; sweepIntervalMs?: number } = {},
+  opts: {
+    store?: string;
+    config?: string;
+    dashboardIntervalMs?: number;
+    sweepIntervalMs?: number;
+    /** how often the heartbeat monitor checks on its own (tests that drive it by hand make this long) */
+    heartbeatCheckMs?: number;
+    /** where the manual clock starts (a restarted server goes on from the last one's time) */
+    clockStart?: number;
+  } = {},
 ): Promise<InProcessServer> {
   const dir = tempDir();
   // Redis keeps some times on its own clock (a silence's retention is a PXAT): the test's clock starts at
   // the real time there, so that it is not days behind Redis's.
-  const clock = manualClock(opts.store !== undefined && /^redis/.test(opts.store) ? Date.now() : undefined);
+  const clock = manualClock(opts.clockStart ?? (opts.store !== undefined && /^redis/.test(opts.store) ? Date.now() : undefined));
   let configPath: string | undefined;
   const configFile = join(dir.path, 'onceonly.yaml');
   const shared = opts.store !== undefined && /^(redis|rediss|redis\+cluster|postgres):/.test(opts.store);
@@ -47,6 +56,7 @@ export async function inProcessServer(
     logger: pino({ level: 'silent' }),
     dashboard: { intervalMs: opts.dashboardIntervalMs },
     ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
+    ...(opts.heartbeatCheckMs !== undefined ? { heartbeatCheckMs: opts.heartbeatCheckMs } : {}),
   });
   const parse = (payload: string) => (payload ? JSON.parse(payload) : null);
   const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) => {

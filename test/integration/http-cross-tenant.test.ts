@@ -103,6 +103,7 @@ async function acmeState() {
   views.silences = (await acme('GET', '/api/v2/silences')).json();
   views.stats = (await acme('GET', '/v1/stats')).json();
   views.list = (await acme('GET', '/v1/incidents')).json();
+  views.heartbeats = (await acme('GET', '/v1/heartbeats')).json();
   return views;
 }
 
@@ -112,6 +113,9 @@ before(async () => {
 tenants:
   - { id: acme, tokens: [${A}], rate_limit: { per_second: 100000, burst: 100000 } }
   - { id: beta, tokens: [${B}], rate_limit: { per_second: 100000, burst: 100000 } }
+heartbeats:
+  - { name: acme-only-heartbeat, tenant: acme, interval_seconds: 60 }
+  - { name: beta-only-heartbeat, tenant: beta, interval_seconds: 60 }
 delivery: { max_retries: 0 }
 adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeout_ms: 1000 } ]
 `,
@@ -130,6 +134,7 @@ function fill(path: string): string[] {
     tenant: ['acme'],
     device: [ids.device],
     id: path.includes('silence') ? [ids.silence] : ids.dead,
+    name: ['acme-only-heartbeat'],
   };
   let out = [path];
   for (const p of params) {
@@ -173,7 +178,7 @@ test('beta calling every tenant route with acme’s ids sees nothing of acme’s
             } else {
               const r = await beta(method.toUpperCase(), `${url}${q}`, body);
               for (const m of markers) assert.ok(!r.text.includes(m), `${route} ${url}${q}: beta was shown ${m}: ${r.text.slice(0, 300)}`);
-              if (/\{(key|id|device)\}/.test(path) || q)
+              if (/\{(key|id|device|name)\}/.test(path) || q)
                 assert.ok([400, 403, 404].includes(r.status), `${route} ${url}${q}: ${r.status} ${r.text.slice(0, 200)}`);
               if (path === '/v1/events') assert.equal(r.status, 403, 'another tenant’s tenant_id');
             }

@@ -80,6 +80,23 @@ const bad: Array<[string, RegExp]> = [
     'inhibit_rules: [ { source_matchers: [\'a="b"\'], target_matchers: [\'c="d"\'], equal: [root-cause] } ]',
     /inhibit_rules\.0\.equal\.0: must be a label name/,
   ],
+  ['heartbeats: [ { name: "bad name", interval_seconds: 60 } ]', /heartbeats\.0\.name: must be 1\.\.128 letters/],
+  ['heartbeats: [ { name: backup, interval_seconds: 0 } ]', /heartbeats\.0\.interval_seconds/],
+  ['heartbeats: [ { name: backup } ]', /heartbeats\.0\.interval_seconds/],
+  ['heartbeats: [ { name: backup, interval_seconds: 60, severity: LOUD } ]', /heartbeats\.0\.severity: must be one of CRITICAL/],
+  [
+    'heartbeats: [ { name: backup, interval_seconds: 60 }, { name: backup, interval_seconds: 30 } ]',
+    /heartbeats\.1\.name: heartbeat "backup" is configured twice/,
+  ],
+  ['heartbeats: [ { name: backup, interval_seconds: 60, tenant: acme } ]', /heartbeats\.0\.tenant: no tenants are configured/],
+  [
+    'tenants: [ { id: acme, tokens: [a-long-random-token-1] } ]\nheartbeats: [ { name: backup, interval_seconds: 60 } ]',
+    /heartbeats\.0\.tenant: required once tenants are configured/,
+  ],
+  [
+    'tenants: [ { id: acme, tokens: [a-long-random-token-1] } ]\nheartbeats: [ { name: backup, interval_seconds: 60, tenant: beta } ]',
+    /heartbeats\.0\.tenant: no tenant "beta" is configured/,
+  ],
   ['[1, 2]', /\(top level\)/],
   ['incidents: { ttl_seconds: 5', /not valid YAML or JSON/],
 ];

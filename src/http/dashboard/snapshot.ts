@@ -9,6 +9,8 @@ import type { DeliveryStore, SilenceStore } from '../../store/contract/index.js'
 import { silenceState } from '../../store/contract/index.js';
 import { silenceView } from '../routes/silences.js';
 import { deadLetterView } from '../routes/dead-letters.js';
+import { heartbeatView } from '../routes/heartbeats.js';
+import type { HeartbeatMonitor } from '../../engine/heartbeats.js';
 
 export interface DashboardDeps {
   dedup: Deduplicator;
@@ -19,6 +21,7 @@ export interface DashboardDeps {
   deliveryTally: DeliveryTally;
   silences: SilenceStore;
   clock: Clock;
+  heartbeats: Pick<HeartbeatMonitor, 'list'>;
 }
 
 export interface Snapshot {
@@ -42,6 +45,8 @@ export interface Snapshot {
   dead_letters: ReturnType<typeof deadLetterView>[];
   /** This tenant's silences in force or to come (the API lists ended ones too). */
   silences: ReturnType<typeof silenceView>[];
+  /** This tenant's heartbeats: last ping and state. */
+  heartbeats: ReturnType<typeof heartbeatView>[];
 }
 
 const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
@@ -58,13 +63,14 @@ const DEAD_SHOWN = 50;
  */
 export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean): Promise<Snapshot> {
   const now = d.clock.now();
-  const [incidents, devices, dead, backlog, silences] = await Promise.all([
+  const [incidents, devices, dead, backlog, silences, heartbeats] = await Promise.all([
     d.dedup.listIncidents(tenant, 100).catch(() => []),
     // Without tenants, events may name any tenant_id: show every device.
     d.events.devices(scoped ? tenant : null, 100).catch(() => []),
     d.deliveries.deadLetters(tenant, DEAD_COUNTED).catch(() => null),
     scoped ? null : d.deliveries.backlog().catch(() => null),
     d.silences.list(tenant).catch(() => []),
+    d.heartbeats.list(tenant).catch(() => []),
   ]);
   const events = d.accounting.snapshot(tenant);
   return {
@@ -83,5 +89,6 @@ export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean
     },
     dead_letters: (dead ?? []).slice(0, DEAD_SHOWN).map(deadLetterView),
     silences: silences.filter((x) => silenceState(x, now) !== 'expired').map((x) => silenceView(x, now)),
+    heartbeats: heartbeats.map(heartbeatView),
   };
 }

@@ -6,6 +6,7 @@ import type { RequestStore } from './requests.js';
 import type { SilenceStore } from './silences.js';
 import type { InhibitorStore } from './inhibitors.js';
 import type { TicketStore } from './tickets.js';
+import type { HeartbeatStore } from './heartbeats.js';
 import type { WindowStore } from './windows.js';
 
 export * from './deliveries.js';
@@ -18,6 +19,7 @@ export * from './requests.js';
 export * from './silences.js';
 export * from './inhibitors.js';
 export * from './tickets.js';
+export * from './heartbeats.js';
 export * from './windows.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
@@ -49,6 +51,8 @@ export interface DedupStore {
   readonly inhibitors: InhibitorStore;
   /** Which ticket a receiver opened for a key (adapters whose receiver's search lags). */
   readonly tickets: TicketStore;
+  /** Heartbeats' last pings and claimed misses, shared by every replica. */
+  readonly heartbeats: HeartbeatStore;
   /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
@@ -64,7 +68,7 @@ export interface SharedStore extends DedupStore {
 }
 
 /** The facets a store is made of, by name: what the decorators iterate over. */
-export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences' | 'inhibitors' | 'tickets';
+export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences' | 'inhibitors' | 'tickets' | 'heartbeats';
 
 /** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
 export const SWEEP_BATCH = 1000;

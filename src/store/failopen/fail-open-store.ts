@@ -10,6 +10,7 @@ import type {
   SilenceStore,
   InhibitorStore,
   TicketStore,
+  HeartbeatStore,
   StoredAnswer,
   ReconcileOutcome,
   SharedStore,
@@ -83,6 +84,7 @@ export class FailOpenStore implements DedupStore {
   readonly silences: SilenceStore;
   readonly inhibitors: InhibitorStore;
   readonly tickets: TicketStore;
+  readonly heartbeats: HeartbeatStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -148,6 +150,10 @@ export class FailOpenStore implements DedupStore {
     // store is away they are refused, and an adapter that keeps them falls
     // back to searching its receiver, as it would for a key it never saw.
     this.tickets = this.facet('tickets', inner.tickets, {});
+    // A heartbeat's last ping and claimed miss are one shared record: a ping
+    // while the store is away is refused (503; the sender pings again) and the
+    // replicas look for misses again once it is back.
+    this.heartbeats = this.facet('heartbeats', inner.heartbeats, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -10,6 +10,7 @@ import { MemoryRequests } from './memory-requests.js';
 import { MemorySilences } from './memory-silences.js';
 import { MemoryInhibitors } from './memory-inhibitors.js';
 import { MemoryTickets } from './memory-tickets.js';
+import { MemoryHeartbeats } from './memory-heartbeats.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -29,6 +30,7 @@ export class MemoryStore implements DedupStore {
   readonly silences: MemorySilences;
   readonly inhibitors: MemoryInhibitors;
   readonly tickets: MemoryTickets;
+  readonly heartbeats: MemoryHeartbeats;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -44,6 +46,7 @@ export class MemoryStore implements DedupStore {
     this.silences = new MemorySilences(clock, assertOpen);
     this.inhibitors = new MemoryInhibitors(clock, assertOpen);
     this.tickets = new MemoryTickets(clock, assertOpen);
+    this.heartbeats = new MemoryHeartbeats(assertOpen);
   }
 
   async sweepExpired() {

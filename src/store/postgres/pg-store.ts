@@ -10,6 +10,7 @@ import { PgRequests } from './pg-requests.js';
 import { PgSilences } from './pg-silences.js';
 import { PgInhibitors } from './pg-inhibitors.js';
 import { PgTickets } from './pg-tickets.js';
+import { PgHeartbeats } from './pg-heartbeats.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -37,6 +38,7 @@ export class PgStore implements SharedStore {
   readonly silences: PgSilences;
   readonly inhibitors: PgInhibitors;
   readonly tickets: PgTickets;
+  readonly heartbeats: PgHeartbeats;
   private readonly schema: string | null;
 
   constructor(
@@ -55,6 +57,7 @@ export class PgStore implements SharedStore {
     this.silences = new PgSilences(x);
     this.inhibitors = new PgInhibitors(x);
     this.tickets = new PgTickets(x);
+    this.heartbeats = new PgHeartbeats(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */

@@ -45,6 +45,9 @@ import { createHash } from 'node:crypto';
  *   {oo:inh}:g:LPB(tenant,rule,tuple)   a rule's live sources with those `equal` values (zset source → expiry ms)
  *   {oo:inh}:s:LPB(tenant,source)       the groups a source is in (set)
  *
+ * Heartbeats, all in one slot (they are few, and come from the config):
+ *   {oo:hb}:LPB(tenant)         the tenant's heartbeats (hash name → "since,last ping,claimed miss", ms)
+ *
  * SHARDS is part of the on-disk format: changing it moves every key.
  */
 export const SHARDS = 64;
@@ -172,6 +175,9 @@ export const silenceKeys = {
   all: '{oo:sil}:all',
   version: '{oo:sil}:v',
 };
+
+/** A tenant's heartbeats (one slot: `{oo:hb}`). */
+export const heartbeatKey = (tenant: string) => `{oo:hb}:${lpBytes(tenant)}`;
 
 /** The inhibitor keys (one slot: `{oo:inh}`). */
 export const inhibitorKeys = {

@@ -9,6 +9,7 @@ import { RedisRequests } from './redis-requests.js';
 import { RedisSilences } from './redis-silences.js';
 import { RedisInhibitors } from './redis-inhibitors.js';
 import { RedisTickets } from './redis-tickets.js';
+import { RedisHeartbeats } from './redis-heartbeats.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -30,6 +31,7 @@ export class RedisStore implements SharedStore {
   readonly silences: RedisSilences;
   readonly inhibitors: RedisInhibitors;
   readonly tickets: RedisTickets;
+  readonly heartbeats: RedisHeartbeats;
 
   constructor(
     readonly conn: RedisConnection,
@@ -46,6 +48,7 @@ export class RedisStore implements SharedStore {
     this.silences = new RedisSilences(conn);
     this.inhibitors = new RedisInhibitors(conn);
     this.tickets = new RedisTickets(conn);
+    this.heartbeats = new RedisHeartbeats(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

@@ -10,6 +10,7 @@ import { SqliteRequests } from './sqlite-requests.js';
 import { SqliteSilences } from './sqlite-silences.js';
 import { SqliteInhibitors } from './sqlite-inhibitors.js';
 import { SqliteTickets } from './sqlite-tickets.js';
+import { SqliteHeartbeats } from './sqlite-heartbeats.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -31,6 +32,7 @@ export class SqliteStore implements DedupStore {
   readonly silences: SqliteSilences;
   readonly inhibitors: SqliteInhibitors;
   readonly tickets: SqliteTickets;
+  readonly heartbeats: SqliteHeartbeats;
 
   constructor(
     readonly path: string,
@@ -47,6 +49,7 @@ export class SqliteStore implements DedupStore {
     this.silences = new SqliteSilences(this.x);
     this.inhibitors = new SqliteInhibitors(this.x);
     this.tickets = new SqliteTickets(this.x);
+    this.heartbeats = new SqliteHeartbeats(this.x);
   }
 
   sweepExpired() {

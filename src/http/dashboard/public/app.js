@@ -211,6 +211,23 @@ function silences(snap) {
   );
 }
 
+function heartbeats(snap) {
+  const missed = snap.heartbeats.filter((h) => h.state === 'missed').length;
+  $('#heartbeat-count').textContent = `(${snap.heartbeats.length}${missed ? `, ${missed} missed` : ''})`;
+  $('#heartbeats tbody').replaceChildren(
+    ...snap.heartbeats.map((h) => {
+      const tr = document.createElement('tr');
+      tr.dataset.name = h.name;
+      if (h.state === 'missed') tr.className = 'missed';
+      cell(tr, h.name, 'key');
+      cell(tr, h.state, 'state');
+      cell(tr, h.last_ping_at ? new Date(h.last_ping_at).toLocaleString() : 'never');
+      cell(tr, new Date(h.due_at).toLocaleString());
+      return tr;
+    }),
+  );
+}
+
 function render(snap) {
   last = snap;
   chart(snap);
@@ -220,6 +237,7 @@ function render(snap) {
   delivery(snap);
   deadLetters(snap);
   silences(snap);
+  heartbeats(snap);
   status(`live · ${snap.tenant} · ${new Date(snap.at).toLocaleTimeString()}`, true);
 }
 
