@@ -334,6 +334,24 @@ CREATE TABLE onceonly.events_seen (
     expires_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.flaps (
+    id bigint NOT NULL,
+    tenant text NOT NULL,
+    key text NOT NULL,
+    at bigint NOT NULL,
+    action text NOT NULL,
+    expires_at bigint NOT NULL
+);
+
+CREATE SEQUENCE onceonly.flaps_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE onceonly.flaps_id_seq OWNED BY onceonly.flaps.id;
+
 CREATE TABLE onceonly.heartbeats (
     tenant text NOT NULL,
     name text NOT NULL,
@@ -444,6 +462,8 @@ CREATE TABLE onceonly.windows (
 
 ALTER TABLE ONLY onceonly.audit ALTER COLUMN id SET DEFAULT nextval('onceonly.audit_id_seq'::regclass);
 
+ALTER TABLE ONLY onceonly.flaps ALTER COLUMN id SET DEFAULT nextval('onceonly.flaps_id_seq'::regclass);
+
 ALTER TABLE ONLY onceonly.outbox ALTER COLUMN id SET DEFAULT nextval('onceonly.outbox_id_seq'::regclass);
 
 ALTER TABLE ONLY onceonly.acks
@@ -466,6 +486,9 @@ ALTER TABLE ONLY onceonly.devices
 
 ALTER TABLE ONLY onceonly.events_seen
     ADD CONSTRAINT events_seen_pkey PRIMARY KEY (tenant, device, boot, sequence);
+
+ALTER TABLE ONLY onceonly.flaps
+    ADD CONSTRAINT flaps_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY onceonly.heartbeats
     ADD CONSTRAINT heartbeats_pkey PRIMARY KEY (tenant, name);
@@ -511,6 +534,10 @@ CREATE INDEX delivery_counters_used_at ON onceonly.delivery_counters USING btree
 CREATE INDEX devices_observed_at ON onceonly.devices USING btree (observed_at);
 
 CREATE INDEX events_seen_expires_at ON onceonly.events_seen USING btree (expires_at);
+
+CREATE INDEX flaps_expires_at ON onceonly.flaps USING btree (expires_at);
+
+CREATE INDEX flaps_key ON onceonly.flaps USING btree (tenant, key, id);
 
 CREATE INDEX incidents_expires_at ON onceonly.incidents USING btree (expires_at);
 

@@ -29,7 +29,10 @@ export function deliveryObserver(metrics: Metrics, logger: Logger, tally: Delive
   const passFailed = rateLimitedLog(logger, 'delivery pass failed; it is retried');
   return {
     attempted: (adapter) => metrics.attempted(adapter),
-    held: (d, muted, outcome, first) => metrics.held(d, muted, outcome, first),
+    held(d, muted, outcome, first) {
+      metrics.held(d, muted, outcome, first);
+      if (outcome === 'held' && first) tally.held(d, muted.by);
+    },
     released: (d, outcome) => metrics.released(d, outcome),
     settled(d, outcome, reason, detail) {
       metrics.settled(d, outcome, reason, detail);

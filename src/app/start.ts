@@ -18,6 +18,9 @@ import { SILENCE_POLL_MS, SilenceCache } from '../mute/silence-cache.js';
 import { MaintenanceWindows } from '../mute/maintenance.js';
 import { Mutes } from '../mute/mutes.js';
 import { Inhibition } from '../mute/inhibition.js';
+import { Holds } from '../mute/holds.js';
+import { AutoPause } from '../mute/auto-pause.js';
+import { Flapping } from '../mute/flapping.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { openStore, shown } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
@@ -134,7 +137,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   );
   const muteSource = new Mutes([silences, new MaintenanceWindows(() => config.current.maintenance), inhibition]);
   const mutes = { source: muteSource, now: () => clock.now() };
-  const dedup = new Deduplicator({ store, config: () => config.current, observer: observers(metrics, tally), mutes, inhibition });
+  const dedup = new Deduplicator({
+    store,
+    config: () => config.current,
+    observer: observers(metrics, tally),
+    mutes,
+    inhibition,
+    flaps: { store: store.flaps, now: () => clock.now() },
+  });
+  // Holds on a key's own history: a create that waits in case it clears, a flapping key that waits to settle.
+  const holds = new Holds([new AutoPause(() => config.current.auto_pause, store.flaps), new Flapping(() => config.current.flapping, store.flaps)]);
   let sampled = 0;
   const events = new EventIngest(
     store,
@@ -216,6 +228,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     clock,
     observer: deliveryObserver(metrics, logger, deliveryTally),
     mutes: muteSource,
+    holds,
     ...options.delivery,
   });
 

@@ -5,6 +5,7 @@ import { tenantsConfig } from '../access/tenants.js';
 import { maintenanceConfig } from './maintenance.js';
 import { inhibitionConfig } from './inhibition.js';
 import { heartbeatsConfig } from './heartbeats.js';
+import { autoPauseConfig, flappingConfig } from './holds.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -144,6 +145,10 @@ export const configSchema = z
     inhibit_rules: inhibitionConfig,
     /** Dead-man's switches: an incident when a ping is overdue, closed by the next ping (docs/noise.md). */
     heartbeats: heartbeatsConfig,
+    /** Creates of matching keys held a while; a key that closes meanwhile delivers nothing (docs/noise.md). */
+    auto_pause: autoPauseConfig,
+    /** Keys that keep closing and opening again are held until they settle (docs/noise.md). */
+    flapping: flappingConfig,
     /** With tenants, every route but the open ones needs a tenant's bearer token (docs/api.md, "Access"). */
     tenants: tenantsConfig,
     /**

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
 import type { DeliveryStore, TicketStore } from '../store/contract/index.js';
 import type { MuteSource } from '../mute/mutes.js';
+import type { HoldSource } from '../mute/holds.js';
 import { AdapterRegistry } from './registry.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 
@@ -18,6 +19,8 @@ export interface DeliveryServiceOptions {
   idleMs?: number;
   /** what may mute a delivery (silences) */
   mutes?: MuteSource;
+  /** what may hold a delivery for a while (auto-pause, flapping) */
+  holds?: HoldSource;
 }
 
 export interface DeliveryService {
@@ -39,6 +42,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
     },
     leaseMs: o.config().delivery.lease_ms,
     ...(o.mutes ? { mutes: { source: o.mutes, now: () => o.clock.now() } } : {}),
+    ...(o.holds ? { holds: o.holds } : {}),
     ...(o.random ? { random: o.random } : {}),
     ...(o.idleMs ? { idleMs: o.idleMs } : {}),
     ...(o.observer ? { observer: o.observer } : {}),

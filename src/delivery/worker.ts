@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { labelsOf } from '../mute/labels.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
+import type { Hold, HoldSource } from '../mute/holds.js';
 import type { Delivery, DeliveryStore, FoldOutcome, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
@@ -18,11 +19,14 @@ export interface DeliveryObserver {
   attempted?(adapter: string): void;
   settled?(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: { delayMs?: number; error?: string; seconds: number }): void;
   error?(err: unknown, what: string): void;
-  /** A mute held a delivery (`first`: it was not held before), or what folding it did instead. */
-  held?(d: Delivery, muted: Muted, outcome: FoldOutcome['kind'], first: boolean): void;
+  /** A mute or a hold held a delivery (`first`: it was not held before), or what folding it did instead. */
+  held?(d: Delivery, by: HeldBy, outcome: FoldOutcome['kind'], first: boolean): void;
   /** Nothing mutes a held delivery any more: it goes out now (`ready`), or folding found it had to go. */
   released?(d: Delivery, outcome: FoldOutcome['kind']): void;
 }
+
+/** What held a delivery: a mute (silence, maintenance, inhibition) or a hold (auto-pause, flapping). */
+export type HeldBy = { by: Muted['by'] | Hold['by']; id: string };
 
 /** How long a muted delivery is held before its mutes are looked at again. */
 export const MUTE_RECHECK_MS = 1000;
@@ -45,6 +49,8 @@ export interface WorkerOptions {
   monotonic?: () => number;
   /** What may mute a delivery (silences), and the clock its times are on; without it nothing is muted. */
   mutes?: { source: MuteSource; now: () => number; recheckMs?: number };
+  /** Auto-pause and flapping: holds that end at a time of their own; on the mutes' clock. */
+  holds?: HoldSource;
 }
 
 /**
@@ -116,8 +122,10 @@ export class DeliveryWorker {
    * Mutes, looked at when the delivery is leased (so a silence made after the
    * decision still holds it). A muted delivery is folded and held, neither
    * sent nor counted as a retry; a held one nothing mutes any more is folded
-   * and released. A close is never held: it is at the head of its line only
-   * once its create went out, and then it always goes. Returns the delivery
+   * and released. A mute never holds a close: it is at the head of its line
+   * only once its create went out, and then it goes. Holds (auto-pause,
+   * flapping) are asked next, and hold until their own time; flapping holds
+   * closes too, and marks the state it finally lets out. Returns the delivery
    * to make now, or null when there is none.
    */
   private async gate(d: Delivery): Promise<Delivery | null> {
@@ -130,10 +138,29 @@ export class DeliveryWorker {
         return null;
       }
     }
-    if (!d.held) return d;
-    const r = await this.o.store.fold(d, null);
-    this.observer.released?.(d, r.kind);
-    return r.kind === 'ready' ? r.delivery : null;
+    let mark: Record<string, unknown> | null = null;
+    if (m && this.o.holds) {
+      const now = m.now();
+      const v = await this.o.holds.verdict(d, now);
+      if (v && 'hold' in v) {
+        // Looked at again when the hold ends, or sooner: a store on its own clock (Redis) and a
+        // hold's end moved by a new transition are both caught within a recheck.
+        const r = await this.o.store.fold(d, Math.max(1, Math.min(v.hold.until - now, m.recheckMs ?? MUTE_RECHECK_MS)));
+        this.observer.held?.(d, v.hold, r.kind, d.held !== true);
+        return null;
+      }
+      mark = v?.mark ?? null;
+    }
+    let out = d;
+    // A marked delivery is a flapping key's settled state: folded first, so that it carries the
+    // key's last state and what queued behind it goes with it (it may not have been held itself).
+    if (d.held || mark) {
+      const r = await this.o.store.fold(d, null);
+      this.observer.released?.(d, r.kind);
+      if (r.kind !== 'ready') return null;
+      out = r.delivery;
+    }
+    return mark ? { ...out, entry: { ...out.entry, data: { ...out.entry.data, ...mark } } } : out;
   }
 
   private async deliverOne(leased: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {

@@ -8,7 +8,8 @@ import { FOREVER_MS, configSchema, defaultConfig, type Config, type ConfigInput 
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { parseIncident, type IncidentInput } from '../inputs/incident/schema.js';
 import { parseWith } from '../core/validation.js';
-import type { DedupStore, IncidentClaim, Origin } from '../store/contract/index.js';
+import type { DedupStore, FlapStore, IncidentClaim, Origin } from '../store/contract/index.js';
+import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
 import { labelsOf } from '../mute/labels.js';
@@ -43,6 +44,8 @@ export interface DeduplicatorOptions {
   mutes?: { source: MuteSource; now: () => number };
   /** Inhibition rules' sources, recorded as incidents are decided and forgotten as they close. */
   inhibition?: Pick<Inhibition, 'recordSource' | 'forget'>;
+  /** Where creates and closes are recorded while flapping or auto-pause is configured, and the clock they are on. */
+  flaps?: { store: Pick<FlapStore, 'record'>; now: () => number };
 }
 
 const unobserved: DecisionObserver = { decided() {}, ended() {} };
@@ -57,11 +60,13 @@ export class Deduplicator {
   private readonly observer: DecisionObserver;
   private readonly mutes: DeduplicatorOptions['mutes'];
   private readonly inhibition: DeduplicatorOptions['inhibition'];
+  private readonly flaps: DeduplicatorOptions['flaps'];
 
   constructor(options: DeduplicatorOptions) {
     this.store = options.store;
     this.mutes = options.mutes;
     this.inhibition = options.inhibition;
+    this.flaps = options.flaps;
     this.config = options.config ?? (() => defaultConfig);
     this.observer = options.observer ?? unobserved;
   }
@@ -121,6 +126,7 @@ export class Deduplicator {
     const reason = provisional ? 'provisional' : decided.reason;
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
+    if (outcome.kind === 'created') await this.transition(claim.tenant, claim.key, 'create');
     this.observer.decided(result, claim.tenant);
     // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
     if (this.inhibition && claim.outbox && outcome.kind !== 'stale') {
@@ -134,7 +140,21 @@ export class Deduplicator {
     const last = await this.store.incidents.close(tenant, key, resolvedAt, origin);
     if (last) this.observer.ended(last.updates, 'closed');
     if (last) await this.inhibition?.forget(tenant, key);
+    if (last) await this.transition(tenant, key, 'close');
     return last !== null;
+  }
+
+  /**
+   * A create or close, recorded when flapping detection or auto-pause is
+   * configured (they read a key's transitions).
+   * Beside the decision, not in its step: a record that fails (the store went
+   * away) undercounts a flap by one, and the decision stands.
+   */
+  private async transition(tenant: string, key: string, action: 'create' | 'close'): Promise<void> {
+    const c = this.config();
+    if (!this.flaps || (!c.flapping && c.auto_pause.length === 0)) return;
+    const keepMs = Math.max(c.flapping ? flapKeepMs(c.flapping) : 0, ...c.auto_pause.map((r) => r.seconds * 1000));
+    await this.flaps.store.record(tenant, key, action, this.flaps.now(), keepMs).catch(() => {});
   }
 
   async getIncident(key: string, tenant = DEFAULT_TENANT): Promise<IncidentView | null> {

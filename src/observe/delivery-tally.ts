@@ -12,6 +12,23 @@ export type DeliveryTotals = Record<string, Record<string, number>>;
  */
 export class DeliveryTally {
   private readonly byTenant = new Map<string, DeliveryTotals>();
+  /** Holds started, per tenant and by what held them (silence, maintenance, inhibition, auto_pause, flapping). */
+  private readonly holdsByTenant = new Map<string, Record<string, number>>();
+
+  /** A delivery that was not held before was held by `by`. */
+  held(d: Delivery, by: string): void {
+    let t = this.holdsByTenant.get(d.entry.tenant);
+    if (!t) this.holdsByTenant.set(d.entry.tenant, (t = {}));
+    t[by] = (t[by] ?? 0) + 1;
+  }
+
+  /** One tenant's holds by what held them, or (null) every tenant's summed. */
+  holds(tenant: string | null): Record<string, number> {
+    const sum: Record<string, number> = {};
+    for (const [t, counts] of this.holdsByTenant)
+      if (tenant === null || t === tenant) for (const [by, n] of Object.entries(counts)) sum[by] = (sum[by] ?? 0) + n;
+    return sum;
+  }
 
   settled(d: Delivery, outcome: DeliveryOutcome): void {
     let t = this.byTenant.get(d.entry.tenant);

@@ -48,6 +48,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     inhibitors: wrapFacet(inner.inhibitors, timed('inhibitors')),
     tickets: wrapFacet(inner.tickets, timed('tickets')),
     heartbeats: wrapFacet(inner.heartbeats, timed('heartbeats')),
+    flaps: wrapFacet(inner.flaps, timed('flaps')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

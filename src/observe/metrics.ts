@@ -3,8 +3,7 @@ import type { DecisionObserver, IncidentDecision } from '../engine/deduplicator.
 import { DECISION_REASONS } from '../core/decision.js';
 import type { DedupStore } from '../store/contract/index.js';
 import type { Delivery, FoldOutcome } from '../store/contract/index.js';
-import type { Muted } from '../mute/mutes.js';
-import type { DeliveryObserver, DeliveryOutcome } from '../delivery/worker.js';
+import type { DeliveryObserver, DeliveryOutcome, HeldBy } from '../delivery/worker.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HeartbeatStatus } from '../engine/heartbeats.js';
 
@@ -230,7 +229,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   }
 
   /** A mute held a delivery, or folding it dropped it. */
-  held(_d: Delivery, muted: Muted, outcome: FoldOutcome['kind'], first: boolean): void {
+  held(_d: Delivery, muted: HeldBy, outcome: FoldOutcome['kind'], first: boolean): void {
     if (outcome === 'held' && first) this.mutedTotal.labels(muted.by).inc();
     this.foldDropped(outcome);
   }

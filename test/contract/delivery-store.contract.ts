@@ -375,6 +375,61 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.deepEqual([close?.entry.key, close?.entry.action], [key(2), 'close'], 'the close is due at once');
     });
 
+    test('a held create dropped with its close: the key opened again behind them is due at once', async () => {
+      const d = fx.store.deliveries;
+      await fx.store.incidents.decide(claim(key(1), 'MAJOR'));
+      await fanOutAll(['hook']);
+      const [created] = await lease();
+      await d.fold(created!, 5 * T);
+      await fx.store.incidents.close('t', key(1));
+      await fx.store.incidents.decide(claim(key(1), 'CRITICAL'));
+      await fanOutAll(['hook']);
+      assert.deepEqual(await lease(), [], 'behind the held head, nothing is handed out (a lease pass passes them over)');
+      await fx.advance(6 * T);
+      const [head] = await lease();
+      assert.deepEqual(await d.fold(head!, 5 * T), { kind: 'dropped', folded: 1 });
+      const [next] = await lease();
+      assert.deepEqual([next?.entry.key, next?.entry.action, next?.entry.severity], [key(1), 'create', 'CRITICAL'], 'the new episode goes now');
+    });
+
+    test('a held close with its key opened again behind it: the close and what was between go, the last create or close is due now', async () => {
+      const d = fx.store.deliveries;
+      const cycle = async (k: string, n: number) => {
+        for (let i = 0; i < n; i++) {
+          await fx.store.incidents.decide(claim(k, i % 2 ? 'CRITICAL' : 'MAJOR'));
+          await fx.store.incidents.close('t', k);
+        }
+      };
+      // Delivered create; then its close is held (flapping), and the key opens, closes and opens again.
+      for (const [k, then, last] of [
+        [key(1), async () => fx.store.incidents.decide(claim(key(1), 'MINOR')), 'create'],
+        [key(2), async () => {}, 'close'],
+      ] as const) {
+        await fx.store.incidents.decide(claim(k, 'MAJOR'));
+        await fanOutAll(['hook']);
+        const [c] = await lease();
+        await d.settle(c!, { outcome: 'delivered' });
+        await fx.store.incidents.close('t', k);
+        await fanOutAll(['hook']);
+        const [x] = await lease();
+        assert.equal(x?.entry.action, 'close');
+        assert.deepEqual(await d.fold(x!, 5 * T), { kind: 'held', folded: 0 }, 'a lone close is held as it is');
+        await cycle(k, 2);
+        await then();
+        await fanOutAll(['hook']);
+        await fx.advance(6 * T);
+        const [h] = await lease();
+        assert.deepEqual([h?.id, h?.entry.action], [x!.id, 'close']);
+        const r = await d.fold(h!, 5 * T);
+        assert.deepEqual(r, { kind: 'superseded', folded: last === 'create' ? 4 : 3 }, k);
+        const [next] = await lease();
+        assert.deepEqual([next?.entry.key, next?.entry.action], [k, last], 'the last create or close is due at once');
+        if (last === 'create') assert.equal(next?.entry.severity, 'MINOR', 'with its own payload');
+        await d.settle(next!, { outcome: 'delivered' });
+        assert.deepEqual(await lease(), [], 'nothing else of the key is left');
+      }
+    });
+
     test('fold under a lost lease changes nothing', async () => {
       const d = fx.store.deliveries;
       await fx.store.incidents.decide(claim(key(1), 'MAJOR'));

@@ -19,6 +19,7 @@ import { rulesContract } from './rules.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
+import { flapStoreContract } from './flap-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 
 /**
@@ -87,6 +88,8 @@ ticketStoreContract('fail-open over redis', overRedis);
 ticketStoreContract('fail-open over postgres', overPostgres);
 heartbeatStoreContract('fail-open over redis', overRedis);
 heartbeatStoreContract('fail-open over postgres', overPostgres);
+flapStoreContract('fail-open over redis', overRedis);
+flapStoreContract('fail-open over postgres', overPostgres);
 deliveryStoreContract('fail-open over postgres', overPostgres);
 rulesContract('fail-open over postgres', overPostgres);
 

@@ -13,6 +13,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
+import { flapStoreContract } from './flap-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -108,6 +109,14 @@ heartbeatStoreContract(
   fixture(() => single.url, 'redis'),
 );
 heartbeatStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+flapStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+flapStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
 );

@@ -10,6 +10,7 @@ import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
+import { flapStoreContract } from './flap-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -40,6 +41,7 @@ silenceStoreContract('sqlite', fixture);
 inhibitorStoreContract('sqlite', fixture);
 ticketStoreContract('sqlite', fixture);
 heartbeatStoreContract('sqlite', fixture);
+flapStoreContract('sqlite', fixture);
 deliveryStoreContract('sqlite', fixture);
 rulesContract('sqlite', fixture);
 

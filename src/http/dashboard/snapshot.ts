@@ -40,6 +40,8 @@ export interface Snapshot {
     dead: number | null;
     /** Deliveries a mute holds now, across tenants: only without tenants, as `pending`. */
     held: number | null;
+    /** Holds this replica started for the tenant (all tenants without tenants), by what held them: silence, maintenance, inhibition, auto_pause, flapping. */
+    holds: Record<string, number>;
     lag_seconds: number | null;
   };
   dead_letters: ReturnType<typeof deadLetterView>[];
@@ -84,6 +86,7 @@ export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean
       adapters: scoped ? d.deliveryTally.of(tenant) : d.deliveryTally.all(),
       pending: backlog?.pending ?? null,
       held: backlog?.held ?? null,
+      holds: d.deliveryTally.holds(scoped ? tenant : null),
       dead: scoped ? (dead?.length ?? null) : (backlog?.dead ?? null),
       lag_seconds: backlog ? (backlog.oldestAt === null ? 0 : Math.max(0, Math.round((now - backlog.oldestAt) / 1000))) : null,
     },

@@ -68,7 +68,8 @@ export type FoldOutcome =
   | { kind: 'held'; folded: number }
   /** a create that never went out and the close behind it: both gone, with what was between; nothing is delivered */
   | { kind: 'dropped'; folded: number }
-  /** a close was behind it (its create went out before): it and what was between are gone; the close is due now */
+  /** a close was behind it (its create went out before): it and what was between are gone; the close is due now.
+   * Also a held close with the key opened again behind it: it and what was between are gone; the last create or close is due now */
   | { kind: 'superseded'; folded: number }
   /** released: still leased, carrying the latest state; deliver it now */
   | { kind: 'ready'; delivery: Delivery; folded: number };
@@ -84,7 +85,13 @@ export function foldPlan(
   younger: readonly OutboxAction[],
 ): { outcome: 'dropped' | 'superseded' | 'folded'; drop: number; latest: number | null } {
   const close = younger.indexOf('close');
-  if (head === 'close') return { outcome: 'folded', drop: 0, latest: null };
+  if (head === 'close') {
+    // Only flapping holds a close: the key opened (and maybe closed) again behind it. The receiver
+    // still has the ticket open, so the close and what was between go, and the key's last create
+    // or close comes due in its place.
+    const last = Math.max(younger.lastIndexOf('create'), younger.lastIndexOf('close'));
+    return last < 0 ? { outcome: 'folded', drop: 0, latest: null } : { outcome: 'superseded', drop: last, latest: null };
+  }
   if (close >= 0) return head === 'create' ? { outcome: 'dropped', drop: close + 1, latest: null } : { outcome: 'superseded', drop: close, latest: null };
   return { outcome: 'folded', drop: younger.length, latest: younger.length > 0 ? younger.length - 1 : null };
 }

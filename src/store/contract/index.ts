@@ -7,6 +7,7 @@ import type { SilenceStore } from './silences.js';
 import type { InhibitorStore } from './inhibitors.js';
 import type { TicketStore } from './tickets.js';
 import type { HeartbeatStore } from './heartbeats.js';
+import type { FlapStore } from './flaps.js';
 import type { WindowStore } from './windows.js';
 
 export * from './deliveries.js';
@@ -20,6 +21,7 @@ export * from './silences.js';
 export * from './inhibitors.js';
 export * from './tickets.js';
 export * from './heartbeats.js';
+export * from './flaps.js';
 export * from './windows.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
@@ -53,6 +55,8 @@ export interface DedupStore {
   readonly tickets: TicketStore;
   /** Heartbeats' last pings and claimed misses, shared by every replica. */
   readonly heartbeats: HeartbeatStore;
+  /** Each key's recent creates and closes (flapping detection). */
+  readonly flaps: FlapStore;
   /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
@@ -68,7 +72,18 @@ export interface SharedStore extends DedupStore {
 }
 
 /** The facets a store is made of, by name: what the decorators iterate over. */
-export type FacetName = 'incidents' | 'devices' | 'windows' | 'deliveries' | 'queries' | 'requests' | 'silences' | 'inhibitors' | 'tickets' | 'heartbeats';
+export type FacetName =
+  | 'incidents'
+  | 'devices'
+  | 'windows'
+  | 'deliveries'
+  | 'queries'
+  | 'requests'
+  | 'silences'
+  | 'inhibitors'
+  | 'tickets'
+  | 'heartbeats'
+  | 'flaps';
 
 /** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
 export const SWEEP_BATCH = 1000;

@@ -11,6 +11,7 @@ import type {
   InhibitorStore,
   TicketStore,
   HeartbeatStore,
+  FlapStore,
   StoredAnswer,
   ReconcileOutcome,
   SharedStore,
@@ -85,6 +86,7 @@ export class FailOpenStore implements DedupStore {
   readonly inhibitors: InhibitorStore;
   readonly tickets: TicketStore;
   readonly heartbeats: HeartbeatStore;
+  readonly flaps: FlapStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -154,6 +156,10 @@ export class FailOpenStore implements DedupStore {
     // while the store is away is refused (503; the sender pings again) and the
     // replicas look for misses again once it is back.
     this.heartbeats = this.facet('heartbeats', inner.heartbeats, {});
+    // Flap history is the shared record of a key's transitions: while the store is away a
+    // transition is not recorded (a flap counted short) and a history read is refused, which
+    // the delivery worker takes as "not flapping" (a page too many, never one lost).
+    this.flaps = this.facet('flaps', inner.flaps, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -11,6 +11,7 @@ import { MemorySilences } from './memory-silences.js';
 import { MemoryInhibitors } from './memory-inhibitors.js';
 import { MemoryTickets } from './memory-tickets.js';
 import { MemoryHeartbeats } from './memory-heartbeats.js';
+import { MemoryFlaps } from './memory-flaps.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -31,6 +32,7 @@ export class MemoryStore implements DedupStore {
   readonly inhibitors: MemoryInhibitors;
   readonly tickets: MemoryTickets;
   readonly heartbeats: MemoryHeartbeats;
+  readonly flaps: MemoryFlaps;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -47,6 +49,7 @@ export class MemoryStore implements DedupStore {
     this.inhibitors = new MemoryInhibitors(clock, assertOpen);
     this.tickets = new MemoryTickets(clock, assertOpen);
     this.heartbeats = new MemoryHeartbeats(assertOpen);
+    this.flaps = new MemoryFlaps(clock, assertOpen);
   }
 
   async sweepExpired() {
@@ -58,7 +61,8 @@ export class MemoryStore implements DedupStore {
       this.requests.sweep(SWEEP_BATCH) +
       this.silences.sweep(SWEEP_BATCH) +
       this.inhibitors.sweep(SWEEP_BATCH) +
-      this.tickets.sweep(SWEEP_BATCH)
+      this.tickets.sweep(SWEEP_BATCH) +
+      this.flaps.sweep(SWEEP_BATCH)
     );
   }
 

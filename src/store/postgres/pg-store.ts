@@ -11,6 +11,7 @@ import { PgSilences } from './pg-silences.js';
 import { PgInhibitors } from './pg-inhibitors.js';
 import { PgTickets } from './pg-tickets.js';
 import { PgHeartbeats } from './pg-heartbeats.js';
+import { PgFlaps } from './pg-flaps.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -39,6 +40,7 @@ export class PgStore implements SharedStore {
   readonly inhibitors: PgInhibitors;
   readonly tickets: PgTickets;
   readonly heartbeats: PgHeartbeats;
+  readonly flaps: PgFlaps;
   private readonly schema: string | null;
 
   constructor(
@@ -58,6 +60,7 @@ export class PgStore implements SharedStore {
     this.inhibitors = new PgInhibitors(x);
     this.tickets = new PgTickets(x);
     this.heartbeats = new PgHeartbeats(x);
+    this.flaps = new PgFlaps(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
@@ -75,7 +78,8 @@ export class PgStore implements SharedStore {
       (await this.requests.sweep()) +
       (await this.silences.sweep()) +
       (await this.inhibitors.sweep()) +
-      (await this.tickets.sweep())
+      (await this.tickets.sweep()) +
+      (await this.flaps.sweep())
     );
   }
 

@@ -32,6 +32,7 @@ import { createHash } from 'node:crypto';
  *   {oo:S}:n:LPB(kind,tenant,key,action)  the key's n counter for Idempotency-Key
  *   {oo:S}:rq:LPB(tenant,key)             a producer's Idempotency-Key and its answer
  *   {oo:S}:tk:LPB(adapter,tenant,kind,key) the ticket id an adapter's receiver gave the key
+ *   {oo:S}:fl:LPB(tenant,key)             the key's recent creates and closes (list of c|x + ms)
  * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
  *
  * Silences, all in one slot (they are few, and a write must bump the version
@@ -157,6 +158,11 @@ export function requestKey(tenant: string, key: string): string {
 /** The ticket id an adapter's receiver gave a key, in the key's own shard. */
 export function ticketKey(adapter: string, tenant: string, kind: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:tk:${lpBytes(adapter, tenant, kind, key)}`;
+}
+
+/** A key's recent creates and closes (flapping detection), in the key's own shard. */
+export function flapKey(tenant: string, key: string): string {
+  return `{oo:${shardOf(tenant, key)}}:fl:${lpBytes(tenant, key)}`;
 }
 
 export function windowKey(tenant: string, key: string): string {

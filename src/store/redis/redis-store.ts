@@ -10,6 +10,7 @@ import { RedisSilences } from './redis-silences.js';
 import { RedisInhibitors } from './redis-inhibitors.js';
 import { RedisTickets } from './redis-tickets.js';
 import { RedisHeartbeats } from './redis-heartbeats.js';
+import { RedisFlaps } from './redis-flaps.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -32,6 +33,7 @@ export class RedisStore implements SharedStore {
   readonly inhibitors: RedisInhibitors;
   readonly tickets: RedisTickets;
   readonly heartbeats: RedisHeartbeats;
+  readonly flaps: RedisFlaps;
 
   constructor(
     readonly conn: RedisConnection,
@@ -49,6 +51,7 @@ export class RedisStore implements SharedStore {
     this.inhibitors = new RedisInhibitors(conn);
     this.tickets = new RedisTickets(conn);
     this.heartbeats = new RedisHeartbeats(conn);
+    this.flaps = new RedisFlaps(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

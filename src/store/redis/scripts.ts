@@ -40,6 +40,7 @@ export const scripts = {
   ticketClaim: load('ticket-claim'),
   ticketForget: load('ticket-forget'),
   heartbeatEnroll: load('heartbeat-enroll'),
+  flapRecord: load('flap-record'),
   heartbeatPing: load('heartbeat-ping'),
   heartbeatClaim: load('heartbeat-claim'),
   heartbeatClear: load('heartbeat-clear'),

@@ -11,6 +11,7 @@ import { SqliteSilences } from './sqlite-silences.js';
 import { SqliteInhibitors } from './sqlite-inhibitors.js';
 import { SqliteTickets } from './sqlite-tickets.js';
 import { SqliteHeartbeats } from './sqlite-heartbeats.js';
+import { SqliteFlaps } from './sqlite-flaps.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -33,6 +34,7 @@ export class SqliteStore implements DedupStore {
   readonly inhibitors: SqliteInhibitors;
   readonly tickets: SqliteTickets;
   readonly heartbeats: SqliteHeartbeats;
+  readonly flaps: SqliteFlaps;
 
   constructor(
     readonly path: string,
@@ -50,6 +52,7 @@ export class SqliteStore implements DedupStore {
     this.inhibitors = new SqliteInhibitors(this.x);
     this.tickets = new SqliteTickets(this.x);
     this.heartbeats = new SqliteHeartbeats(this.x);
+    this.flaps = new SqliteFlaps(this.x);
   }
 
   sweepExpired() {
@@ -62,7 +65,8 @@ export class SqliteStore implements DedupStore {
         this.requests.sweep(SWEEP_BATCH) +
         this.silences.sweep(SWEEP_BATCH) +
         this.inhibitors.sweep(SWEEP_BATCH) +
-        this.tickets.sweep(SWEEP_BATCH),
+        this.tickets.sweep(SWEEP_BATCH) +
+        this.flaps.sweep(SWEEP_BATCH),
     );
   }
 

@@ -187,7 +187,10 @@ function deadLetters(snap) {
 
 function silences(snap) {
   $('#silence-count').textContent = `(${snap.silences.length})`;
-  $('#held').textContent = snap.delivery.held == null ? '' : `Held now: ${snap.delivery.held}.`;
+  const holds = Object.entries(snap.delivery.holds ?? {})
+    .map(([by, n]) => `${by.replace('_', '-')} ${n}`)
+    .join(', ');
+  $('#held').textContent = [snap.delivery.held == null ? '' : `Held now: ${snap.delivery.held}.`, holds ? `Held since start: ${holds}.` : ''].join(' ');
   $('#silences tbody').replaceChildren(
     ...snap.silences.map((s) => {
       const tr = document.createElement('tr');

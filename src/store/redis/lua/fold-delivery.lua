@@ -5,7 +5,10 @@
 --   a close behind a create that never went out: both go, with what was
 --   between (dropped); a close behind anything else: the head and what was
 --   between go, the close is due now (superseded); otherwise the younger ones
---   go and the head takes the latest one's payload (folded).
+--   go and the head takes the latest one's payload (folded). A held close
+--   (only flapping holds one) with the key opened again behind it: the close
+--   and what was between go, and the last create or close is due now
+--   (superseded).
 --
 -- KEYS[1] due queue   KEYS[2] age index   KEYS[3] the head (hash)   KEYS[4] the shard's held set
 -- ARGV[1] the shard's hash tag   ARGV[2] the head's member   ARGV[3] lease token   ARGV[4] hold for (ms), or '' to release
@@ -33,6 +36,18 @@ local function gone(member)
   redis.call('ZREM', KEYS[2], member)
   redis.call('SREM', KEYS[4], member)
 end
+if head[5] == 'close' then
+  local last = nil
+  for i, y in ipairs(younger) do
+    if y.action == 'create' or y.action == 'close' then last = i end
+  end
+  if last then
+    for i = 1, last - 1 do gone(younger[i].m) end
+    gone(m)
+    redis.call('ZADD', KEYS[1], now, younger[last].m)
+    return { 'superseded', last - 1 }
+  end
+end
 local close = nil
 for i, y in ipairs(younger) do
   if y.action == 'close' then close = i break end
@@ -42,7 +57,11 @@ if head[5] ~= 'close' and close then
   if head[5] == 'create' then drop = close end
   for i = 1, drop do gone(younger[i].m) end
   gone(m)
-  if head[5] == 'create' then return { 'dropped', drop } end
+  if head[5] == 'create' then
+    -- What is left of the line (the key opened again after that close) is due at once.
+    if order then promote_next(order, KEYS[1], now) end
+    return { 'dropped', drop }
+  end
   redis.call('ZADD', KEYS[1], now, younger[close].m)
   return { 'superseded', drop }
 end
