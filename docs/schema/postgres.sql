@@ -352,6 +352,19 @@ CREATE SEQUENCE onceonly.flaps_id_seq
 
 ALTER SEQUENCE onceonly.flaps_id_seq OWNED BY onceonly.flaps.id;
 
+CREATE TABLE onceonly.group_members (
+    tenant text NOT NULL,
+    member text NOT NULL,
+    group_key text NOT NULL
+);
+
+CREATE TABLE onceonly.groups (
+    tenant text NOT NULL,
+    group_key text NOT NULL,
+    record text NOT NULL,
+    version bigint NOT NULL
+);
+
 CREATE TABLE onceonly.heartbeats (
     tenant text NOT NULL,
     name text NOT NULL,
@@ -489,6 +502,12 @@ ALTER TABLE ONLY onceonly.events_seen
 
 ALTER TABLE ONLY onceonly.flaps
     ADD CONSTRAINT flaps_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY onceonly.group_members
+    ADD CONSTRAINT group_members_pkey PRIMARY KEY (tenant, member);
+
+ALTER TABLE ONLY onceonly.groups
+    ADD CONSTRAINT groups_pkey PRIMARY KEY (tenant, group_key);
 
 ALTER TABLE ONLY onceonly.heartbeats
     ADD CONSTRAINT heartbeats_pkey PRIMARY KEY (tenant, name);

@@ -36,7 +36,8 @@ export function deliveryObserver(metrics: Metrics, logger: Logger, tally: Delive
     released: (d, outcome) => metrics.released(d, outcome),
     settled(d, outcome, reason, detail) {
       metrics.settled(d, outcome, reason, detail);
-      tally.settled(d, outcome);
+      // onceonly's own group step is not a destination: the dashboard's adapter table leaves it out.
+      if (!d.adapter.startsWith('@')) tally.settled(d, outcome);
       const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
       else if (outcome === 'retried')

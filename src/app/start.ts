@@ -21,6 +21,7 @@ import { Inhibition } from '../mute/inhibition.js';
 import { Holds } from '../mute/holds.js';
 import { AutoPause } from '../mute/auto-pause.js';
 import { Flapping } from '../mute/flapping.js';
+import { GroupApplier, GroupWait } from '../engine/groups.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { openStore, shown } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
@@ -146,7 +147,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     flaps: { store: store.flaps, now: () => clock.now() },
   });
   // Holds on a key's own history: a create that waits in case it clears, a flapping key that waits to settle.
-  const holds = new Holds([new AutoPause(() => config.current.auto_pause, store.flaps), new Flapping(() => config.current.flapping, store.flaps)]);
+  const holds = new Holds([
+    new AutoPause(() => config.current.auto_pause, store.flaps),
+    new Flapping(() => config.current.flapping, store.flaps),
+    new GroupWait(() => config.current.grouping),
+  ]);
+  // Groups of incidents: applied from the incidents' outbox entries, as a delivery of their own.
+  const groups = new GroupApplier({ groups: store.groups, incidents: store.incidents, config: () => config.current, clock });
+  const groupStep = groups.adapter();
   let sampled = 0;
   const events = new EventIngest(
     store,
@@ -207,6 +215,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     silences,
     dashboardIntervalMs: options.dashboard?.intervalMs,
     heartbeats,
+    groups,
   });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
@@ -229,6 +238,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     observer: deliveryObserver(metrics, logger, deliveryTally),
     mutes: muteSource,
     holds,
+    internal: () => (config.current.grouping ? groupStep : null),
     ...options.delivery,
   });
 
@@ -238,6 +248,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
     const retentionMs = config.current.delivery.dead_letter_retention_days * 86_400_000;
     store.deliveries.sweepDeadLetters(retentionMs).catch((err) => logger.warn({ err }, 'sweep of old dead letters failed'));
+    groups.sweep().catch((err) => logger.warn({ err }, 'sweep of expired group members failed'));
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
 

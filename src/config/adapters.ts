@@ -21,6 +21,8 @@ export const adapterBase = z.strictObject({
     .array(z.enum(['incident', 'violation', 'event']))
     .min(1)
     .optional(),
+  /** receive groups of incidents (grouping) instead of single incidents */
+  grouped: z.boolean().default(false),
   /** per HTTP call (or MQTT publish) */
   timeout_ms: z.number().int().positive().default(10_000),
 });

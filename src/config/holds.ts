@@ -24,5 +24,22 @@ export const flappingConfig = z
   })
   .optional();
 
+/**
+ * Grouping: the live incidents of a tenant that share the `by` labels are one
+ * group; adapters with `grouped: true` receive the group (one create
+ * `wait_seconds` after its first member, an update per membership or severity
+ * change, a close when its last member closes) instead of its members.
+ */
+export const groupingConfig = z
+  .strictObject({
+    by: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a label name'))
+      .min(1)
+      .max(16),
+    wait_seconds: z.number().int().nonnegative().max(3600).default(30),
+  })
+  .optional();
+
+export type GroupingConfig = NonNullable<z.output<typeof groupingConfig>>;
 export type AutoPauseConfig = z.output<typeof autoPauseConfig>;
 export type FlappingConfig = NonNullable<z.output<typeof flappingConfig>>;

@@ -5,7 +5,7 @@ import { tenantsConfig } from '../access/tenants.js';
 import { maintenanceConfig } from './maintenance.js';
 import { inhibitionConfig } from './inhibition.js';
 import { heartbeatsConfig } from './heartbeats.js';
-import { autoPauseConfig, flappingConfig } from './holds.js';
+import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -149,6 +149,8 @@ export const configSchema = z
     auto_pause: autoPauseConfig,
     /** Keys that keep closing and opening again are held until they settle (docs/noise.md). */
     flapping: flappingConfig,
+    /** Incidents sharing the `by` labels go to `grouped` adapters as one group (docs/noise.md). */
+    grouping: groupingConfig,
     /** With tenants, every route but the open ones needs a tenant's bearer token (docs/api.md, "Access"). */
     tenants: tenantsConfig,
     /**

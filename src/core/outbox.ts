@@ -3,7 +3,7 @@
  * the same atomic step as the decision (so a crash between deciding and
  * delivering loses nothing). Its shape is what an adapter receives (docs/adapters.md).
  */
-export type OutboxKind = 'incident' | 'violation' | 'event';
+export type OutboxKind = 'incident' | 'violation' | 'event' | 'group';
 export type OutboxAction = 'create' | 'update' | 'close' | 'notify';
 
 export interface OutboxEntry {

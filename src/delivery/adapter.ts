@@ -27,6 +27,8 @@ export interface Adapter {
   readonly type: string;
   /** How long one call may take: the worker starts no call it could not finish inside its lease. */
   readonly timeoutMs?: number;
+  /** onceonly's own step run as a delivery (grouping), not a destination: no mute or hold applies. */
+  readonly internal?: true;
   /** Whether this entry is for this adapter at all (its kinds, and for paging channels the decision table). */
   accepts(entry: OutboxEntry): boolean;
   /** Must upsert by the entry's key: a repeat of a delivery that already landed changes nothing. Never throws. */

@@ -1,4 +1,5 @@
 import type { Adapter } from './adapter.js';
+import type { OutboxEntry } from '../core/outbox.js';
 import type { AdapterConfig } from '../config/adapters.js';
 import { createAdapter } from './adapters/index.js';
 import type { AdapterDeps } from './adapters/common.js';
@@ -34,7 +35,7 @@ export class AdapterRegistry {
     const cfg = this.config();
     if (cfg !== this.built) {
       const old = this.inForce;
-      this.inForce = cfg.map((c) => this.track(createAdapter(c, this.deps)));
+      this.inForce = cfg.map((c) => this.track(grouped(createAdapter(c, this.deps), c.grouped === true)));
       this.adapters = new Map(this.inForce.map((t) => [t.adapter.name, this.counted(t)]));
       this.built = cfg;
       for (const t of old) this.retire(t);
@@ -86,4 +87,15 @@ export class AdapterRegistry {
     this.inForce = [];
     this.built = null;
   }
+}
+
+/**
+ * A grouped adapter takes groups instead of single incidents, a group as it
+ * would take an incident (its kinds, its paging rule); any other adapter
+ * takes no group.
+ */
+function grouped(a: Adapter, takesGroups: boolean): Adapter {
+  const accepts = (e: OutboxEntry) =>
+    e.kind === 'group' ? takesGroups && a.accepts({ ...e, kind: 'incident' }) : !(takesGroups && e.kind === 'incident') && a.accepts(e);
+  return { ...a, accepts };
 }

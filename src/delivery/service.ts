@@ -4,6 +4,7 @@ import type { DeliveryStore, TicketStore } from '../store/contract/index.js';
 import type { MuteSource } from '../mute/mutes.js';
 import type { HoldSource } from '../mute/holds.js';
 import { AdapterRegistry } from './registry.js';
+import type { Adapter } from './adapter.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 
 export interface DeliveryServiceOptions {
@@ -21,6 +22,8 @@ export interface DeliveryServiceOptions {
   mutes?: MuteSource;
   /** what may hold a delivery for a while (auto-pause, flapping) */
   holds?: HoldSource;
+  /** onceonly's own steps run as deliveries (the group applier, while grouping is configured) */
+  internal?: () => Adapter | null;
 }
 
 export interface DeliveryService {
@@ -35,7 +38,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
   const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock, tickets: o.tickets });
   const worker = new DeliveryWorker({
     store: o.store,
-    adapters: () => registry.current(),
+    adapters: () => withInternal(registry.current(), o.internal?.() ?? null),
     policy: () => {
       const d = o.config().delivery;
       return { maxRetries: d.max_retries, baseMs: d.base_delay_ms, maxMs: d.max_delay_ms };
@@ -56,4 +59,15 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
       await registry.close();
     },
   };
+}
+
+/** The configured adapters and, when there is one, an internal step (built once per pair, so the map is stable between reloads). */
+const joined = new WeakMap<ReadonlyMap<string, Adapter>, { step: Adapter; map: ReadonlyMap<string, Adapter> }>();
+function withInternal(adapters: ReadonlyMap<string, Adapter>, step: Adapter | null): ReadonlyMap<string, Adapter> {
+  if (!step) return adapters;
+  const hit = joined.get(adapters);
+  if (hit?.step === step) return hit.map;
+  const map = new Map([...adapters, [step.name, step]]);
+  joined.set(adapters, { step, map });
+  return map;
 }

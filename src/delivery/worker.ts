@@ -178,7 +178,7 @@ export class DeliveryWorker {
       this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
       return;
     }
-    if (adapter) {
+    if (adapter && !adapter.internal) {
       try {
         const open = await this.gate(d);
         if (!open) return;

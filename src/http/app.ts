@@ -34,6 +34,8 @@ import { BODY_LIMIT_BYTES, MAX_PARAM_CHARS } from './limits.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { heartbeatRoutes } from './routes/heartbeats.js';
 import type { HeartbeatMonitor } from '../engine/heartbeats.js';
+import type { GroupApplier } from '../engine/groups.js';
+import { groupRoutes } from './routes/groups.js';
 import type { DocumentedRoute } from './openapi/document.js';
 
 /** Seconds a 503 asks the producer to wait before retrying (a degraded store, a full disk). */
@@ -72,6 +74,8 @@ export interface AppOptions {
   dashboardIntervalMs?: number;
   /** Dead-man's switches: their pings and states. */
   heartbeats: HeartbeatMonitor;
+  /** Groups of incidents, as GET /v1/groups/{group_key} shows them. */
+  groups: Pick<GroupApplier, 'view'>;
 }
 
 export function buildApp({
@@ -90,6 +94,7 @@ export function buildApp({
   silences,
   dashboardIntervalMs,
   heartbeats,
+  groups,
 }: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
@@ -161,6 +166,7 @@ export function buildApp({
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
   heartbeatRoutes(app, heartbeats);
+  groupRoutes(app, groups);
   dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences: dedup.store.silences, clock, heartbeats }, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   silenceRoutes(app, dedup.store.silences, silences, clock);

@@ -8,8 +8,8 @@ import type { Delivery } from '../store/contract/index.js';
  * (folded, neither sent nor a dead letter), and are asked at lease time.
  */
 export interface Hold {
-  by: 'auto_pause' | 'flapping';
-  /** which rule: `auto_pause[i]`, or `flapping` */
+  by: 'auto_pause' | 'flapping' | 'group_wait';
+  /** which rule: `auto_pause[i]`, `flapping`, or the group's key */
   id: string;
   /** ms: when the hold ends if nothing changes (the delivery is looked at again then, or sooner) */
   until: number;

@@ -49,6 +49,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     tickets: wrapFacet(inner.tickets, timed('tickets')),
     heartbeats: wrapFacet(inner.heartbeats, timed('heartbeats')),
     flaps: wrapFacet(inner.flaps, timed('flaps')),
+    groups: wrapFacet(inner.groups, timed('groups')),
     deliveries: inner.deliveries,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),

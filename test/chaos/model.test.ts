@@ -8,6 +8,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { AdapterRegistry } from '../../src/delivery/registry.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { Deduplicator } from '../../src/engine/deduplicator.js';
+import { GroupApplier, groupKeyOf, groupSeverity } from '../../src/engine/groups.js';
 import type { Labels } from '../../src/mute/matcher.js';
 import { SilenceCache } from '../../src/mute/silence-cache.js';
 import { FailOpenStore } from '../../src/store/failopen/fail-open-store.js';
@@ -62,7 +63,12 @@ interface Gate {
  */
 async function openReplica(journalPath: string, gates: Gate[]) {
   const config = configSchema.parse({
-    adapters: [{ name: 'hook', type: 'webhook', url: `${sink.url}/in`, timeout_ms: TIMEOUT_MS }],
+    adapters: [
+      { name: 'hook', type: 'webhook', url: `${sink.url}/in`, timeout_ms: TIMEOUT_MS },
+      { name: 'groups', type: 'webhook', url: `${sink.url}/groups`, timeout_ms: TIMEOUT_MS, grouped: true },
+    ],
+    // Every key shares the root cause: one group, which every ingest of every replica changes.
+    grouping: { by: ['root_cause_id'], wait_seconds: 0 },
     delivery: { lease_ms: LEASE_MS, base_delay_ms: 1, max_delay_ms: 5 },
   });
   const journal = new Journal(journalPath, systemClock);
@@ -80,9 +86,10 @@ async function openReplica(journalPath: string, gates: Gate[]) {
     },
   };
   const registry = new AdapterRegistry(() => config.adapters, { clock: systemClock, tickets: store.tickets });
+  const step = new GroupApplier({ groups: store.groups, incidents: store.incidents, config: () => config, clock: systemClock }).adapter();
   const worker = new DeliveryWorker({
     store: store.deliveries,
-    adapters: () => registry.current(),
+    adapters: () => new Map([...registry.current(), [step.name, step]]),
     policy: () => ({ maxRetries: 1000, baseMs: 1, maxMs: 5 }),
     leaseMs: LEASE_MS,
     random: () => 0,
@@ -309,7 +316,8 @@ async function settleAndCheck(r: Real, m: Model) {
   for (let i = 0; ; i++) {
     await r.replica.worker.runOnce();
     const b = await r.replica.store.deliveries.backlog();
-    if (b.pending === 0) break;
+    // Nothing pending and nothing in the outbox: a delivery (the group step) may write an entry of its own.
+    if (b.pending === 0 && b.oldestAt === null) break;
     if (i > 400) throw new Error(`deliveries not drained: ${JSON.stringify(b)}`);
     await sleep(10); // backoffs, and leases left by a crashed replica (300 ms)
   }
@@ -378,6 +386,21 @@ async function settleAndCheck(r: Real, m: Model) {
     if (provisionalCreates > 0) staleAfterMerge += latest ? 0 : 1;
     else assert.ok(latest, `run ${r.run}: ${key}'s last news is a state it no longer has`);
   }
+  // The group: every answered key is live (nothing closes here), so every one is a member, and the
+  // grouped receiver got one create for it and, last, the full member list (each news once by Idempotency-Key).
+  const gk = groupKeyOf(['cut']);
+  const group = await r.replica.store.inner.groups.get(r.tenant, gk);
+  assert.deepEqual(Object.keys(group?.members ?? {}).sort(), [...answered].sort(), `run ${r.run}: the group's members are not the live keys`);
+  const seenGroup = new Set<string>();
+  const groupNews = delivered.filter((q) => {
+    const k = String(q.headers['idempotency-key']);
+    if (q.body.key !== gk || seenGroup.has(k)) return false;
+    seenGroup.add(k);
+    return true;
+  });
+  assert.equal(groupNews.filter((q) => q.body.action === 'create').length, answered.size > 0 ? 1 : 0, `run ${r.run}: group creates`);
+  assert.deepEqual(groupNews.at(-1)?.body.data.members ?? [], [...answered].sort(), `run ${r.run}: the group's last news lacks members`);
+  if (group) assert.equal(groupNews.at(-1)?.body.severity, groupSeverity(group.members), `run ${r.run}: the group's last news has another severity`);
   const released = accepted.slice(mutesEnded).filter((q) => q.body?.tenant === r.tenant).length;
   return {
     answered: answered.size,
@@ -396,7 +419,9 @@ async function settleAndCheck(r: Real, m: Model) {
 // the silence copies, the worker and a webhook receiver), checked against the
 // model: a legal history per key; no call leased while a matching silence
 // stood; every answered key live with a fingerprint that was sent and, once
-// the last mute ended, delivered exactly once in effect with its latest state.
+// the last mute ended, delivered exactly once in effect with its latest state;
+// and the one group every key belongs to holds exactly the live keys, reached
+// its grouped receiver as one create, and last told it every member.
 // The seed is printed; MODEL_SEED=… replays a run.
 test(`model: ${RUNS} random interleavings of ingest / store down / store up / crash / deliver / adapter failure / silence / expiry (seed ${SEED})`, async () => {
   const totals = {

@@ -20,6 +20,7 @@ import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { flapStoreContract } from './flap-store.contract.js';
+import { groupStoreContract } from './group-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 
 /**
@@ -90,6 +91,8 @@ heartbeatStoreContract('fail-open over redis', overRedis);
 heartbeatStoreContract('fail-open over postgres', overPostgres);
 flapStoreContract('fail-open over redis', overRedis);
 flapStoreContract('fail-open over postgres', overPostgres);
+groupStoreContract('fail-open over redis', overRedis);
+groupStoreContract('fail-open over postgres', overPostgres);
 deliveryStoreContract('fail-open over postgres', overPostgres);
 rulesContract('fail-open over postgres', overPostgres);
 

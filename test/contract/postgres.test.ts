@@ -11,6 +11,7 @@ import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { flapStoreContract } from './flap-store.contract.js';
+import { groupStoreContract } from './group-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -43,6 +44,7 @@ inhibitorStoreContract('postgres', fixture);
 ticketStoreContract('postgres', fixture);
 heartbeatStoreContract('postgres', fixture);
 flapStoreContract('postgres', fixture);
+groupStoreContract('postgres', fixture);
 deliveryStoreContract('postgres', fixture);
 rulesContract('postgres', fixture);
 

@@ -14,6 +14,7 @@ import { windowStoreContract } from './window-store.contract.js';
 import { ticketStoreContract } from './ticket-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { flapStoreContract } from './flap-store.contract.js';
+import { groupStoreContract } from './group-store.contract.js';
 import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -117,6 +118,14 @@ flapStoreContract(
   fixture(() => single.url, 'redis'),
 );
 flapStoreContract(
+  'redis cluster (3 masters)',
+  fixture(() => cluster.url, 'redis-cluster'),
+);
+groupStoreContract(
+  'redis',
+  fixture(() => single.url, 'redis'),
+);
+groupStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
 );

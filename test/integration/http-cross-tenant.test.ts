@@ -2,6 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
+import { groupKeyOf } from '../../src/engine/groups.js';
 
 /**
  * Every tenant route, taken from the API description the server itself
@@ -31,7 +32,7 @@ const beta = as(B);
 
 /** What each tenant owns, marked so that a leak shows in any body. */
 const own = (t: 'acme' | 'beta') => ({
-  incident: { element_id: `${t}-only-element`, fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR', summary: `${t}-only-summary` },
+  incident: { element_id: `${t}-only-element`, fault_class: 'LOS', root_cause_id: `${t}-cut`, severity: 'MAJOR', summary: `${t}-only-summary` },
   pd: {
     routing_key: 'r',
     event_action: 'trigger',
@@ -104,6 +105,7 @@ async function acmeState() {
   views.stats = (await acme('GET', '/v1/stats')).json();
   views.list = (await acme('GET', '/v1/incidents')).json();
   views.heartbeats = (await acme('GET', '/v1/heartbeats')).json();
+  views.group = (await acme('GET', `/v1/groups/${groupKeyOf(['acme-cut'])}`)).json();
   return views;
 }
 
@@ -116,6 +118,7 @@ tenants:
 heartbeats:
   - { name: acme-only-heartbeat, tenant: acme, interval_seconds: 60 }
   - { name: beta-only-heartbeat, tenant: beta, interval_seconds: 60 }
+grouping: { by: [root_cause_id], wait_seconds: 0 }
 delivery: { max_retries: 0 }
 adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeout_ms: 1000 } ]
 `,
@@ -135,6 +138,7 @@ function fill(path: string): string[] {
     device: [ids.device],
     id: path.includes('silence') ? [ids.silence] : ids.dead,
     name: ['acme-only-heartbeat'],
+    group_key: [groupKeyOf(['acme-cut'])],
   };
   let out = [path];
   for (const p of params) {
@@ -178,7 +182,7 @@ test('beta calling every tenant route with acme’s ids sees nothing of acme’s
             } else {
               const r = await beta(method.toUpperCase(), `${url}${q}`, body);
               for (const m of markers) assert.ok(!r.text.includes(m), `${route} ${url}${q}: beta was shown ${m}: ${r.text.slice(0, 300)}`);
-              if (/\{(key|id|device|name)\}/.test(path) || q)
+              if (/\{(key|id|device|name|group_key)\}/.test(path) || q)
                 assert.ok([400, 403, 404].includes(r.status), `${route} ${url}${q}: ${r.status} ${r.text.slice(0, 200)}`);
               if (path === '/v1/events') assert.equal(r.status, 403, 'another tenant’s tenant_id');
             }

@@ -40,12 +40,13 @@ const clean = (v: unknown) => String(v ?? '').replace(/[/+#\u0000]/g, '_') || '_
  * message is the key's state and a shared topic would keep only the last
  * key's. Violations go per process and rule (the MES / historian write-back of
  * SPC alarms; a rule's windows share it, the latest window standing), device
- * events per device, incidents per key.
+ * events per device, incidents and groups per key.
  */
 export const DEFAULT_TOPICS: Record<OutboxKind, string> = {
   violation: 'onceonly/violation/{tenant}/{data.process_id}/{data.rule_id}',
   event: 'onceonly/event/{tenant}/{data.device_id}',
   incident: 'onceonly/incident/{tenant}/{key}',
+  group: 'onceonly/group/{tenant}/{key}',
 };
 
 /** The topic for one entry; `{data.x}` missing from the entry becomes `_`. */

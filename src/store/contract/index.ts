@@ -8,6 +8,7 @@ import type { InhibitorStore } from './inhibitors.js';
 import type { TicketStore } from './tickets.js';
 import type { HeartbeatStore } from './heartbeats.js';
 import type { FlapStore } from './flaps.js';
+import type { GroupStore } from './groups.js';
 import type { WindowStore } from './windows.js';
 
 export * from './deliveries.js';
@@ -22,6 +23,7 @@ export * from './inhibitors.js';
 export * from './tickets.js';
 export * from './heartbeats.js';
 export * from './flaps.js';
+export * from './groups.js';
 export * from './windows.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
@@ -57,6 +59,8 @@ export interface DedupStore {
   readonly heartbeats: HeartbeatStore;
   /** Each key's recent creates and closes (flapping detection). */
   readonly flaps: FlapStore;
+  /** Incident groups (grouping.by) and their members. */
+  readonly groups: GroupStore;
   /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
@@ -83,7 +87,8 @@ export type FacetName =
   | 'inhibitors'
   | 'tickets'
   | 'heartbeats'
-  | 'flaps';
+  | 'flaps'
+  | 'groups';
 
 /** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
 export const SWEEP_BATCH = 1000;

@@ -12,6 +12,7 @@ import type {
   TicketStore,
   HeartbeatStore,
   FlapStore,
+  GroupStore,
   StoredAnswer,
   ReconcileOutcome,
   SharedStore,
@@ -87,6 +88,7 @@ export class FailOpenStore implements DedupStore {
   readonly tickets: TicketStore;
   readonly heartbeats: HeartbeatStore;
   readonly flaps: FlapStore;
+  readonly groups: GroupStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -160,6 +162,9 @@ export class FailOpenStore implements DedupStore {
     // transition is not recorded (a flap counted short) and a history read is refused, which
     // the delivery worker takes as "not flapping" (a page too many, never one lost).
     this.flaps = this.facet('flaps', inner.flaps, {});
+    // A group is one shared record: while the store is away its changes wait (the applier's
+    // delivery is retried) and are made once it is back.
+    this.groups = this.facet('groups', inner.groups, {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));

@@ -12,6 +12,7 @@ import { MemoryInhibitors } from './memory-inhibitors.js';
 import { MemoryTickets } from './memory-tickets.js';
 import { MemoryHeartbeats } from './memory-heartbeats.js';
 import { MemoryFlaps } from './memory-flaps.js';
+import { MemoryGroups } from './memory-groups.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -33,6 +34,7 @@ export class MemoryStore implements DedupStore {
   readonly tickets: MemoryTickets;
   readonly heartbeats: MemoryHeartbeats;
   readonly flaps: MemoryFlaps;
+  readonly groups: MemoryGroups;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -50,6 +52,7 @@ export class MemoryStore implements DedupStore {
     this.tickets = new MemoryTickets(clock, assertOpen);
     this.heartbeats = new MemoryHeartbeats(assertOpen);
     this.flaps = new MemoryFlaps(clock, assertOpen);
+    this.groups = new MemoryGroups(outbox, assertOpen);
   }
 
   async sweepExpired() {

@@ -12,6 +12,7 @@ import { PgInhibitors } from './pg-inhibitors.js';
 import { PgTickets } from './pg-tickets.js';
 import { PgHeartbeats } from './pg-heartbeats.js';
 import { PgFlaps } from './pg-flaps.js';
+import { PgGroups } from './pg-groups.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
 
@@ -41,6 +42,7 @@ export class PgStore implements SharedStore {
   readonly tickets: PgTickets;
   readonly heartbeats: PgHeartbeats;
   readonly flaps: PgFlaps;
+  readonly groups: PgGroups;
   private readonly schema: string | null;
 
   constructor(
@@ -61,6 +63,7 @@ export class PgStore implements SharedStore {
     this.tickets = new PgTickets(x);
     this.heartbeats = new PgHeartbeats(x);
     this.flaps = new PgFlaps(x);
+    this.groups = new PgGroups(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */

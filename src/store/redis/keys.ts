@@ -33,6 +33,8 @@ import { createHash } from 'node:crypto';
  *   {oo:S}:rq:LPB(tenant,key)             a producer's Idempotency-Key and its answer
  *   {oo:S}:tk:LPB(adapter,tenant,kind,key) the ticket id an adapter's receiver gave the key
  *   {oo:S}:fl:LPB(tenant,key)             the key's recent creates and closes (list of c|x + ms)
+ *   {oo:S}:g:LP(tenant,group)             a group of incidents (JSON), in the group key's shard
+ *   {oo:S}:gm:LPB(tenant,member)          the group a member incident is in
  * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
  *
  * Silences, all in one slot (they are few, and a write must bump the version
@@ -159,6 +161,12 @@ export function requestKey(tenant: string, key: string): string {
 export function ticketKey(adapter: string, tenant: string, kind: string, key: string): string {
   return `{oo:${shardOf(tenant, key)}}:tk:${lpBytes(adapter, tenant, kind, key)}`;
 }
+
+/** A group (in the group key's shard, beside the outbox its commits write) and a member's group (in the member's). */
+export const groupKeys = {
+  group: (tenant: string, groupKey: string) => `{oo:${shardOf(tenant, groupKey)}}:g:${lp(tenant, groupKey)}`,
+  member: (tenant: string, member: string) => `{oo:${shardOf(tenant, member)}}:gm:${lpBytes(tenant, member)}`,
+};
 
 /** A key's recent creates and closes (flapping detection), in the key's own shard. */
 export function flapKey(tenant: string, key: string): string {

@@ -17,9 +17,9 @@ import { scripts } from './scripts.js';
 
 const shards = Array.from({ length: SHARDS }, (_, s) => deliveryKeys(s));
 
-/** A public id is `S:member`: the shard, then streamId.adapter. */
+/** A public id is `S:member`: the shard, then streamId.adapter (`@group`: onceonly's own group step, a name no config can give). */
 function parseId(id: string): { shard: number; member: string } | null {
-  const m = /^(\d{1,3}):(\d+-\d+\.[A-Za-z0-9_-]+)$/.exec(id);
+  const m = /^(\d{1,3}):(\d+-\d+\.@?[A-Za-z0-9_-]+)$/.exec(id);
   if (!m || Number(m[1]) >= SHARDS) return null;
   return { shard: Number(m[1]), member: m[2]! };
 }

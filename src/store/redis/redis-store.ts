@@ -11,6 +11,7 @@ import { RedisInhibitors } from './redis-inhibitors.js';
 import { RedisTickets } from './redis-tickets.js';
 import { RedisHeartbeats } from './redis-heartbeats.js';
 import { RedisFlaps } from './redis-flaps.js';
+import { RedisGroups } from './redis-groups.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
@@ -34,6 +35,7 @@ export class RedisStore implements SharedStore {
   readonly tickets: RedisTickets;
   readonly heartbeats: RedisHeartbeats;
   readonly flaps: RedisFlaps;
+  readonly groups: RedisGroups;
 
   constructor(
     readonly conn: RedisConnection,
@@ -52,6 +54,7 @@ export class RedisStore implements SharedStore {
     this.tickets = new RedisTickets(conn);
     this.heartbeats = new RedisHeartbeats(conn);
     this.flaps = new RedisFlaps(conn);
+    this.groups = new RedisGroups(conn);
   }
 
   /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */

@@ -41,6 +41,7 @@ export const scripts = {
   ticketForget: load('ticket-forget'),
   heartbeatEnroll: load('heartbeat-enroll'),
   flapRecord: load('flap-record'),
+  groupCommit: load('group-commit'),
   heartbeatPing: load('heartbeat-ping'),
   heartbeatClaim: load('heartbeat-claim'),
   heartbeatClear: load('heartbeat-clear'),

@@ -12,6 +12,7 @@ import { SqliteInhibitors } from './sqlite-inhibitors.js';
 import { SqliteTickets } from './sqlite-tickets.js';
 import { SqliteHeartbeats } from './sqlite-heartbeats.js';
 import { SqliteFlaps } from './sqlite-flaps.js';
+import { SqliteGroups } from './sqlite-groups.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -35,6 +36,7 @@ export class SqliteStore implements DedupStore {
   readonly tickets: SqliteTickets;
   readonly heartbeats: SqliteHeartbeats;
   readonly flaps: SqliteFlaps;
+  readonly groups: SqliteGroups;
 
   constructor(
     readonly path: string,
@@ -53,6 +55,7 @@ export class SqliteStore implements DedupStore {
     this.tickets = new SqliteTickets(this.x);
     this.heartbeats = new SqliteHeartbeats(this.x);
     this.flaps = new SqliteFlaps(this.x);
+    this.groups = new SqliteGroups(this.x);
   }
 
   sweepExpired() {

@@ -1,0 +1,195 @@
+import type { Config } from '../config/schema.js';
+import type { GroupingConfig } from '../config/holds.js';
+import type { Clock } from '../core/clock.js';
+import { SEVERITIES } from '../core/fingerprint.js';
+import { joinIdentity, sha256Hex } from '../core/identity.js';
+import type { OutboxAction, OutboxEntry } from '../core/outbox.js';
+import type { Adapter } from '../delivery/adapter.js';
+import { labelsOf } from '../mute/labels.js';
+import type { HoldSource, HoldVerdict } from '../mute/holds.js';
+import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
+
+/** `group:` + the first 32 hex digits of SHA-256 over the `by` values, joined and escaped as an incident key's fields are. */
+export const groupKeyOf = (values: readonly string[]) => `group:${sha256Hex(joinIdentity(values)).slice(0, 32)}`;
+
+/** The internal adapter that applies incident changes to their groups (never a destination). */
+export const GROUP_APPLIER = '@group';
+
+/** The highest severity among the members (CRITICAL first). */
+export function groupSeverity(members: Record<string, string>): string {
+  const present = new Set(Object.values(members));
+  return SEVERITIES.find((s) => present.has(s)) ?? 'INFO';
+}
+
+/** Conflicting commits tried before the delivery is left to be retried (only other replicas conflict: see `serial`). */
+const MAX_TRIES = 50;
+/** Groups the expiry sweep looks at per pass. */
+const SWEEP_GROUPS = 1000;
+
+/**
+ * Groups of incidents. Every incident create, update and close is already an
+ * outbox entry written in its decision's atomic step; the delivery worker
+ * hands each one to this applier as to an adapter (GROUP_APPLIER), one key at
+ * a time, oldest first, retried until it lands. The applier moves the member
+ * into, within or out of its group with one `commit` (the group's next state
+ * and its outbox entry together, only if nobody changed the group since it
+ * was read: a conflict reads again), so two replicas applying members of one
+ * group at once lose neither, and a retry of a change that landed finds the
+ * group already so and writes nothing.
+ */
+export class GroupApplier {
+  /** One change at a time per group in this replica: its own calls never conflict with each other. */
+  private readonly serial = new Map<string, Promise<void>>();
+
+  constructor(private readonly o: { groups: GroupStore; incidents: Pick<IncidentStore, 'get'>; config: () => Config; clock: Clock }) {}
+
+  /** The internal adapter the worker delivers incident entries to while grouping is configured. */
+  adapter(): Adapter {
+    return {
+      name: GROUP_APPLIER,
+      type: 'group',
+      internal: true,
+      accepts: (e) => e.kind === 'incident',
+      deliver: async ({ entry }) => {
+        try {
+          await this.apply(entry);
+          return { ok: true, detail: 'applied' };
+        } catch (err) {
+          return { ok: false, retryable: true, reason: 'store', error: `group not updated: ${(err as Error).message}` };
+        }
+      },
+    };
+  }
+
+  async apply(e: OutboxEntry): Promise<void> {
+    const c = this.o.config().grouping;
+    if (!c || e.kind !== 'incident') return;
+    if (e.action === 'close') {
+      const groupKey = await this.o.groups.memberOf(e.tenant, e.key);
+      if (groupKey) await this.leave(e.tenant, groupKey, e.key);
+      return;
+    }
+    if (e.data.acknowledged === true) return; // an acknowledgement changes neither membership nor severity
+    const labels = labelsOf(e);
+    const values = c.by.map((name) => labels[name] ?? '');
+    const groupKey = groupKeyOf(values);
+    await this.join(e.tenant, groupKey, Object.fromEntries(c.by.map((n, i) => [n, values[i]!])), e.key, e.severity);
+  }
+
+  private async join(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string): Promise<void> {
+    await this.change(tenant, groupKey, (g) => {
+      if (g?.members[member] === severity) return null;
+      const next: GroupState = g
+        ? { ...g, members: { ...g.members, [member]: severity } }
+        : { tenant, groupKey, by, members: { [member]: severity }, createdAt: this.o.clock.now() };
+      return { next, action: g ? 'update' : 'create' };
+    });
+    // After the commit: a retry of this delivery finds the member in already and writes this again.
+    await this.o.groups.remember(tenant, member, groupKey);
+  }
+
+  private async leave(tenant: string, groupKey: string, member: string): Promise<void> {
+    await this.change(tenant, groupKey, (g) => {
+      if (!g || !(member in g.members)) return null;
+      const { [member]: _, ...members } = g.members;
+      return Object.keys(members).length === 0 ? { next: null, action: 'close', last: g } : { next: { ...g, members }, action: 'update' };
+    });
+    await this.o.groups.remember(tenant, member, null);
+  }
+
+  /** Reads, decides, commits; again on a conflict. `decide` answers null when the group is already as it should be. */
+  private change(
+    tenant: string,
+    groupKey: string,
+    decide: (g: GroupState | null) => { next: GroupState | null; action: OutboxAction; last?: GroupState } | null,
+  ): Promise<void> {
+    const id = `${tenant}\u0000${groupKey}`;
+    const run = (this.serial.get(id) ?? Promise.resolve()).catch(() => {}).then(() => this.commitLoop(tenant, groupKey, decide));
+    this.serial.set(id, run);
+    void run
+      .finally(() => {
+        if (this.serial.get(id) === run) this.serial.delete(id);
+      })
+      .catch(() => {});
+    return run;
+  }
+
+  private async commitLoop(
+    tenant: string,
+    groupKey: string,
+    decide: (g: GroupState | null) => { next: GroupState | null; action: OutboxAction; last?: GroupState } | null,
+  ): Promise<void> {
+    for (let i = 0; i < MAX_TRIES; i++) {
+      const g = await this.o.groups.get(tenant, groupKey);
+      const d = decide(g);
+      if (!d) return;
+      const shown = d.next ?? d.last!;
+      if (await this.o.groups.commit(tenant, groupKey, g?.version ?? 0, d.next, this.entry(shown, d.action))) return;
+    }
+    throw new Error(`group ${groupKey} kept changing under ${MAX_TRIES} tries`);
+  }
+
+  /** What a grouped adapter receives: the group's key, its highest severity, and its members. */
+  private entry(g: GroupState, action: OutboxAction): OutboxEntry {
+    const members = Object.keys(g.members).sort();
+    const by = Object.entries(g.by)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    return {
+      tenant: g.tenant,
+      kind: 'group',
+      action,
+      key: g.groupKey,
+      severity: groupSeverity(g.members),
+      summary: action === 'close' ? `group ${by}: every member closed` : `${members.length} incident${members.length === 1 ? '' : 's'}: ${by}`,
+      data: { ...g.by, group_key: g.groupKey, by: g.by, members, created_at: new Date(g.createdAt).toISOString() },
+      at: this.o.clock.now(),
+    };
+  }
+
+  /**
+   * Members that expired without a close (their store forgets them on its
+   * own) leave their groups; run with the sweeper. One read per member.
+   */
+  async sweep(): Promise<number> {
+    if (!this.o.config().grouping) return 0;
+    let left = 0;
+    for (const { tenant, groupKey } of await this.o.groups.list(SWEEP_GROUPS)) {
+      const g = await this.o.groups.get(tenant, groupKey);
+      for (const member of Object.keys(g?.members ?? {})) {
+        if (await this.o.incidents.get(tenant, member)) continue;
+        await this.leave(tenant, groupKey, member);
+        left++;
+      }
+    }
+    return left;
+  }
+
+  /** A group as GET /v1/groups/{group_key} shows it: only its live members; null when none is. */
+  async view(tenant: string, groupKey: string) {
+    const g = await this.o.groups.get(tenant, groupKey);
+    if (!g) return null;
+    const live: Record<string, string> = {};
+    for (const [m, s] of Object.entries(g.members)) if (await this.o.incidents.get(tenant, m)) live[m] = s;
+    if (Object.keys(live).length === 0) return null;
+    return {
+      group_key: g.groupKey,
+      by: g.by,
+      members: Object.keys(live).sort(),
+      severity: groupSeverity(live),
+      created_at: new Date(g.createdAt).toISOString(),
+    };
+  }
+}
+
+/** A group's create waits `wait_seconds` after its first member, so that a storm arrives as one ticket. */
+export class GroupWait implements HoldSource {
+  constructor(private readonly config: () => GroupingConfig | undefined) {}
+
+  async verdict(d: Delivery, now: number): Promise<HoldVerdict> {
+    const c = this.config();
+    if (!c || d.entry.kind !== 'group' || d.entry.action !== 'create') return null;
+    const until = Date.parse(String(d.entry.data.created_at)) + c.wait_seconds * 1000;
+    return Number.isFinite(until) && now < until ? { hold: { by: 'group_wait', id: d.entry.key, until } } : null;
+  }
+}

@@ -1,0 +1,48 @@
+import type { OutboxEntry } from '../../core/outbox.js';
+import type { GroupRecord, GroupState, GroupStore } from '../contract/index.js';
+import type { RedisConnection } from './connection.js';
+import { groupKeys, outboxKeyFor, unLp } from './keys.js';
+import { scripts } from './scripts.js';
+
+/** Groups on Redis: a JSON string per group in the group's shard (its outbox beside it); a commit is one script. */
+export class RedisGroups implements GroupStore {
+  constructor(private readonly conn: RedisConnection) {}
+
+  async get(tenant: string, groupKey: string) {
+    const k = groupKeys.group(tenant, groupKey);
+    const v = await this.conn.send(k, ['GET', k]);
+    return v === null || v === undefined ? null : (JSON.parse(String(v)) as GroupRecord);
+  }
+
+  async commit(tenant: string, groupKey: string, expected: number, next: GroupState | null, entry: OutboxEntry | null) {
+    const e = entry
+      ? [entry.action, entry.tenant, entry.kind, entry.key, entry.severity, entry.summary, JSON.stringify(entry.data), entry.at]
+      : ['', '', '', '', '', '', '', 0];
+    const r = await this.conn.evalScript(
+      scripts.groupCommit,
+      [groupKeys.group(tenant, groupKey), outboxKeyFor(tenant, groupKey)],
+      [expected, next ? JSON.stringify(next) : '', ...e],
+    );
+    return Number(r) === 1;
+  }
+
+  async memberOf(tenant: string, member: string) {
+    const k = groupKeys.member(tenant, member);
+    const v = await this.conn.send(k, ['GET', k]);
+    return v === null || v === undefined ? null : String(v);
+  }
+
+  async remember(tenant: string, member: string, groupKey: string | null) {
+    const k = groupKeys.member(tenant, member);
+    await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);
+  }
+
+  async list(limit: number) {
+    const out: Array<{ tenant: string; groupKey: string }> = [];
+    for (const k of await this.conn.scan('{oo:*}:g:*', limit)) {
+      const parts = unLp(k.slice(k.indexOf(':g:') + 3));
+      if (parts?.length === 2) out.push({ tenant: parts[0]!, groupKey: parts[1]! });
+    }
+    return out;
+  }
+}

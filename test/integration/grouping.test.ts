@@ -1,0 +1,232 @@
+// needs: redis postgres
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSink, type FakeServer } from '../fakes/http-fake.js';
+import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { receiverQuiet } from '../helpers/settle.js';
+import { until } from '../helpers/wait.js';
+import { groupKeyOf } from '../../src/engine/groups.js';
+
+const S = 1000;
+const config = (hook: FakeServer) => `
+grouping: { by: [root_cause_id], wait_seconds: 30 }
+incidents: { ttl_overrides: [ { fault_class: SHORT_LIVED, ttl_seconds: 1 } ] }
+adapters:
+  - { name: tickets, type: webhook, url: "${hook.url}/groups", grouped: true }
+  - { name: plain, type: webhook, url: "${hook.url}/plain" }
+`;
+const incident = (element_id: string, root_cause_id: string, severity = 'MAJOR', fault_class = 'LOS') => ({ element_id, fault_class, root_cause_id, severity });
+const settle = (hook: FakeServer) => receiverQuiet(() => hook.requests, 500);
+/** A fixed shuffle (a small LCG), so a failure can be replayed. */
+function shuffled<T>(xs: T[], seed: number): T[] {
+  const out = [...xs];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+// A fiber cut: forty elements report one root cause, through two replicas
+// where the store is shared, in a shuffled order and each twice. The grouped
+// adapter must see one group; the plain one sees the forty incidents.
+for (const backend of BACKENDS)
+  describe(`grouping on ${backend}`, () => {
+    const stores = backendStores(backend);
+    const shared = backend !== 'memory' && backend !== 'sqlite';
+    let hook: FakeServer;
+    let replicas: InProcessServer[] = [];
+    before(async () => {
+      await stores.start();
+      hook = await startSink(200, {});
+    });
+    after(async () => {
+      await hook.close();
+      await stores.stop();
+    });
+    afterEach(async () => {
+      await Promise.all(replicas.map((r) => r.stop()));
+      replicas = [];
+      hook.requests.length = 0;
+    });
+    const grouped = (key: string) => hook.requests.filter((r) => r.path === '/groups' && r.body.key === key);
+    const plain = () => hook.requests.filter((r) => r.path === '/plain');
+    /** Waits until a group create is held (its wait started), so a clock move cannot race the hold itself. */
+    const createHeld = (r: InProcessServer) =>
+      until(
+        async () => ((await r.store.deliveries.backlog()).held >= 1 ? true : null),
+        10_000,
+        () => 'no group create was held',
+      );
+    const advance = (ms: number) => {
+      for (const r of replicas) r.clock.advance(ms);
+    };
+
+    test('a storm of 40 is one group: one create after wait_seconds, an update per change, a close with the last member', async () => {
+      const url = await stores.fresh();
+      replicas = shared
+        ? await Promise.all([0, 1].map(() => inProcessServer({ store: url, config: config(hook) })))
+        : [await inProcessServer({ store: url, config: config(hook) })];
+      const gk = groupKeyOf(['rc-17']);
+      const elements = Array.from({ length: 40 }, (_, i) => `olt-${i}`);
+      const sends = shuffled([...elements, ...elements], 17);
+      const keys = new Map<string, string>();
+      await Promise.all(
+        sends.map(async (el, i) => {
+          const r = await replicas[i % replicas.length]!.post('/v1/incidents', incident(el, 'rc-17', el === 'olt-7' ? 'CRITICAL' : 'MAJOR'));
+          assert.equal(r.status, 200);
+          keys.set(el, r.body.dedup_key);
+        }),
+      );
+      await until(
+        // Distinct keys: a replica that fails open under load may deliver a provisional copy of a create.
+        () =>
+          new Set(
+            plain()
+              .filter((r) => r.body.action === 'create')
+              .map((r) => r.body.key),
+          ).size === 40 || null,
+        15_000,
+        () => `${plain().length} plain`,
+      );
+      // The group is applied from the incidents' outbox, a moment after their decisions.
+      await until(
+        async () => (await replicas[0]!.get(`/v1/groups/${gk}`)).body?.members?.length === 40 || null,
+        15_000,
+        () => 'the group never had its 40',
+      );
+      await createHeld(replicas[0]!);
+      await settle(hook);
+      assert.deepEqual(grouped(gk), [], 'the group waits wait_seconds');
+      assert.equal(hook.requests.filter((r) => r.path === '/groups' && r.body.kind === 'incident').length, 0, 'the grouped adapter takes no single incident');
+      advance(31 * S);
+      await until(
+        () => grouped(gk).length > 0 || null,
+        10_000,
+        () => 'no group create',
+      );
+      await settle(hook);
+      assert.equal(
+        grouped(gk).length,
+        1,
+        grouped(gk)
+          .map((r) => r.body.action)
+          .join(','),
+      );
+      const created = grouped(gk)[0]!.body;
+      assert.deepEqual([created.action, created.kind, created.severity, created.data.members.length], ['create', 'group', 'CRITICAL', 40]);
+      assert.deepEqual(created.data.members, [...keys.values()].sort());
+      assert.equal(plain().filter((r) => r.body.kind === 'group').length, 0, 'the plain adapter takes no group');
+      const view = await replicas[0]!.get(`/v1/groups/${gk}`);
+      assert.equal(view.status, 200);
+      assert.deepEqual([view.body.group_key, view.body.by, view.body.members.length, view.body.severity], [gk, { root_cause_id: 'rc-17' }, 40, 'CRITICAL']);
+
+      // Each real change: one update. A repeat of a member changes nothing.
+      const last = replicas.at(-1)!;
+      assert.equal((await last.post('/v1/incidents', incident('olt-3', 'rc-17', 'MAJOR'))).body.decision, 'SUPPRESS');
+      assert.equal((await last.post('/v1/incidents', incident('olt-3', 'rc-17', 'MINOR'))).body.decision, 'UPDATE');
+      await until(
+        () => grouped(gk).length === 2 || null,
+        10_000,
+        () => 'no update for the severity change',
+      );
+      assert.equal((await replicas[0]!.del(`/v1/incidents/${keys.get('olt-7')}`)).status, 204);
+      await until(
+        () => grouped(gk).length === 3 || null,
+        10_000,
+        () => 'no update for the leave',
+      );
+      await settle(hook);
+      const [sev, left] = [grouped(gk)[1]!.body, grouped(gk)[2]!.body];
+      assert.deepEqual([sev.action, sev.data.members.length], ['update', 40]);
+      assert.deepEqual([left.action, left.severity, left.data.members.length], ['update', 'MAJOR', 39], 'the CRITICAL member left: the group is MAJOR now');
+      assert.equal((await replicas[0]!.get(`/v1/groups/${gk}`)).body.members.length, 39);
+
+      // The rest close, from both replicas: updates, then one close with the last.
+      const rest = shuffled(
+        elements.filter((e) => e !== 'olt-7'),
+        5,
+      );
+      for (const [i, el] of rest.entries()) assert.equal((await replicas[i % replicas.length]!.del(`/v1/incidents/${keys.get(el)}`)).status, 204);
+      await until(
+        () => grouped(gk).some((r) => r.body.action === 'close') || null,
+        15_000,
+        () => 'the group never closed',
+      );
+      await settle(hook);
+      const actions = grouped(gk).map((r) => r.body.action);
+      assert.equal(actions.filter((a) => a === 'create').length, 1);
+      assert.equal(actions.filter((a) => a === 'close').length, 1);
+      assert.equal(actions.at(-1), 'close', 'the close is the last');
+      assert.ok(actions.filter((a) => a === 'update').length <= 2 + 38, `${actions.length} deliveries for 41 changes`);
+      assert.equal((await replicas[0]!.get(`/v1/groups/${gk}`)).status, 404);
+    });
+
+    test('a member that expires leaves its group; a group that closes before its wait delivers nothing', async () => {
+      replicas = [await inProcessServer({ store: await stores.fresh(), config: config(hook), sweepIntervalMs: 100 })];
+      const [s] = replicas as [InProcessServer];
+      const gk = groupKeyOf(['rc-9']);
+      await s.post('/v1/incidents', incident('node-1', 'rc-9', 'MAJOR'));
+      await until(
+        async () => (await s.get(`/v1/groups/${gk}`)).status === 200 || null,
+        10_000,
+        () => 'the group never formed',
+      );
+      await createHeld(s);
+      advance(31 * S);
+      await until(
+        () => grouped(gk).length === 1 || null,
+        10_000,
+        () => 'no group create',
+      );
+      // A member that lives one second joins, and is never closed: it expires.
+      await s.post('/v1/incidents', incident('node-2', 'rc-9', 'CRITICAL', 'SHORT_LIVED'));
+      await until(
+        () => grouped(gk).length === 2 || null,
+        10_000,
+        () => 'the join made no update',
+      );
+      assert.deepEqual([grouped(gk)[1]!.body.severity, grouped(gk)[1]!.body.data.members.length], ['CRITICAL', 2]);
+      // Past its second (on the store's own clock where it keeps one), the sweep finds it gone.
+      if (storeKeepsItsOwnTime(backend)) await new Promise((r) => setTimeout(r, 1500));
+      advance(2 * S);
+      await until(
+        () => grouped(gk).length === 3 || null,
+        10_000,
+        () => 'the expired member did not leave',
+      );
+      const left = grouped(gk)[2]!.body;
+      assert.deepEqual([left.action, left.severity, left.data.members.length], ['update', 'MAJOR', 1]);
+      assert.deepEqual((await s.get(`/v1/groups/${gk}`)).body.members.length, 1);
+
+      const quick = groupKeyOf(['rc-quick']);
+      const k = (await s.post('/v1/incidents', incident('node-3', 'rc-quick'))).body.dedup_key as string;
+      await until(
+        async () => (await s.get(`/v1/groups/${quick}`)).status === 200 || null,
+        10_000,
+        () => 'the quick group never formed',
+      );
+      await createHeld(s);
+      assert.equal((await s.del(`/v1/incidents/${k}`)).status, 204);
+      await until(
+        async () => (await s.get(`/v1/groups/${quick}`)).status === 404 || null,
+        10_000,
+        () => 'the quick group never closed',
+      );
+      // Still inside the wait: the held create is looked at again, finds its close behind it, and both go.
+      advance(10 * S);
+      await until(
+        async () => (await s.store.deliveries.backlog()).held === 0 || null,
+        10_000,
+        () => 'the held create was not dropped',
+      );
+      advance(21 * S);
+      await settle(hook);
+      assert.deepEqual(grouped(quick), [], 'created and closed inside its wait: no ticket');
+      assert.equal((await s.get(`/v1/groups/${quick}`)).status, 404);
+      assert.equal((await s.get('/v1/groups/not-a-group')).status, 400);
+    });
+  });
