@@ -2,6 +2,8 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
+import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import { startJiraFake } from '../fakes/jira-fake.js';
 import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { receiverQuiet } from '../helpers/settle.js';
@@ -230,3 +232,57 @@ for (const backend of BACKENDS)
       assert.equal((await s.get('/v1/groups/not-a-group')).status, 400);
     });
   });
+
+// ServiceNow and Jira keep one record per group key, with the members in it,
+// and resolve it when the group closes (their fakes speak the real REST shapes).
+test('grouped ServiceNow and Jira: one record per group, carrying its members, closed with the group', async () => {
+  const [snow, jira] = await Promise.all([startServicenowFake(), startJiraFake()]);
+  const s = await inProcessServer({
+    store: 'memory',
+    config: `
+grouping: { by: [root_cause_id], wait_seconds: 30 }
+adapters:
+  - { name: snow, type: servicenow, instance_url: "${snow.url}", username: onceonly, password: secret, grouped: true }
+  - { name: jira, type: jira, base_url: "${jira.url}", project: QA, username: bot@example.com, api_token: api-token, grouped: true }
+`,
+  });
+  try {
+    const gk = groupKeyOf(['rc-5']);
+    const keys: string[] = [];
+    for (const el of ['olt-a', 'olt-b', 'olt-c']) keys.push((await s.post('/v1/incidents', incident(el, 'rc-5'))).body.dedup_key);
+    await until(
+      async () => (await s.get(`/v1/groups/${gk}`)).body?.members?.length === 3 || null,
+      10_000,
+      () => 'the group never had its 3',
+    );
+    await until(
+      async () => ((await s.store.deliveries.backlog()).held >= 2 ? true : null),
+      10_000,
+      () => 'the creates were not held',
+    );
+    s.clock.advance(31 * S);
+    await until(
+      () => (snow.records.size === 1 && jira.issues.size === 1) || null,
+      10_000,
+      () => `${snow.records.size} records, ${jira.issues.size} issues`,
+    );
+    const record = [...snow.records.values()][0]!;
+    const issue = [...jira.issues.values()][0]!;
+    const openState = record.state;
+    for (const k of keys) {
+      assert.ok(String(record.description).includes(k), `the ServiceNow record names ${k}`);
+      assert.ok(issue.fields.description.includes(k), `the Jira issue names ${k}`);
+    }
+    for (const k of keys) assert.equal((await s.del(`/v1/incidents/${k}`)).status, 204);
+    await until(
+      () => ([...snow.records.values()][0]!.state !== openState && [...jira.issues.values()][0]!.fields.status.statusCategory.key === 'done') || null,
+      10_000,
+      () => 'the records were not closed with the group',
+    );
+    assert.equal(snow.records.size, 1, 'still one ServiceNow record');
+    assert.equal(jira.issues.size, 1, 'still one Jira issue');
+  } finally {
+    await s.stop();
+    await Promise.all([snow.close(), jira.close()]);
+  }
+});
