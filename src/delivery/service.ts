@@ -61,13 +61,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
   };
 }
 
-/** The configured adapters and, when there is one, an internal step (built once per pair, so the map is stable between reloads). */
-const joined = new WeakMap<ReadonlyMap<string, Adapter>, { step: Adapter; map: ReadonlyMap<string, Adapter> }>();
+/** The configured adapters and, when there is one, an internal step (a map per pass: a handful of entries). */
 function withInternal(adapters: ReadonlyMap<string, Adapter>, step: Adapter | null): ReadonlyMap<string, Adapter> {
-  if (!step) return adapters;
-  const hit = joined.get(adapters);
-  if (hit?.step === step) return hit.map;
-  const map = new Map([...adapters, [step.name, step]]);
-  joined.set(adapters, { step, map });
-  return map;
+  return step ? new Map([...adapters, [step.name, step]]) : adapters;
 }
