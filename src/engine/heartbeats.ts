@@ -120,12 +120,11 @@ export class HeartbeatMonitor {
       try {
         const records = new Map((await this.o.store.list(tenant)).map((r) => [r.name, r]));
         for (const h of hbs) await this.checkOne(tenant, h, records.get(h.name));
-        // The states follow from the records as read: a miss this check claimed is overdue, a
-        // recovery it finished is not, and one it enrolled is `never` until its deadline.
+        const after = new Map((await this.o.store.list(tenant)).map((r) => [r.name, r]));
         const now = this.o.clock.now();
         found.set(
           tenant,
-          hbs.map((h) => statusOf(h, records.get(h.name), now)),
+          hbs.map((h) => statusOf(h, after.get(h.name), now)),
         );
       } catch (err) {
         // The store cannot say now: the next check looks again; nothing was claimed that is not kept.
