@@ -1,4 +1,5 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 
@@ -14,16 +15,12 @@ export interface WrkResult {
 
 const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
 
-/**
- * wrk from Debian's packages, one thread and 64 connections (by default; a
- * request unanswered after 2 s counts as failed): a C load generator on the
- * second core, where a Node one would take the server's.
- */
-export function wrk(url: string, script: string, seconds: number, args: string[] = [], opts: { connections?: number; timeoutS?: number } = {}): WrkResult {
+function wrkArgs(url: string, script: string, seconds: number, args: string[], opts: { connections?: number; timeoutS?: number }) {
   const { connections = 64, timeoutS = 2 } = opts;
-  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, `--timeout`, `${timeoutS}s`, '--latency', '-s', script, url, '--', ...args], {
-    encoding: 'utf8',
-  });
+  return ['-t1', `-c${connections}`, `-d${seconds}s`, `--timeout`, `${timeoutS}s`, '--latency', '-s', script, url, '--', ...args];
+}
+
+function parseWrk(out: string): WrkResult {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const pctl = (p: string) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(out);
@@ -34,6 +31,21 @@ export function wrk(url: string, script: string, seconds: number, args: string[]
   const errors = non2xx + (sock ? sock.slice(1).reduce((s, v) => s + Number(v), 0) : 0);
   if (!Number.isFinite(rps)) throw new Error(`wrk printed no rate:\n${out}`);
   return { requests: Number(/(\d+) requests in/.exec(out)?.[1]), rps, p50Ms: pctl('50'), p99Ms: pctl('99'), errors };
+}
+
+/**
+ * wrk from Debian's packages, one thread and 64 connections (by default; a
+ * request unanswered after 2 s counts as failed): a C load generator on the
+ * second core, where a Node one would take the server's.
+ */
+export function wrk(url: string, script: string, seconds: number, args: string[] = [], opts: { connections?: number; timeoutS?: number } = {}): WrkResult {
+  return parseWrk(execFileSync('wrk', wrkArgs(url, script, seconds, args, opts), { encoding: 'utf8' }));
+}
+
+/** As wrk, without blocking this process's event loop (for a caller that serves something meanwhile). */
+export async function wrkAsync(url: string, script: string, seconds: number, args: string[] = [], opts: { connections?: number; timeoutS?: number } = {}) {
+  const { stdout } = await promisify(execFile)('wrk', wrkArgs(url, script, seconds, args, opts), { encoding: 'utf8' });
+  return parseWrk(stdout);
 }
 
 export interface Listening {
