@@ -39,12 +39,12 @@ export interface Replicas {
  * extra config given. The fail-open timeout is long unless a test is about
  * fail-open: on a loaded 2-core machine a short one would fail open by itself.
  */
-export async function startReplicas(n: number, store: string, dir: string, extraConfig = '', failOpenTimeoutMs = 2000): Promise<Replicas> {
+export async function startReplicas(n: number, store: string, dir: string, extraConfig = '', failOpenTimeoutMs = 2000, name = 'replica'): Promise<Replicas> {
   const args = (i: number) => {
-    const config = join(dir, `replica-${i}.yaml`);
+    const config = join(dir, `${name}-${i}.yaml`);
     writeFileSync(
       config,
-      `failopen:\n  timeout_ms: ${failOpenTimeoutMs}\n  probe_interval_ms: 100\n  journal_path: ${join(dir, `journal-${i}.db`)}\n${extraConfig}`,
+      `failopen:\n  timeout_ms: ${failOpenTimeoutMs}\n  probe_interval_ms: 100\n  journal_path: ${join(dir, `journal-${name}-${i}.db`)}\n${extraConfig}`,
     );
     return ['--port', '0', '--store', store, '--config', config];
   };

@@ -9,9 +9,29 @@ const types = {
 
 export type Queryable = pg.PoolClient | pg.Pool;
 
-/** A pool whose connections use `schema`. */
+/**
+ * How long the server lets one of our sessions sit in an open transaction
+ * waiting for the client. A replica cut off by the network between BEGIN and
+ * COMMIT leaves its session idle in the transaction, holding the key's
+ * advisory lock; Postgres sends nothing meanwhile, so TCP never notices and
+ * every other replica's decision on that key waits for the lock and fails
+ * open, for hours. Our transactions are a few statements sent back to back:
+ * 10 s of silence inside one is a lost client, never a slow one.
+ */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
+
+/** A pool whose connections use `schema`, named `onceonly` in pg_stat_activity. */
 export function openPool(url: string, schema: string, max = 10, onError: (err: Error) => void = () => {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types, options: `-c search_path=${schema}`, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types,
+    options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
+    application_name: 'onceonly',
+    connectionTimeoutMillis: 5000,
+    // A store that vanished without a FIN is noticed by the kernel on an idle connection too.
+    keepAlive: true,
+  });
   // An idle connection that dies (a Postgres restart, a cut network) is
   // reported here; unhandled, it would take the process down. The pool
   // replaces it on the next query, and fail-open covers the gap.

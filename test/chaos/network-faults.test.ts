@@ -1,0 +1,380 @@
+// needs: redis postgres
+/**
+ * Network faults between the replicas and their store, on Redis and on
+ * Postgres: a TCP fault proxy (test/helpers/fault-proxy.ts) in front of the
+ * store, one per replica, adds latency, blackholes (no byte moves, no RST),
+ * half-closes, resets and refuses, while two replicas serve a stream of
+ * incidents delivered to a ServiceNow stand-in. Every attempt is recorded
+ * and checked with the history checker; the ITSM must end with one standing
+ * ticket per key.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { incidentKey } from '../../src/core/identity.js';
+import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
+import { metric } from '../helpers/load.js';
+import { PG_URL } from '../helpers/postgres.js';
+import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
+import { until } from '../helpers/wait.js';
+import { drive, settledTickets, shuffle, startReplicas, toServicenow, type IngestShot, type Replicas } from './harness.js';
+import { checkHistory, describe as describeViolation, History } from './history.js';
+
+const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
+/** How far past the fail-open timeout an answer may come on a loaded 2-core machine (a bound on hanging, not a timing goal). */
+const HANG_BOUND_MS = 1500;
+
+type Store = 'redis' | 'postgres';
+
+const shotFor = (k: number, severity = 'MAJOR'): IngestShot => {
+  const body = { element_id: `nf-${k}`, fault_class: 'LINK_DOWN', root_cause_id: 'uplink-7', severity };
+  return { key: incidentKey(body), fp: `${severity}|0`, path: '/v1/incidents', body };
+};
+
+/** Copies of every key, shuffled: one in ten keys changes severity in its last copy. */
+function shotsFor(from: number, keys: number, copies: number, seed: number): IngestShot[] {
+  const out: IngestShot[] = [];
+  for (let k = from; k < from + keys; k++) {
+    for (let c = 0; c < copies; c++) out.push(shotFor(k, c === copies - 1 && k % 10 === 0 ? 'CRITICAL' : 'MAJOR'));
+  }
+  // Shuffle, then put each key's copies back in their order so the CRITICAL one is the key's last.
+  const shuffled = shuffle(out, seed);
+  const byKey = new Map<string, IngestShot[]>();
+  for (const s of out) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
+  return shuffled.map((s) => byKey.get(s.key)!.shift()!);
+}
+
+interface Rig {
+  /** Postgres: the schema the replicas use */
+  schema?: string;
+  replicas: Replicas;
+  proxies: FaultProxy[];
+  snow: Awaited<ReturnType<typeof startServicenowFake>>;
+  history: History;
+  stop(): Promise<void>;
+}
+
+/** Two replicas, each reaching the store through a proxy of its own, delivering to a ServiceNow stand-in. */
+async function rig(store: Store, failOpenTimeoutMs: number): Promise<Rig> {
+  const dir = tempDir('onceonly-netfault-');
+  const snow = await startServicenowFake();
+  let target: string;
+  let urlVia: (address: string) => string;
+  let cleanup: () => Promise<void>;
+  let schema: string | undefined;
+  if (store === 'redis') {
+    const redis = await startRedis();
+    target = `127.0.0.1:${redis.port}`;
+    urlVia = (address) => `redis://${address}`;
+    cleanup = () => redis.stop();
+  } else {
+    schema = `oo_netfault_${process.pid}_${Date.now() % 1e8}`;
+    const base = new URL(PG_URL);
+    target = `${base.hostname}:${base.port || 5432}`;
+    urlVia = (address) => `postgres://${base.username}@${address}${base.pathname}?schema=${schema}`;
+    cleanup = async () => {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    };
+  }
+  const proxies = [await startFaultProxy(target), await startFaultProxy(target)];
+  // Replica i reaches the store through proxy i: a fault can cut one replica off and leave the other.
+  const replicas = await startReplicasVia(
+    proxies.map((p) => urlVia(p.address)),
+    dir.path,
+    toServicenow(snow.url),
+    failOpenTimeoutMs,
+  );
+  return {
+    ...(schema ? { schema } : {}),
+    replicas,
+    proxies,
+    snow,
+    history: new History(),
+    async stop() {
+      await replicas.stop();
+      await Promise.all(proxies.map((p) => p.close()));
+      await snow.close();
+      await cleanup();
+      dir.remove();
+    },
+  };
+}
+
+/** startReplicas with a store URL of each replica's own (its proxy). */
+async function startReplicasVia(stores: string[], dir: string, extra: string, timeoutMs: number): Promise<Replicas> {
+  const one = await Promise.all(stores.map((s, i) => startReplicas(1, s, `${dir}`, extra, timeoutMs, `r${i}`)));
+  return {
+    urls: one.map((r) => r.urls[0]!),
+    procs: one.map((r) => r.procs[0]!),
+    kills: [],
+    crash: () => Promise.reject(new Error('not used here')),
+    stop: async () => {
+      await Promise.all(one.map((r) => r.stop()));
+    },
+  };
+}
+
+/** /readyz's status, 0 when the call itself failed (a kept-alive connection the server had just closed). */
+const readyz = (url: string) =>
+  fetch(`${url}/readyz`).then(
+    (r) => r.status,
+    () => 0,
+  );
+
+const readyAll = (replicas: Replicas) =>
+  until(
+    async () => (await Promise.all(replicas.urls.map(readyz))).every((s) => s === 200),
+    60_000,
+    () => 'replicas did not become ready again',
+  );
+
+const sumMetric = async (replicas: Replicas, re: RegExp) => (await Promise.all(replicas.urls.map((u) => metric(u, re)))).reduce((a, b) => a + b, 0);
+
+/** The history's legality, one ticket per key, and a final re-fire of every key being a SUPPRESS. */
+async function verdict(r: Rig, keys: number, label: string) {
+  const violations = checkHistory(r.history.ops);
+  const { tickets, duplicates, merged } = await settledTickets(r.replicas, r.snow.records, keys);
+  const failed = r.history.ops.filter((o) => !History.ok(o)).length;
+  const provisional = r.history.ops.filter((o) => o.provisional).length;
+  const [claimed, mergedReplays] = [
+    await sumMetric(r.replicas, /^onceonly_failopen_reconciled_total\{outcome="claimed"\} (\d+)/),
+    await sumMetric(r.replicas, /^onceonly_failopen_reconciled_total\{outcome="merged"\} (\d+)/),
+  ];
+  console.log(
+    `${label} (seed ${SEED}): ${r.history.ops.length} attempts, ${failed} without answer, ${provisional} provisional; journal replay ${claimed} claimed, ${mergedReplays} merged; ` +
+      `tickets ${tickets.length} of ${keys}, ${duplicates} duplicate, ${merged} merged by the adapter; history violations ${violations.length}; ` +
+      `connection attempts ${r.proxies.map((p) => p.accepted).join(' / ')}`,
+  );
+  assert.deepEqual(
+    violations.slice(0, 3).map((v) => describeViolation(v)),
+    [],
+    `illegal history (seed ${SEED})`,
+  );
+  assert.equal(tickets.length, keys, 'one standing ticket per key');
+  assert.equal(duplicates, 0, 'no key has two standing tickets');
+  return { provisional, claimed, mergedReplays };
+}
+
+/** Runs `shots` with `clients` clients while `fault` runs beside them; returns the slowest answer and the fault's result. */
+async function under<T>(r: Rig, shots: IngestShot[], clients: number, fault: (progress: () => number) => Promise<T>) {
+  let done = 0;
+  const [, result] = await Promise.all([drive(shots, clients, r.replicas, r.history, (n) => (done = n)), fault(() => done / shots.length)]);
+  const slowest = Math.max(...r.history.ops.map((o) => o.end - o.start));
+  return { result, slowest };
+}
+
+const whenProgress = (progress: () => number, at: number) =>
+  until(
+    () => progress() >= at,
+    120_000,
+    () => `progress ${progress()}`,
+  );
+
+for (const store of ['redis', 'postgres'] as const) {
+  // The store's fail-open timeout as a deployment would set it, long enough that this loaded machine does not trip it by itself.
+  const timeout = store === 'redis' ? 500 : 1000;
+
+  test(`${store}: latency below the fail-open timeout changes no decision`, async () => {
+    // The harness's long timeout: the point is the latency, not how far this loaded 2-core machine
+    // can stall a replica by itself (which a short timeout would also count).
+    const slowTimeout = 2000;
+    const r = await rig(store, slowTimeout);
+    try {
+      const keys = 200;
+      // A round trip of a tenth of the timeout: every call is slow (a Postgres transaction is four
+      // round trips), and none is late, even queued behind others.
+      const oneWay = slowTimeout / 20;
+      for (const p of r.proxies) p.latency(oneWay);
+      const { slowest } = await under(r, shotsFor(0, keys, 3, SEED), 16, async () => {});
+      const provisional = r.history.ops.filter((o) => o.provisional).length;
+      const creates = r.history.ops.filter((o) => o.decision === 'CREATE').length;
+      console.log(
+        `${store} latency ${oneWay} ms each way: ${r.history.ops.length} answers, slowest ${slowest.toFixed(0)} ms, ${provisional} provisional, ${creates} CREATEs`,
+      );
+      assert.equal(provisional, 0, 'nothing failed open');
+      assert.equal(creates, keys, 'one CREATE per key');
+      assert.equal(await sumMetric(r.replicas, /^onceonly_store_degradations_total (\d+)/), 0, 'no replica failed open');
+      for (const p of r.proxies) p.latency(0);
+      await verdict(r, keys, `${store} latency below the timeout`);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  test(`${store}: latency above the fail-open timeout fails open within the timeout plus a bound, and recovers`, async () => {
+    const r = await rig(store, timeout);
+    try {
+      const keys = 150;
+      const { slowest, result: degradedSeen } = await under(r, shotsFor(0, keys, 3, SEED + 1), 16, async (progress) => {
+        await whenProgress(progress, 0.2);
+        for (const p of r.proxies) p.latency(timeout); // a round trip of twice the timeout
+        await whenProgress(progress, 0.7);
+        const degraded = await sumMetric(r.replicas, /^onceonly_store_degradations_total (\d+)/);
+        for (const p of r.proxies) p.latency(0);
+        return degraded;
+      });
+      const provisional = r.history.ops.filter((o) => o.provisional).length;
+      console.log(`${store} latency ${timeout} ms each way: slowest answer ${slowest.toFixed(0)} ms (timeout ${timeout} ms), ${provisional} provisional`);
+      assert.ok(degradedSeen > 0, 'the replicas failed open while the store was slow');
+      assert.ok(provisional > 0, 'some answers were provisional');
+      assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+      await readyAll(r.replicas);
+      // Provisional decisions reach the store when replayed: for the checker they end now.
+      const now = r.history.now();
+      for (const o of r.history.ops) if (o.provisional) o.end = now;
+      await drive(shotsFor(0, keys, 1, SEED + 2), 16, r.replicas, r.history);
+      await verdict(r, keys, `${store} latency above the timeout`);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  for (const heal of ['resume', 'drop'] as const) {
+    test(`${store}: a blackhole is detected within the timeout and, healed (${heal === 'resume' ? 'held bytes delivered late' : 'connections dead'}), the journal is replayed`, async () => {
+      const r = await rig(store, timeout);
+      try {
+        const keys = 200;
+        const { slowest, result } = await under(r, shotsFor(0, keys, 3, SEED + 3), 16, async (progress) => {
+          await whenProgress(progress, 0.25);
+          for (const p of r.proxies) p.blackhole();
+          const before = r.proxies.map((p) => p.accepted);
+          await new Promise((res) => setTimeout(res, 4000));
+          const notReady = (await Promise.all(r.replicas.urls.map(readyz))).filter((s) => s === 503).length;
+          const attempts = r.proxies.map((p, i) => p.accepted - before[i]!);
+          for (const p of r.proxies) p.heal({ dropConnections: heal === 'drop' });
+          return { notReady, attempts };
+        });
+        console.log(
+          `${store} blackhole 4 s, healed by ${heal}: slowest answer ${slowest.toFixed(0)} ms, readyz 503 on ${result.notReady} of 2, connection attempts during it ${result.attempts.join(' / ')}`,
+        );
+        assert.equal(result.notReady, 2, '/readyz said 503 on both replicas while the store was blackholed');
+        assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+        await readyAll(r.replicas);
+        const now = r.history.now();
+        for (const o of r.history.ops) if (o.provisional) o.end = now;
+        await drive(shotsFor(0, keys, 1, SEED + 4), 16, r.replicas, r.history);
+        const v = await verdict(r, keys, `${store} blackhole, ${heal}`);
+        assert.ok(v.provisional > 0, 'decisions were made provisionally during the blackhole');
+        assert.ok(v.claimed + v.mergedReplays > 0, 'the journal was replayed');
+      } finally {
+        await r.stop();
+      }
+    });
+  }
+
+  test(`${store}: one replica cut off from the store while the other serves: no duplicate ticket after healing`, async () => {
+    // A longer timeout here: the point is that the replica still reaching the store keeps deciding there,
+    // and on this loaded 2-core machine a stall of the whole machine can outlast the short one.
+    const r = await rig(store, timeout * 4);
+    try {
+      const keys = 300;
+      await under(r, shotsFor(0, keys, 4, SEED + 5), 16, async (progress) => {
+        await whenProgress(progress, 0.2);
+        r.proxies[0]!.blackhole(); // replica 0 alone loses the store
+        await whenProgress(progress, 0.7);
+        r.proxies[0]!.heal({ dropConnections: true });
+      });
+      await readyAll(r.replicas);
+      const now = r.history.now();
+      for (const o of r.history.ops) if (o.provisional) o.end = now;
+      await drive(shotsFor(0, keys, 1, SEED + 6), 16, r.replicas, r.history);
+      const provisionalBy = [0, 1].map((i) => r.history.ops.filter((o) => o.provisional && o.replica === i).length);
+      console.log(`${store} partition: provisional answers by replica ${provisionalBy.join(' / ')}`);
+      assert.ok(provisionalBy[0]! > 0, 'the cut-off replica failed open');
+      assert.equal(provisionalBy[1], 0, 'the other replica kept deciding on the store');
+      await verdict(r, keys, `${store} partition of one replica`);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  test(`${store}: resets, a half-close and a refusing port: reconnects are bounded and nothing hangs`, async () => {
+    const r = await rig(store, timeout);
+    try {
+      const keys = 200;
+      const { slowest, result } = await under(r, shotsFor(0, keys, 3, SEED + 7), 16, async (progress) => {
+        await whenProgress(progress, 0.2);
+        for (const p of r.proxies) p.halfClose();
+        await whenProgress(progress, 0.35);
+        for (const p of r.proxies) p.reset();
+        await whenProgress(progress, 0.5);
+        // The port refuses for 5 s: count how often the replicas try it.
+        const before = r.proxies.map((p) => p.accepted);
+        for (const p of r.proxies) {
+          p.refuse(true);
+          p.reset();
+        }
+        await new Promise((res) => setTimeout(res, 5000));
+        const attempts = r.proxies.map((p, i) => p.accepted - before[i]!);
+        for (const p of r.proxies) p.refuse(false);
+        return attempts;
+      });
+      console.log(`${store} refused for 5 s: ${result.join(' / ')} connection attempts by the two replicas; slowest answer ${slowest.toFixed(0)} ms`);
+      assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+      // A reconnect storm would try hundreds of times a second; a backoff of at most 1 s and a probe
+      // every 100 ms (the harness's probe_interval_ms) give a few dozen in 5 s.
+      for (const n of result) assert.ok(n <= 60, `at most 60 connection attempts in 5 s per replica (saw ${result.join(', ')})`);
+      await readyAll(r.replicas);
+      const now = r.history.now();
+      for (const o of r.history.ops) if (o.provisional) o.end = now;
+      await drive(shotsFor(0, keys, 1, SEED + 8), 16, r.replicas, r.history);
+      await verdict(r, keys, `${store} resets, half-close, refusal`);
+    } finally {
+      await r.stop();
+    }
+  });
+}
+
+// A replica cut off in the middle of a transaction leaves its session "idle in
+// transaction" on the server, holding the key's advisory lock: Postgres sends
+// nothing while it waits for the client, so no retransmission ever fails and
+// TCP keepalive takes hours to notice. Until the session ends, every other
+// replica's decision on that key waits for the lock and fails open. The
+// replicas' sessions end such a transaction after 10 s.
+test("postgres: a replica cut off mid-transaction does not hold its keys' locks for long", async () => {
+  const r = await rig('postgres', 1000);
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  const stuck = async () =>
+    Number(
+      (
+        await admin.query<{ n: string }>(
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND pid <> pg_backend_pid() AND datname = current_database()`,
+        )
+      ).rows[0]!.n,
+    );
+  try {
+    const keys = 400;
+    let seen = 0;
+    let cleared = Number.NaN;
+    await under(r, shotsFor(0, keys, 2, SEED + 9), 32, async (progress) => {
+      await whenProgress(progress, 0.3);
+      r.proxies[0]!.blackhole(); // mid-flight: some of replica 0's transactions are between BEGIN and COMMIT
+      const t0 = Date.now();
+      // Sessions whose transaction was cut off, as the server sees them.
+      seen = await until(stuck, 5_000, () => 'no session was caught idle in a transaction').catch(() => 0);
+      await until(
+        async () => (await stuck()) === 0,
+        60_000,
+        () => 'sessions still idle in a transaction',
+      );
+      cleared = Date.now() - t0;
+      r.proxies[0]!.heal({ dropConnections: true });
+    });
+    console.log(`postgres: ${seen} session(s) of the cut-off replica idle in a transaction, all ended by the server ${cleared} ms after the cut`);
+    assert.ok(seen > 0, 'the cut caught transactions in flight');
+    assert.ok(cleared < 10_000 + 5_000, `the server ended the cut-off transactions within the idle timeout plus a bound (${cleared} ms)`);
+    await readyAll(r.replicas);
+    const now = r.history.now();
+    for (const o of r.history.ops) if (o.provisional) o.end = now;
+    await verdict(r, keys, 'postgres cut mid-transaction');
+  } finally {
+    await admin.end();
+    await r.stop();
+  }
+});
