@@ -28,6 +28,7 @@ import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
 import { deliveryObserver, failOpenEvents, rateLimitedLog } from './observers.js';
+import { sweepUntilDone } from './sweeper.js';
 
 export { isLoopback, StartupError } from './bind.js';
 
@@ -84,6 +85,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     () =>
       openStore(options.store, clock, {
         expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
+        redisShards: cfg.redis.shards,
         failOpen: {
           timeoutMs: cfg.failopen.timeout_ms,
           probeIntervalMs: cfg.failopen.probe_interval_ms,
@@ -244,8 +246,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   heartbeats.start();
 
+  let sweeping: Promise<unknown> | null = null;
   const sweeper = setInterval(() => {
-    store.sweepExpired().catch((err) => logger.warn({ err }, 'sweep of expired records failed'));
+    // A pass still running (a large backlog) is not started twice.
+    sweeping ??= sweepUntilDone(store, () => closing !== null)
+      .catch((err) => logger.warn({ err }, 'sweep of expired records failed'))
+      .finally(() => (sweeping = null));
     const retentionMs = config.current.delivery.dead_letter_retention_days * 86_400_000;
     store.deliveries.sweepDeadLetters(retentionMs).catch((err) => logger.warn({ err }, 'sweep of old dead letters failed'));
     groups.sweep().catch((err) => logger.warn({ err }, 'sweep of expired group members failed'));
@@ -263,6 +269,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        await sweeping;
         await heartbeats.stop();
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { join } from 'node:path';
+import { manualClock } from '../../src/core/clock.js';
+import { sweepUntilDone } from '../../src/app/sweeper.js';
+import { SWEEP_BATCH } from '../../src/store/contract/index.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/tmp.js';
 import { startSink } from '../fakes/http-fake.js';
 import { inProcessServer } from '../helpers/server.js';
 import { receiverQuiet } from '../helpers/settle.js';
@@ -79,5 +84,38 @@ test('the sweeper deletes a dead letter past its retention, and the key’s late
   } finally {
     await s.stop();
     await hook.close();
+  }
+});
+
+// What a soak found: one batch per interval fell behind a load that expires
+// more than a batch a minute, and the incidents table grew without end.
+test('a sweep pass takes batch after batch until nothing expired is left, and leaves what lives', async () => {
+  const dir = tempDir();
+  const clock = manualClock(Date.now());
+  const store = new SqliteStore(join(dir.path, 's.db'), clock, { expiredGraceMs: 0 });
+  const count = () => (store.database.prepare('SELECT count(*) AS n FROM incidents').get() as { n: number }).n;
+  try {
+    const expired = Math.round(SWEEP_BATCH * 2.5);
+    await Promise.all(
+      Array.from({ length: expired }, (_, i) => store.incidents.decide({ tenant: 't', key: `dedup:old-${i}`, fingerprint: 'MAJOR|0', ttlMs: 1000 })),
+    );
+    clock.advance(2000);
+    await store.incidents.decide({ tenant: 't', key: 'dedup:live', fingerprint: 'MAJOR|0', ttlMs: 60_000 });
+    assert.equal(count(), expired + 1);
+    const swept = await sweepUntilDone(store);
+    assert.equal(swept, expired, 'every expired incident, in one pass');
+    assert.equal(count(), 1);
+    assert.ok(await store.incidents.get('t', 'dedup:live'), 'the live one stays');
+    assert.equal(await sweepUntilDone(store), 0, 'a pass with nothing to do ends at once');
+    // A pass is bounded: with rounds for one batch, one batch goes.
+    await Promise.all(
+      Array.from({ length: expired }, (_, i) => store.incidents.decide({ tenant: 't', key: `dedup:again-${i}`, fingerprint: 'MAJOR|0', ttlMs: 1000 })),
+    );
+    clock.advance(2000);
+    assert.equal(await sweepUntilDone(store, () => false, 1), SWEEP_BATCH);
+    assert.equal(await sweepUntilDone(store, () => true), 0, 'a stopping server sweeps no more');
+  } finally {
+    await store.close();
+    dir.remove();
   }
 });
