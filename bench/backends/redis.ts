@@ -2,11 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { createClient, createCluster } from '@redis/client';
 import { Redis as IORedis } from 'ioredis';
 import { redisConnection } from '../../src/store/redis/connection.js';
-import { deliveryKeys, failingKey, incidentRecordKey, liveIndex, resolutionKey, shardOf } from '../../src/store/redis/keys.js';
+import { deliveryKeys, keyLayout } from '../../src/store/redis/keys.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { scripts } from '../../src/store/redis/scripts.js';
 import { GRACE_MS, OUTBOX, TENANT, TTL_MS, type Backend } from './backend.js';
 import type { IncidentOp } from '../workload.js';
+
+/** The default layout's keys (64 shards), as a store opened without `shards` uses them. */
+const { failingKey, incidentRecordKey, liveIndex, resolutionKey, shardOf } = keyLayout();
 
 const OUTBOX_ARGS = ['1', TENANT, 'k', OUTBOX.severity, OUTBOX.summary, JSON.stringify(OUTBOX.data)];
 

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { createClient } from '@redis/client';
 import { systemClock } from '../../src/core/clock.js';
 import { redisConnection } from '../../src/store/redis/connection.js';
-import { allShards, incidentRecordKey, liveIndex } from '../../src/store/redis/keys.js';
+import { keyLayout } from '../../src/store/redis/keys.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startRedis } from '../../test/helpers/redis.js';
@@ -17,6 +17,9 @@ import { tempDir } from '../../test/helpers/tmp.js';
 import { decide, GRACE_MS, TENANT, TTL_MS } from '../backends/backend.js';
 import { int, ratio, table, targetAtLeast, targetAtMost, x, type Section, type Target } from '../report.js';
 import { concurrent, liveSetMix, sequential } from '../workload.js';
+
+/** The default layout's keys (64 shards), as a store opened without `shards` uses them. */
+const { allShards, incidentRecordKey, liveIndex } = keyLayout();
 
 const OPS = Number(process.env.GROWTH_OPS ?? 100_000);
 const LIVE_PREFIX = 'g';

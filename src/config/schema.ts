@@ -6,6 +6,7 @@ import { maintenanceConfig } from './maintenance.js';
 import { inhibitionConfig } from './inhibition.js';
 import { heartbeatsConfig } from './heartbeats.js';
 import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
+import { DEFAULT_SHARDS, MAX_SHARDS } from '../store/redis/keys.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -80,6 +81,12 @@ export const configSchema = z
         retention,
       })
       .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600, retention: 'ttl' }),
+    /**
+     * Redis and Redis Cluster: how many hash-tag shards the keys are spread over. Part of
+     * the stored layout: every replica must use the same count, and changing it moves
+     * the keys (docs/scaling.md). Read at start.
+     */
+    redis: z.strictObject({ shards: z.number().int().min(1).max(MAX_SHARDS).default(DEFAULT_SHARDS) }).default({ shards: DEFAULT_SHARDS }),
     /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
     failopen: z
       .strictObject({

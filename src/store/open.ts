@@ -34,6 +34,8 @@ export interface StoreOptions {
   onConnectionError?: (err: Error) => void;
   /** Ledger mode's audit trail (kept by Postgres). */
   ledger?: Ledger;
+  /** Redis: the hash-tag shard count (default 64; part of the stored layout, docs/scaling.md). */
+  redisShards?: number;
 }
 
 /** Shared stores are wrapped in fail-open, with a local journal (ADR 8). */
@@ -98,7 +100,14 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       }
     }
     const conn = redisConnection(url, { onError: options.onConnectionError });
-    return failOpen(new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', { expiredGraceMs: grace }), clock, options);
+    return failOpen(
+      new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', {
+        expiredGraceMs: grace,
+        ...(options.redisShards !== undefined ? { shards: options.redisShards } : {}),
+      }),
+      clock,
+      options,
+    );
   }
   if (/^(postgres|postgresql):\/\//.test(url)) {
     const { connection, schema } = postgresUrl(url);

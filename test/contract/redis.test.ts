@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { IncidentRecord } from '../../src/store/contract/index.js';
-import { ackMarkerKey, allShards, incidentRecordKey, reconcileMarkerKey, silenceKeys } from '../../src/store/redis/keys.js';
+import { silenceKeys, keyLayout } from '../../src/store/redis/keys.js';
 import { isTransportFault } from '../../src/store/errors.js';
 import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS, SILENCE_RETENTION_MS } from '../../src/store/contract/index.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
@@ -19,6 +19,9 @@ import { requestStoreContract } from './request-store.contract.js';
 import { silenceStoreContract } from './silence-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
 import { deliveryStoreContract } from './delivery-store.contract.js';
+
+/** The default layout's keys (64 shards), as a store opened without `shards` uses them. */
+const { ackMarkerKey, allShards, incidentRecordKey, reconcileMarkerKey } = keyLayout();
 
 // Redis decides on its own clock (TIME inside the script), so time is real
 // here: one unit is 100 ms, and the TTL cases sleep about four seconds.
@@ -39,8 +42,8 @@ after(async () => {
 const flush = (kind: 'redis' | 'redis-cluster') => {
   for (const node of kind === 'redis' ? [single] : cluster.nodes) node.cli('FLUSHALL');
 };
-const fixture = (url: () => string, kind: 'redis' | 'redis-cluster') => () => {
-  const open = () => new RedisStore(redisConnection(url()), kind, { expiredGraceMs: GRACE_UNITS * unit });
+const fixture = (url: () => string, kind: 'redis' | 'redis-cluster', shards?: number) => () => {
+  const open = () => new RedisStore(redisConnection(url()), kind, { expiredGraceMs: GRACE_UNITS * unit, ...(shards ? { shards } : {}) });
   return { store: open(), openPeer: open, unit, advance: sleep, cleanup: () => flush(kind) };
 };
 const traits = { peers: true };
@@ -55,6 +58,12 @@ incidentStoreContract(
   traits,
   fixture(() => cluster.url, 'redis-cluster'),
 );
+// Another shard count than the default: nothing may assume 64.
+incidentStoreContract(
+  'redis cluster (3 masters, 5 shards)',
+  traits,
+  fixture(() => cluster.url, 'redis-cluster', 5),
+);
 eventStoreContract(
   'redis',
   fixture(() => single.url, 'redis'),
@@ -136,6 +145,10 @@ deliveryStoreContract(
 deliveryStoreContract(
   'redis cluster (3 masters)',
   fixture(() => cluster.url, 'redis-cluster'),
+);
+deliveryStoreContract(
+  'redis cluster (3 masters, 5 shards)',
+  fixture(() => cluster.url, 'redis-cluster', 5),
 );
 
 describe('redis: backend-only', () => {

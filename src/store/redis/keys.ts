@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
  * record, its markers, its window and the outbox entries its decisions write
  * all go to one shard.
  *
- *   {oo:S}:i:TENANT:KEY         an incident record
+ *   {oo:S}:i:TENANT:KEY         an incident record (S: the key's shard, of the store's shard count)
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *   {oo:S}:k:TENANT:KEY         an incident's acknowledgement marker (the episode's createdAt)
  *   {oo:S}:e:TENANT:KEY         an alert's last resolution (the episode's end, ms)
@@ -48,12 +48,20 @@ import { createHash } from 'node:crypto';
  *   {oo:inh}:g:LPB(tenant,rule,tuple)   a rule's live sources with those `equal` values (zset source → expiry ms)
  *   {oo:inh}:s:LPB(tenant,source)       the groups a source is in (set)
  *
+ * The layout: {oo:layout}:shards, the shard count the keys were written with.
+ *
  * Heartbeats, all in one slot (they are few, and come from the config):
  *   {oo:hb}:LPB(tenant)         the tenant's heartbeats (hash name → "since,last ping,claimed miss", ms)
  *
- * SHARDS is part of the on-disk format: changing it moves every key.
+ * The shard count S is part of the stored layout: a key's shard is FNV-1a of
+ * its tenant and key mod S, so changing S moves almost every key. Choosing
+ * it, and changing it safely: docs/scaling.md.
  */
-export const SHARDS = 64;
+
+/** The shard count a store uses unless configured otherwise (`redis.shards`). */
+export const DEFAULT_SHARDS = 64;
+/** Redis Cluster has 16,384 hash slots: more shards than that could land in no more places. */
+export const MAX_SHARDS = 16_384;
 
 function fnv1a(text: string): number {
   let h = 0x811c9dc5;
@@ -62,39 +70,6 @@ function fnv1a(text: string): number {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h;
-}
-
-export function shardOf(tenant: string, key: string): number {
-  return fnv1a(`${tenant}\u0000${key}`) % SHARDS;
-}
-
-export function incidentRecordKey(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:i:${tenant}:${key}`;
-}
-
-/**
- * The live-incident index of the shard that holds this tenant's key, and the
- * key's member in it: 12 characters of a hash rather than the key itself,
- * since every live incident has one and a sorted-set entry's cost grows with
- * its member. 72 bits: the chance that any two of 10^7 live keys share a
- * member is below 10^-9, and if they did the count would be one short; no
- * decision reads the index.
- */
-export function liveIndex(tenant: string, key: string) {
-  const member = createHash('sha256').update(lpBytes(tenant, key)).digest().subarray(0, 9).toString('base64url');
-  return { key: `{oo:${shardOf(tenant, key)}}:lv`, member };
-}
-
-export function resolutionKey(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:e:${tenant}:${key}`;
-}
-
-export function ackMarkerKey(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:k:${tenant}:${key}`;
-}
-
-export function reconcileMarkerKey(tenant: string, key: string, journalId: string): string {
-  return `{oo:${shardOf(tenant, key)}}:r:${tenant}:${key}:${journalId}`;
 }
 
 /** Length-prefixed, so no two (tenant, device, …) tuples can make the same key. */
@@ -115,21 +90,6 @@ export function unLp(text: string): string[] | null {
   return parts;
 }
 
-export function deviceKeys(tenant: string, device: string, boot: string, sequence: number) {
-  const dev = lp(tenant, device);
-  const tag = `{oo:${shardOf(tenant, `\u0001${device}`)}}`;
-  return {
-    member: dev,
-    device: `${tag}:d:${dev}`,
-    seen: `${tag}:s:${dev}${lp(boot)}:${sequence}`,
-    boots: `${tag}:b:${dev}`,
-    outbox: `${tag}:o`,
-    freshness: `${tag}:f`,
-  };
-}
-
-export const allShards = (kind: 'o' | 'f' | 'lv') => Array.from({ length: SHARDS }, (_, s) => `{oo:${s}}:${kind}`);
-
 /** Length-prefixed by UTF-8 bytes: the same string Lua's `#` makes. */
 export const lpBytes = (...parts: string[]) => parts.map((p) => `${Buffer.byteLength(p)}.${p}`).join('');
 
@@ -147,40 +107,75 @@ export function deliveryKeys(shard: number) {
   };
 }
 
-/** The set of a key's failing deliveries, in the key's own shard. */
-export function failingKey(kind: string, tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:kf:${lpBytes(kind, tenant, key)}`;
+/**
+ * Every key whose place depends on the shard count, for a store with
+ * `shards` shards. The facets of one store share one layout.
+ */
+export function keyLayout(shards: number = DEFAULT_SHARDS) {
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) throw new RangeError(`the shard count must be an integer from 1 to ${MAX_SHARDS}`);
+  const shardOf = (tenant: string, key: string): number => fnv1a(`${tenant}\u0000${key}`) % shards;
+  const tag = (tenant: string, key: string) => `{oo:${shardOf(tenant, key)}}`;
+  return {
+    shards,
+    shardOf,
+    /** An incident record. */
+    incidentRecordKey: (tenant: string, key: string) => `${tag(tenant, key)}:i:${tenant}:${key}`,
+    /**
+     * The live-incident index of the shard that holds this tenant's key, and the
+     * key's member in it: 12 characters of a hash rather than the key itself,
+     * since every live incident has one and a sorted-set entry's cost grows with
+     * its member. 72 bits: the chance that any two of 10^7 live keys share a
+     * member is below 10^-9, and if they did the count would be one short; no
+     * decision reads the index.
+     */
+    liveIndex(tenant: string, key: string) {
+      const member = createHash('sha256').update(lpBytes(tenant, key)).digest().subarray(0, 9).toString('base64url');
+      return { key: `${tag(tenant, key)}:lv`, member };
+    },
+    resolutionKey: (tenant: string, key: string) => `${tag(tenant, key)}:e:${tenant}:${key}`,
+    ackMarkerKey: (tenant: string, key: string) => `${tag(tenant, key)}:k:${tenant}:${key}`,
+    reconcileMarkerKey: (tenant: string, key: string, journalId: string) => `${tag(tenant, key)}:r:${tenant}:${key}:${journalId}`,
+    deviceKeys(tenant: string, device: string, boot: string, sequence: number) {
+      const dev = lp(tenant, device);
+      const t = tag(tenant, `\u0001${device}`);
+      return {
+        member: dev,
+        device: `${t}:d:${dev}`,
+        seen: `${t}:s:${dev}${lp(boot)}:${sequence}`,
+        boots: `${t}:b:${dev}`,
+        outbox: `${t}:o`,
+        freshness: `${t}:f`,
+      };
+    },
+    /** One kind of per-shard key, for every shard. */
+    allShards: (kind: 'o' | 'f' | 'lv') => Array.from({ length: shards }, (_, s) => `{oo:${s}}:${kind}`),
+    /** The delivery keys of every shard, by shard. */
+    allDeliveryKeys: () => Array.from({ length: shards }, (_, s) => deliveryKeys(s)),
+    /** The delivery keys of the shard that holds this tenant's key. */
+    deliveryKeysFor: (tenant: string, key: string) => deliveryKeys(shardOf(tenant, key)),
+    /** The set of a key's failing deliveries, in the key's own shard. */
+    failingKey: (kind: string, tenant: string, key: string) => `${tag(tenant, key)}:kf:${lpBytes(kind, tenant, key)}`,
+    /** A producer's Idempotency-Key and the answer it got. */
+    requestKey: (tenant: string, key: string) => `${tag(tenant, key)}:rq:${lpBytes(tenant, key)}`,
+    /** The ticket id an adapter's receiver gave a key, in the key's own shard. */
+    ticketKey: (adapter: string, tenant: string, kind: string, key: string) => `${tag(tenant, key)}:tk:${lpBytes(adapter, tenant, kind, key)}`,
+    /** A group (in the group key's shard, beside the outbox its commits write) and a member's group (in the member's). */
+    groupKeys: {
+      group: (tenant: string, groupKey: string) => `${tag(tenant, groupKey)}:g:${lp(tenant, groupKey)}`,
+      member: (tenant: string, member: string) => `${tag(tenant, member)}:gm:${lpBytes(tenant, member)}`,
+    },
+    /** A key's recent creates and closes (flapping detection), in the key's own shard. */
+    flapKey: (tenant: string, key: string) => `${tag(tenant, key)}:fl:${lpBytes(tenant, key)}`,
+    windowKey: (tenant: string, key: string) => `${tag(tenant, key)}:w:${tenant}:${key}`,
+    /** The outbox stream of the shard that holds this tenant's key. */
+    outboxKeyFor: (tenant: string, key: string) => `${tag(tenant, key)}:o`,
+  };
 }
 
-/** A producer's Idempotency-Key and the answer it got. */
-export function requestKey(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:rq:${lpBytes(tenant, key)}`;
-}
+export type KeyLayout = ReturnType<typeof keyLayout>;
 
-/** The ticket id an adapter's receiver gave a key, in the key's own shard. */
-export function ticketKey(adapter: string, tenant: string, kind: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:tk:${lpBytes(adapter, tenant, kind, key)}`;
-}
-
-/** A group (in the group key's shard, beside the outbox its commits write) and a member's group (in the member's). */
-export const groupKeys = {
-  group: (tenant: string, groupKey: string) => `{oo:${shardOf(tenant, groupKey)}}:g:${lp(tenant, groupKey)}`,
-  member: (tenant: string, member: string) => `{oo:${shardOf(tenant, member)}}:gm:${lpBytes(tenant, member)}`,
-};
-
-/** A key's recent creates and closes (flapping detection), in the key's own shard. */
-export function flapKey(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:fl:${lpBytes(tenant, key)}`;
-}
-
-export function windowKey(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:w:${tenant}:${key}`;
-}
-
-/** The outbox stream of the shard that holds this tenant's key. */
-export function outboxKeyFor(tenant: string, key: string): string {
-  return `{oo:${shardOf(tenant, key)}}:o`;
-}
+/** The shard count the keys in this Redis were written with (one slot: `{oo:layout}`). */
+export const LAYOUT_KEY = '{oo:layout}:shards';
 
 /** The silence keys (one slot: `{oo:sil}`). */
 export const silenceKeys = {

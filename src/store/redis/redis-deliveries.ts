@@ -11,16 +11,14 @@ import {
   type Settlement,
 } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { deliveryKeys, SHARDS } from './keys.js';
+import type { KeyLayout } from './keys.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
 import { scripts } from './scripts.js';
 
-const shards = Array.from({ length: SHARDS }, (_, s) => deliveryKeys(s));
-
 /** A public id is `S:member`: the shard, then streamId.adapter (`@group`: onceonly's own group step, a name no config can give). */
-function parseId(id: string): { shard: number; member: string } | null {
-  const m = /^(\d{1,3}):(\d+-\d+\.@?[A-Za-z0-9_-]+)$/.exec(id);
-  if (!m || Number(m[1]) >= SHARDS) return null;
+function parseId(id: string, shards: number): { shard: number; member: string } | null {
+  const m = /^(\d{1,5}):(\d+-\d+\.@?[A-Za-z0-9_-]+)$/.exec(id);
+  if (!m || Number(m[1]) >= shards) return null;
   return { shard: Number(m[1]), member: m[2]! };
 }
 
@@ -45,25 +43,32 @@ function toDelivery(shard: number, member: string, flat: string[]): Delivery {
 
 /**
  * Delivery state on Redis: per shard, in the slot of that shard's outbox, so
- * every step is one Lua script on one node. A worker visits all 64 shards per
+ * every step is one Lua script on one node. A worker visits every shard per
  * pass (in parallel; on a cluster each goes to its own master).
  */
 export class RedisDeliveries implements DeliveryStore {
-  constructor(private readonly conn: RedisConnection) {}
+  private readonly shards: ReturnType<KeyLayout['allDeliveryKeys']>;
+
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly layout: KeyLayout,
+  ) {
+    this.shards = layout.allDeliveryKeys();
+  }
 
   async fanOut(adapters: readonly string[], limit: number) {
-    const per = Math.max(1, Math.ceil(limit / SHARDS));
+    const per = Math.max(1, Math.ceil(limit / this.layout.shards));
     const moved = await Promise.all(
-      shards.map((k) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MEMORY_MS, ...adapters])),
+      this.shards.map((k) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MEMORY_MS, ...adapters])),
     );
     return moved.reduce<number>((a, b) => a + Number(b), 0);
   }
 
   async leaseDue(owner: string, leaseMs: number, limit: number) {
     const token = `${owner}:${randomUUID()}`;
-    const per = Math.max(1, Math.ceil(limit / SHARDS));
+    const per = Math.max(1, Math.ceil(limit / this.layout.shards));
     const replies = await Promise.all(
-      shards.map((k, s) =>
+      this.shards.map((k, s) =>
         this.conn
           .evalScript(scripts.leaseDeliveries, [k.due], [k.tag, token, leaseMs, per])
           .then((r) => (r as Array<[string, string[]]>).map(([m, flat]) => toDelivery(s, m, flat))),
@@ -73,9 +78,9 @@ export class RedisDeliveries implements DeliveryStore {
   }
 
   async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {
-    const id = parseId(d.id);
+    const id = parseId(d.id, this.layout.shards);
     if (!id) return { kind: 'lost' };
-    const k = shards[id.shard]!;
+    const k = this.shards[id.shard]!;
     const [kind, folded, flat] = (await this.conn.evalScript(
       scripts.foldDelivery,
       [k.due, k.age, k.delivery(id.member), k.held],
@@ -87,9 +92,9 @@ export class RedisDeliveries implements DeliveryStore {
   }
 
   async settle(d: Delivery, s: Settlement) {
-    const id = parseId(d.id);
+    const id = parseId(d.id, this.layout.shards);
     if (!id) return false;
-    const k = shards[id.shard]!;
+    const k = this.shards[id.shard]!;
     const reply = await this.conn.evalScript(
       scripts.settleDelivery,
       [k.due, k.age, k.dead, k.delivery(id.member), k.held],
@@ -107,7 +112,7 @@ export class RedisDeliveries implements DeliveryStore {
 
   async deadLetters(tenant: string | null, limit: number) {
     const replies = await Promise.all(
-      shards.map((k, s) =>
+      this.shards.map((k, s) =>
         this.conn
           .evalScript(scripts.listDeadLetters, [k.dead], [k.tag, tenant ?? '', limit])
           .then((r) => (r as Array<[string, string[], number]>).map(([m, flat, waiting]) => ({ ...toDelivery(s, m, flat), waiting: Number(waiting) }))),
@@ -120,22 +125,22 @@ export class RedisDeliveries implements DeliveryStore {
   }
 
   async retryDeadLetter(tenant: string | null, id: string) {
-    const p = parseId(id);
+    const p = parseId(id, this.layout.shards);
     if (!p) return false;
-    const k = shards[p.shard]!;
+    const k = this.shards[p.shard]!;
     return Number(await this.conn.evalScript(scripts.retryDeadLetter, [k.delivery(p.member)], [k.tag, p.member, tenant ?? ''])) === 1;
   }
 
   async dropDeadLetter(tenant: string | null, id: string) {
-    const p = parseId(id);
+    const p = parseId(id, this.layout.shards);
     if (!p) return false;
-    const k = shards[p.shard]!;
+    const k = this.shards[p.shard]!;
     return Number(await this.conn.evalScript(scripts.dropDeadLetter, [k.delivery(p.member)], [k.tag, p.member, tenant ?? ''])) === 1;
   }
 
   async backlog(): Promise<DeliveryBacklog> {
     const replies = (await Promise.all(
-      shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox, k.held], [])),
+      this.shards.map((k) => this.conn.evalScript(scripts.deliveryBacklog, [k.due, k.age, k.dead, k.outbox, k.held], [])),
     )) as Array<[number, number, string, string, number]>;
     let pending = 0;
     let dead = 0;
@@ -152,7 +157,7 @@ export class RedisDeliveries implements DeliveryStore {
 
   /** Every shard's dead letters past the retention, a batch per shard, each one script on its own node. */
   async sweepDeadLetters(retentionMs: number) {
-    const gone = await Promise.all(shards.map((k) => this.conn.evalScript(scripts.sweepDeadLetters, [k.dead], [k.tag, retentionMs, SWEEP_BATCH])));
+    const gone = await Promise.all(this.shards.map((k) => this.conn.evalScript(scripts.sweepDeadLetters, [k.dead], [k.tag, retentionMs, SWEEP_BATCH])));
     return gone.reduce<number>((a, b) => a + Number(b), 0);
   }
 }

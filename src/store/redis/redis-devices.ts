@@ -1,15 +1,18 @@
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
 import type { DeviceStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { deviceKeys } from './keys.js';
+import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** Device events on Redis: `apply` is one Lua script on the device's shard. */
 export class RedisDevices implements DeviceStore {
-  constructor(private readonly conn: RedisConnection) {}
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly k: KeyLayout,
+  ) {}
 
   async apply(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
-    const k = deviceKeys(e.tenant, e.device, e.boot, e.sequence);
+    const k = this.k.deviceKeys(e.tenant, e.device, e.boot, e.sequence);
     const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
       scripts.applyEvent,
       [k.device, k.seen, k.boots, k.outbox, k.freshness],
@@ -26,7 +29,7 @@ export class RedisDevices implements DeviceStore {
   }
 
   async get(tenant: string, device: string): Promise<DeviceState | null> {
-    const k = deviceKeys(tenant, device, '', 0);
+    const k = this.k.deviceKeys(tenant, device, '', 0);
     const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<string | null>;
     if (boot == null) return null;
     return { tenant, device, boot, sequence: Number(seq), state: state!, observedAt: Number(obs) };

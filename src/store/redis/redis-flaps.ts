@@ -1,18 +1,25 @@
 import { MAX_TRANSITIONS_KEPT, type FlapStore, type Transition } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { flapKey } from './keys.js';
+import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** Transitions on Redis: a list per key in the key's shard, trimmed and expired by one script. */
 export class RedisFlaps implements FlapStore {
-  constructor(private readonly conn: RedisConnection) {}
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly k: KeyLayout,
+  ) {}
 
   async record(tenant: string, key: string, action: Transition['action'], at: number, keepMs: number) {
-    await this.conn.evalScript(scripts.flapRecord, [flapKey(tenant, key)], [action === 'create' ? 'c' : 'x', at, Math.ceil(keepMs), MAX_TRANSITIONS_KEPT]);
+    await this.conn.evalScript(
+      scripts.flapRecord,
+      [this.k.flapKey(tenant, key)],
+      [action === 'create' ? 'c' : 'x', at, Math.ceil(keepMs), MAX_TRANSITIONS_KEPT],
+    );
   }
 
   async history(tenant: string, key: string, since: number) {
-    const k = flapKey(tenant, key);
+    const k = this.k.flapKey(tenant, key);
     const items = (await this.conn.send(k, ['LRANGE', k, '0', '-1'])) as string[];
     return items
       .map((s): Transition => ({ at: Number(String(s).slice(1)), action: String(s).startsWith('c') ? 'create' : 'close' }))

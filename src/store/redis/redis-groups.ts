@@ -1,15 +1,18 @@
 import type { OutboxEntry } from '../../core/outbox.js';
 import type { GroupRecord, GroupState, GroupStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { groupKeys, outboxKeyFor, unLp } from './keys.js';
+import { type KeyLayout, unLp } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** Groups on Redis: a JSON string per group in the group's shard (its outbox beside it); a commit is one script. */
 export class RedisGroups implements GroupStore {
-  constructor(private readonly conn: RedisConnection) {}
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly k: KeyLayout,
+  ) {}
 
   async get(tenant: string, groupKey: string) {
-    const k = groupKeys.group(tenant, groupKey);
+    const k = this.k.groupKeys.group(tenant, groupKey);
     const v = await this.conn.send(k, ['GET', k]);
     return v === null || v === undefined ? null : (JSON.parse(String(v)) as GroupRecord);
   }
@@ -20,20 +23,20 @@ export class RedisGroups implements GroupStore {
       : ['', '', '', '', '', '', '', 0];
     const r = await this.conn.evalScript(
       scripts.groupCommit,
-      [groupKeys.group(tenant, groupKey), outboxKeyFor(tenant, groupKey)],
+      [this.k.groupKeys.group(tenant, groupKey), this.k.outboxKeyFor(tenant, groupKey)],
       [expected, next ? JSON.stringify(next) : '', ...e],
     );
     return Number(r) === 1;
   }
 
   async memberOf(tenant: string, member: string) {
-    const k = groupKeys.member(tenant, member);
+    const k = this.k.groupKeys.member(tenant, member);
     const v = await this.conn.send(k, ['GET', k]);
     return v === null || v === undefined ? null : String(v);
   }
 
   async remember(tenant: string, member: string, groupKey: string | null) {
-    const k = groupKeys.member(tenant, member);
+    const k = this.k.groupKeys.member(tenant, member);
     await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);
   }
 

@@ -15,7 +15,7 @@ import {
 } from '../contract/index.js';
 import { ErrorReply } from '@redis/client';
 import type { RedisConnection } from './connection.js';
-import { ackMarkerKey, deliveryKeys, failingKey, incidentRecordKey, liveIndex, outboxKeyFor, reconcileMarkerKey, resolutionKey, shardOf } from './keys.js';
+import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
@@ -52,16 +52,16 @@ interface Prepared {
 const GROUP_MAX = 128;
 
 /** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another). */
-function decideArgs(claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
-  const k = deliveryKeys(shardOf(claim.tenant, claim.key));
-  const live = liveIndex(claim.tenant, claim.key);
+function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
+  const k = layout.deliveryKeysFor(claim.tenant, claim.key);
+  const live = layout.liveIndex(claim.tenant, claim.key);
   return {
     keys: [
-      incidentRecordKey(claim.tenant, claim.key),
+      layout.incidentRecordKey(claim.tenant, claim.key),
       k.outbox,
-      failingKey('incident', claim.tenant, claim.key),
+      layout.failingKey('incident', claim.tenant, claim.key),
       k.due,
-      resolutionKey(claim.tenant, claim.key),
+      layout.resolutionKey(claim.tenant, claim.key),
       live.key,
     ],
     args: [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? '', live.member],
@@ -73,6 +73,7 @@ function decideArgs(claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> 
 export class RedisIncidents implements SharedIncidentStore {
   constructor(
     private readonly conn: RedisConnection,
+    private readonly k: KeyLayout,
     private readonly graceMs = DEFAULT_EXPIRED_GRACE_MS,
     /** On a cluster a group is one shard's claims: a script's keys must share a slot. */
     private readonly cluster = false,
@@ -102,7 +103,7 @@ export class RedisIncidents implements SharedIncidentStore {
     for (const p of all) {
       let prepared: Prepared;
       try {
-        prepared = { p, ...decideArgs(p.claim, this.graceMs) };
+        prepared = { p, ...decideArgs(this.k, p.claim, this.graceMs) };
       } catch (err) {
         // Its payload cannot be written (JSON.stringify refused it): that claim fails alone.
         p.reject(err);
@@ -180,15 +181,15 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   async get(tenant: string, key: string) {
-    const reply = (await this.conn.evalScript(scripts.getIncident, [incidentRecordKey(tenant, key)], [])) as [number, string] | null;
+    const reply = (await this.conn.evalScript(scripts.getIncident, [this.k.incidentRecordKey(tenant, key)], [])) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {
-    const live = liveIndex(tenant, key);
+    const live = this.k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
-      [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), resolutionKey(tenant, key), live.key],
+      [this.k.incidentRecordKey(tenant, key), this.k.outboxKeyFor(tenant, key), this.k.resolutionKey(tenant, key), live.key],
       [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member],
     )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
@@ -197,17 +198,17 @@ export class RedisIncidents implements SharedIncidentStore {
   async acknowledge(tenant: string, key: string) {
     return (await this.conn.evalScript(
       scripts.acknowledgeIncident,
-      [incidentRecordKey(tenant, key), outboxKeyFor(tenant, key), ackMarkerKey(tenant, key)],
+      [this.k.incidentRecordKey(tenant, key), this.k.outboxKeyFor(tenant, key), this.k.ackMarkerKey(tenant, key)],
       [tenant, key, ACK_MEMORY_MS],
     )) as AckOutcome;
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
-    const live = liveIndex(rec.tenant, rec.key);
+    const live = this.k.liveIndex(rec.tenant, rec.key);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
-      [incidentRecordKey(rec.tenant, rec.key), reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
+      [this.k.incidentRecordKey(rec.tenant, rec.key), this.k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
       [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS, live.member],
     )) as ReconcileOutcome;
   }

@@ -1,7 +1,7 @@
 import type { DeviceSummary, IncidentRecord, IncidentStore, OutboxEntry, QueryStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
-import { allShards, lp, unLp } from './keys.js';
+import { type KeyLayout, lp, unLp } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** Text for a SCAN MATCH pattern, with glob's special characters escaped. */
@@ -12,6 +12,7 @@ export class RedisQueries implements QueryStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly incidents: IncidentStore,
+    private readonly k: KeyLayout,
   ) {}
 
   async listIncidents(tenant: string, limit: number) {
@@ -26,7 +27,7 @@ export class RedisQueries implements QueryStore {
 
   /** Exact: the sum of every shard's live index (one short script per shard, on the server's clock). */
   async countLiveIncidents() {
-    const counts = await Promise.all(allShards('lv').map((key) => this.conn.evalScript(scripts.countLive, [key], [])));
+    const counts = await Promise.all(this.k.allShards('lv').map((key) => this.conn.evalScript(scripts.countLive, [key], [])));
     return counts.reduce<number>((a, b) => a + Number(b), 0);
   }
 
@@ -49,13 +50,13 @@ export class RedisQueries implements QueryStore {
   }
 
   async countStaleDevices(observedBefore: number): Promise<number> {
-    const counts = await Promise.all(allShards('f').map((key) => this.conn.send(key, ['ZCOUNT', key, '-inf', `(${observedBefore}`])));
+    const counts = await Promise.all(this.k.allShards('f').map((key) => this.conn.send(key, ['ZCOUNT', key, '-inf', `(${observedBefore}`])));
     return counts.reduce<number>((a, b) => a + Number(b), 0);
   }
 
   /** Every shard's outbox stream, oldest first within a shard, then ordered by time across shards. */
   async listOutbox(): Promise<OutboxEntry[]> {
-    const streams = await Promise.all(allShards('o').map((key) => this.conn.send(key, ['XRANGE', key, '-', '+'])));
+    const streams = await Promise.all(this.k.allShards('o').map((key) => this.conn.send(key, ['XRANGE', key, '-', '+'])));
     const out: OutboxEntry[] = [];
     for (const entries of streams as Array<Array<[string, string[]]>>) {
       for (const [, fields] of entries) {

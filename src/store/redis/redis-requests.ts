@@ -1,6 +1,6 @@
 import type { RequestBegin, RequestStore, StoredAnswer } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { requestKey } from './keys.js';
+import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** A request record: the body hash, and the answer once there is one. */
@@ -13,11 +13,14 @@ interface Held {
 
 /** Idempotency-Keys on Redis: a string per key with its lifetime as a PX expiry. */
 export class RedisRequests implements RequestStore {
-  constructor(private readonly conn: RedisConnection) {}
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly k: KeyLayout,
+  ) {}
 
   /** GET, and SET … PX when absent, in one script. */
   async begin(tenant: string, key: string, bodyHash: string, leaseMs: number): Promise<RequestBegin> {
-    const held = await this.conn.evalScript(scripts.requestBegin, [requestKey(tenant, key)], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
+    const held = await this.conn.evalScript(scripts.requestBegin, [this.k.requestKey(tenant, key)], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
     if (held === null || held === undefined) return { state: 'new' };
     const r = JSON.parse(String(held)) as Held;
     if (r.s === undefined) return { state: 'in_flight', bodyHash: r.h };
@@ -26,12 +29,12 @@ export class RedisRequests implements RequestStore {
 
   /** One SET … PX: the answer replaces the in-flight record. */
   async finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number): Promise<void> {
-    const k = requestKey(tenant, key);
+    const k = this.k.requestKey(tenant, key);
     const held: Held = { h: bodyHash, s: answer.status, c: answer.contentType, b: answer.body };
     await this.conn.send(k, ['SET', k, JSON.stringify(held), 'PX', String(keepMs)]);
   }
 
   async abandon(tenant: string, key: string, bodyHash: string): Promise<void> {
-    await this.conn.evalScript(scripts.requestAbandon, [requestKey(tenant, key)], [bodyHash]);
+    await this.conn.evalScript(scripts.requestAbandon, [this.k.requestKey(tenant, key)], [bodyHash]);
   }
 }
