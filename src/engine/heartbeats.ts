@@ -15,6 +15,13 @@ export const heartbeatIncidentKey = (name: string) =>
 
 /** How often each replica looks for overdue heartbeats unless told otherwise. */
 export const HEARTBEAT_CHECK_MS = 1000;
+/**
+ * How long a claimed miss may stay without its incident before another
+ * replica opens it: the claiming replica decides right after its claim, and
+ * on a loaded machine that can take seconds; a claim that stays unopened
+ * this long belongs to a replica that died in between.
+ */
+export const UNOPENED_CLAIM_MS = 10_000;
 
 export type HeartbeatState = 'ok' | 'missed' | 'never';
 
@@ -60,7 +67,8 @@ const periodMs = (h: HeartbeatConfig) => (h.interval_seconds + h.grace_seconds) 
  * - the claim is kept until a ping's recovery closes the incident, so a
  *   restart during a miss neither forgets it nor opens a second one; a claim
  *   whose incident is not live (its replica died between the claim and the
- *   decision) is opened by the next check of any replica;
+ *   decision) is opened by any replica that has seen it so for
+ *   UNOPENED_CLAIM_MS, never at once (the claimer may be deciding);
  * - the incident is an ordinary one (HEARTBEAT_MISSED, the heartbeat's name
  *   as element_id), delivered like any other, and lives until it is closed.
  */
@@ -69,6 +77,8 @@ export class HeartbeatMonitor {
   private running: Promise<void> | null = null;
   private readonly observer: HeartbeatObserver;
   private found: ReadonlyMap<string, HeartbeatStatus[]> = new Map();
+  /** Claims seen without their incident: tenant and name → the claim's basis and when this replica first saw it so. */
+  private readonly unopened = new Map<string, { basis: number; since: number }>();
 
   constructor(private readonly o: HeartbeatMonitorOptions) {
     this.observer = o.observer ?? {};
@@ -146,11 +156,20 @@ export class HeartbeatMonitor {
     // Pinged since its miss was claimed, and the ping's close did not finish (a crash, a refused store).
     if (rec.missedBasis !== null && rec.missedBasis !== basis) await this.recover(tenant, h, rec.missedBasis);
     if (this.o.clock.now() < basis + periodMs(h)) return;
+    const seen = `${tenant}\u0000${h.name}`;
     if (rec.missedBasis !== basis) {
       if (!(await this.o.store.claimMiss(tenant, h.name, basis))) return;
     } else if (await this.o.dedup.store.incidents.get(tenant, heartbeatIncidentKey(h.name))) {
+      this.unopened.delete(seen);
       return; // claimed and open: the usual state of a missed heartbeat
+    } else {
+      // Claimed, not open: its replica may be deciding it this moment. Only a claim left so for a while is ours to open.
+      const now = this.o.clock.now();
+      const first = this.unopened.get(seen);
+      if (first?.basis !== basis) this.unopened.set(seen, { basis, since: now });
+      if (first?.basis !== basis || now - first.since < UNOPENED_CLAIM_MS) return;
     }
+    this.unopened.delete(seen);
     await this.open(tenant, h, rec, basis);
   }
 

@@ -8,7 +8,7 @@ import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { receiverQuiet } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
-import { heartbeatIncidentKey } from '../../src/engine/heartbeats.js';
+import { heartbeatIncidentKey, UNOPENED_CLAIM_MS } from '../../src/engine/heartbeats.js';
 import { basisOf } from '../../src/store/contract/index.js';
 
 const S = 1000;
@@ -114,12 +114,18 @@ for (const backend of BACKENDS)
       await delivered(hook, ['create:CRITICAL', 'close:CRITICAL']);
     });
 
-    test('a claimed miss whose incident was never decided (its replica died in between) is opened by the next check, once', async () => {
+    test('a claimed miss whose incident was never decided (its replica died in between) is opened once it has stayed so a while, once', async () => {
       await s.heartbeats.check();
       s.clock.advance(91 * S);
       const [rec] = await s.store.heartbeats.list('default');
       assert.equal(await s.store.heartbeats.claimMiss('default', 'nightly-backup', basisOf(rec!)), true, 'the claim of a replica that then died');
       assert.equal((await s.get(`/v1/incidents/${KEY}`)).status, 404);
+      await s.heartbeats.check();
+      assert.equal((await s.get(`/v1/incidents/${KEY}`)).status, 404, 'not at once: the claiming replica may be deciding it');
+      s.clock.advance(UNOPENED_CLAIM_MS - 1);
+      await s.heartbeats.check();
+      assert.equal((await s.get(`/v1/incidents/${KEY}`)).status, 404, 'not before the claim has stayed unopened UNOPENED_CLAIM_MS');
+      s.clock.advance(1);
       await s.heartbeats.check();
       assert.equal((await s.get(`/v1/incidents/${KEY}`)).status, 200, 'opened by this replica');
       await s.heartbeats.check();
