@@ -9,6 +9,7 @@
  *
  *   npm run soak                          30 minutes per store
  *   SOAK_MINUTES=5 npm run soak           shorter (a run under 30 minutes leaves docs/soak.md alone)
+ * A run of 30 minutes or more replaces the section of each store it soaked.
  *   SOAK_STORES=redis npm run soak        one store
  *   SOAK_RATE=3000 npm run soak           a fixed rate instead of half the measured peak
  *
@@ -17,8 +18,6 @@
  * steady size: what keeps growing after the warm-up is a leak.
  */
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +26,7 @@ import { tempDir } from '../test/helpers/tmp.js';
 import { startListening, wrkAsync, type Listening } from './http/wrk.js';
 import { table } from './report.js';
 import { svgChart } from './soak/plot.js';
+import { drained, metricSum, metricValue, startCountingSink } from './http/sink.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('./soak/soak.lua', import.meta.url));
@@ -61,37 +61,6 @@ interface Sample {
   lagS: number;
 }
 
-/** A webhook receiver that answers 204 and counts. */
-async function startSink() {
-  let count = 0;
-  const srv = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(204).end();
-    });
-  });
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, count: () => count, close: () => new Promise((r) => srv.close(r)) };
-}
-
-/** The sum of a metric's series (all label sets). */
-const metricSum = (text: string, name: string) =>
-  [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
-const metricValue = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
-
-/** Waits until every delivery made so far has reached the sink (nothing pending, no outbox lag). */
-async function drained(url: string) {
-  const start = Date.now();
-  for (;;) {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    if (metricValue(text, 'onceonly_deliveries_pending') === 0 && metricValue(text, 'onceonly_outbox_lag_seconds') === 0) return;
-    if (Date.now() - start > 600_000) throw new Error('deliveries did not drain in 10 minutes');
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 async function storeSize(store: string, dir: string, redis: RedisServer | null): Promise<{ mb: number; keys: number }> {
   if (redis) {
     const mem = Number(/used_memory:(\d+)/.exec(redis.cli('INFO', 'memory'))?.[1] ?? NaN);
@@ -111,7 +80,7 @@ async function storeSize(store: string, dir: string, redis: RedisServer | null):
 async function soakOne(name: 'sqlite' | 'redis') {
   const dir = tempDir(`onceonly-soak-${name}-`);
   const redis = name === 'redis' ? await startRedis() : null;
-  const sink = await startSink();
+  const sink = await startCountingSink();
   const store = redis ? redis.url : `sqlite:${dir.path}/onceonly.db`;
   const config = `${dir.path}/soak.yml`;
   writeFileSync(
@@ -257,7 +226,6 @@ function report(run: Awaited<ReturnType<typeof soakOne>>) {
     flat,
     errors,
     body: [
-      `### ${name}`,
       `Peak measured at the start: answers at ${Math.round(run.answersPeak).toLocaleString('en-US')} requests/s (wrk, 64 connections, 10 s), their deliveries done ${run.drainS.toFixed(1)} s after the burst: ${Math.round(run.peak).toLocaleString('en-US')} requests/s end to end; soaked at ${Math.round(run.target).toLocaleString('en-US')}/s with ${CONNECTIONS} connections.`,
       `![${name} soak](soak/${name}.svg)`,
       ...verdict,
@@ -269,22 +237,26 @@ function report(run: Awaited<ReturnType<typeof soakOne>>) {
 execFileSync(process.execPath, ['scripts/test-prereqs.mjs', 'redis', 'wrk'], { cwd: ROOT, stdio: 'inherit' });
 const runs = [];
 for (const s of STORES) runs.push(report(await soakOne(s as 'sqlite' | 'redis')));
-const header = `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run soak\` (${MINUTES} min per store) on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}.`;
-const text = [header, ...runs.flatMap((r) => r.body)].join('\n\n');
-console.log(text);
-if (MINUTES >= 30 && STORES.length === 2 && !process.env.SOAK_RATE) {
+const header = (name: string) =>
+  `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`SOAK_STORES=${name} npm run soak\` (${MINUTES} min) on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}.`;
+console.log(runs.map((r) => [header(r.name), ...r.body].join('\n\n')).join('\n\n'));
+if (MINUTES >= 30 && !process.env.SOAK_RATE) {
+  // Each store's section is replaced on its own, so a store can be soaked again without the other.
   const doc = `${ROOT}docs/soak.md`;
   mkdirSync(`${ROOT}docs/soak`, { recursive: true });
-  for (const r of runs) writeFileSync(`${ROOT}docs/soak/${r.name}.svg`, r.svg);
-  const page = readFileSync(doc, 'utf8');
-  const begin = '<!-- soak begin -->';
-  const end = '<!-- soak end -->';
-  writeFileSync(doc, `${page.slice(0, page.indexOf(begin) + begin.length)}\n${text}\n${page.slice(page.indexOf(end))}`);
+  let page = readFileSync(doc, 'utf8');
+  for (const r of runs) {
+    writeFileSync(`${ROOT}docs/soak/${r.name}.svg`, r.svg);
+    const begin = `<!-- soak:${r.name} begin -->`;
+    const end = `<!-- soak:${r.name} end -->`;
+    page = `${page.slice(0, page.indexOf(begin) + begin.length)}\n${[header(r.name), ...r.body].join('\n\n')}\n${page.slice(page.indexOf(end))}`;
+  }
+  writeFileSync(doc, page);
   log(`wrote docs/soak.md and docs/soak/*.svg`);
 } else {
   const out = `${ROOT}bench/soak/last`;
   mkdirSync(out, { recursive: true });
   for (const r of runs) writeFileSync(`${out}/${r.name}.svg`, r.svg);
-  log(`a shorter or partial run: docs/soak.md left alone; charts in bench/soak/last/`);
+  log(`a run shorter than 30 minutes or at a fixed rate: docs/soak.md left alone; charts in bench/soak/last/`);
 }
 process.exitCode = runs.every((r) => r.errors === 0) ? 0 : 1;
