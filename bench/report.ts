@@ -51,16 +51,23 @@ export function targetsTable(targets: Target[]): string {
   );
 }
 
-const BEGIN = '<!-- bench:suite begin -->';
-const END = '<!-- bench:suite end -->';
-
 /** Replaces the figures between the suite's markers in docs/benchmarks.md; the prose around them stays. */
 export function writeDoc(markdown: string): boolean {
-  const path = new URL('../docs/benchmarks.md', import.meta.url);
+  try {
+    writeBetween('docs/benchmarks.md', 'suite', markdown);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Replaces what stands between `<!-- bench:NAME begin -->` and `<!-- bench:NAME end -->` in a page of docs/ (path from the repository root). */
+export function writeBetween(page: string, name: string, markdown: string): void {
+  const path = new URL(`../${page}`, import.meta.url);
   const doc = readFileSync(path, 'utf8');
-  const i = doc.indexOf(BEGIN);
-  const j = doc.indexOf(END);
-  if (i < 0 || j < i) return false;
-  writeFileSync(path, `${doc.slice(0, i + BEGIN.length)}\n${markdown}\n${doc.slice(j)}`);
-  return true;
+  const [begin, end] = [`<!-- bench:${name} begin -->`, `<!-- bench:${name} end -->`];
+  const i = doc.indexOf(begin);
+  const j = doc.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${page} has no ${begin} … ${end} markers`);
+  writeFileSync(path, `${doc.slice(0, i + begin.length)}\n${markdown}\n${doc.slice(j)}`);
 }

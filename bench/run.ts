@@ -10,6 +10,7 @@
  *   N=20000 GROWTH_MAX=1000000 npm run bench     smaller runs
  *   BACKENDS=postgres npm run bench -- decisions   the store decisions on some stores only
  *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
+ *   npm run bench -- scaling           the capacity model's inputs and its validation (writes docs/scaling.md)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -20,7 +21,8 @@ import { memoryBackend } from './backends/memory.js';
 import { postgresBackend } from './backends/postgres.js';
 import { redisBackend } from './backends/redis.js';
 import { sqliteBackend } from './backends/sqlite.js';
-import { targetsTable, writeDoc, type Section } from './report.js';
+import { targetsTable, writeBetween, writeDoc, type Section } from './report.js';
+import { scalingSection } from './sections/scaling.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -29,8 +31,12 @@ import { pathSection } from './sections/path.js';
 import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
+/** Sections run only when named: scaling writes docs/scaling.md, not this page. */
+const ON_REQUEST = ['scaling'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-for (const a of asked) if (!(ALL as readonly string[]).includes(a)) throw new Error(`unknown section ${a}: choose from ${ALL.join(', ')}`);
+for (const a of asked) {
+  if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
+}
 const want = (s: (typeof ALL)[number]) => asked.length === 0 || asked.includes(s);
 
 const N = Number(process.env.N ?? 100_000);
@@ -96,6 +102,8 @@ if (want('http')) sections.push(await httpSection(log));
 if (want('batches')) sections.push(await batchesSection(log));
 if (want('growth')) sections.push(await growthSection(GROWTH_MAX, log));
 if (want('memory')) sections.push(await serverMemorySection(log));
+let scaling: Section | null = null;
+if (asked.includes('scaling')) sections.push((scaling = await scalingSection(log)));
 
 const v = await versions();
 const cmd = `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`;
@@ -113,6 +121,18 @@ const report = [
   ...sections.flatMap((s) => ['', `### ${s.title}`, '', s.body.join('\n\n')]),
 ].join('\n');
 console.log(report);
+if (scaling && !process.env.SCALING_N && !process.env.HTTP_SECONDS) {
+  writeBetween(
+    'docs/scaling.md',
+    'scaling',
+    [
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench -- scaling\`; Node ${process.version}, Redis ${v.redis}, PostgreSQL ${v.postgres}.`,
+      '',
+      scaling.body.join('\n\n'),
+    ].join('\n'),
+  );
+  log('written to docs/scaling.md');
+}
 if (asked.length === 0 && !process.env.N && !process.env.GROWTH_MAX && !BACKENDS) {
   if (writeDoc(report)) log('written to docs/benchmarks.md');
 } else log('a partial or resized run: docs/benchmarks.md left as it is (it holds full runs only)');

@@ -32,7 +32,7 @@ ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, crea
  * does with the function and with the bare upsert, to tell its cost from
  * the client's.
  */
-function pgbench(schema: string, statement: string): number {
+export function pgbench(schema: string, statement: string): number {
   const dir = tempDir('onceonly-bench-pgbench-');
   try {
     const script = `${dir.path}/script.sql`;
@@ -50,7 +50,7 @@ function pgbench(schema: string, statement: string): number {
 }
 
 const KEY = `'dedup:' || (:k)::text`;
-const PGBENCH = {
+export const PGBENCH = {
   decide: `SELECT * FROM oo_decide_incident('${TENANT.length}:${TENANT}' || ${KEY}, '${TENANT}', ${KEY}, CASE WHEN (:f)::int = 0 THEN 'MINOR|0' ELSE 'MAJOR|0' END,
   ${TTL_MS}, ${GRACE_MS}, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, NULL, '${OUTBOX.severity}', '${OUTBOX.summary}', '${JSON.stringify(OUTBOX.data)}', NULL, '', 'none')`,
   bare: `INSERT INTO ceil (key, fp, last_seen_at, refires) VALUES (${KEY}, 'MAJOR|0', 1, 0)

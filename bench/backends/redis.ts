@@ -13,6 +13,25 @@ const { failingKey, incidentRecordKey, liveIndex, resolutionKey, shardOf } = key
 
 const OUTBOX_ARGS = ['1', TENANT, 'k', OUTBOX.severity, OUTBOX.summary, JSON.stringify(OUTBOX.data)];
 
+/** decide-incident.lua's KEYS and ARGV as redis-benchmark sends them, in shard tag `tag` (`{tag}`: each node's own, in cluster mode). */
+export const decideBenchmarkArgs = (tag: string) => [
+  '6',
+  `${tag}:i:${TENANT}:dedup:__rand_int__`,
+  `${tag}:o`,
+  `${tag}:kf:x`,
+  `${tag}:q`,
+  `${tag}:e:x`,
+  `${tag}:lv`,
+  'MAJOR|0',
+  String(TTL_MS),
+  String(GRACE_MS),
+  ...OUTBOX_ARGS,
+  tag,
+  '',
+  // a live-index member of the store's length (12 characters)
+  'm__rand_int__',
+];
+
 /**
  * redis-benchmark running the decision script by SHA with the store's own
  * arguments, pipelined (-P 16, 50 connections): what Redis itself does with
@@ -39,21 +58,7 @@ export function scriptCeiling(port: number, cluster: boolean, n: number): number
       '-q',
       'EVALSHA',
       scripts.decideIncident.sha,
-      '6',
-      `${tag}:i:${TENANT}:dedup:__rand_int__`,
-      `${tag}:o`,
-      `${tag}:kf:x`,
-      `${tag}:q`,
-      `${tag}:e:x`,
-      `${tag}:lv`,
-      'MAJOR|0',
-      String(TTL_MS),
-      String(GRACE_MS),
-      ...OUTBOX_ARGS,
-      tag,
-      '',
-      // a live-index member of the store's length (12 characters)
-      'm__rand_int__',
+      ...decideBenchmarkArgs(tag),
     ],
     { encoding: 'utf8' },
   );

@@ -133,6 +133,18 @@ const readyAll = (replicas: Replicas) =>
     () => 'replicas did not become ready again',
   );
 
+/**
+ * After the fault: both replicas ready again (their journals replayed), the
+ * provisional decisions ended for the checker now (they reach the store only
+ * when replayed), then one more copy of every key (a re-fire after healing).
+ */
+async function healed(r: Rig, keys: number, seed: number, refire = true) {
+  await readyAll(r.replicas);
+  const now = r.history.now();
+  for (const o of r.history.ops) if (o.provisional) o.end = now;
+  if (refire) await drive(shotsFor(0, keys, 1, seed), 16, r.replicas, r.history);
+}
+
 const sumMetric = async (replicas: Replicas, re: RegExp) => (await Promise.all(replicas.urls.map((u) => metric(u, re)))).reduce((a, b) => a + b, 0);
 
 /** The history's legality, one ticket per key, and a final re-fire of every key being a SUPPRESS. */
@@ -223,11 +235,7 @@ for (const store of ['redis', 'postgres'] as const) {
       assert.ok(degradedSeen > 0, 'the replicas failed open while the store was slow');
       assert.ok(provisional > 0, 'some answers were provisional');
       assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
-      await readyAll(r.replicas);
-      // Provisional decisions reach the store when replayed: for the checker they end now.
-      const now = r.history.now();
-      for (const o of r.history.ops) if (o.provisional) o.end = now;
-      await drive(shotsFor(0, keys, 1, SEED + 2), 16, r.replicas, r.history);
+      await healed(r, keys, SEED + 2);
       await verdict(r, keys, `${store} latency above the timeout`);
     } finally {
       await r.stop();
@@ -254,10 +262,7 @@ for (const store of ['redis', 'postgres'] as const) {
         );
         assert.equal(result.notReady, 2, '/readyz said 503 on both replicas while the store was blackholed');
         assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
-        await readyAll(r.replicas);
-        const now = r.history.now();
-        for (const o of r.history.ops) if (o.provisional) o.end = now;
-        await drive(shotsFor(0, keys, 1, SEED + 4), 16, r.replicas, r.history);
+        await healed(r, keys, SEED + 4);
         const v = await verdict(r, keys, `${store} blackhole, ${heal}`);
         assert.ok(v.provisional > 0, 'decisions were made provisionally during the blackhole');
         assert.ok(v.claimed + v.mergedReplays > 0, 'the journal was replayed');
@@ -279,10 +284,7 @@ for (const store of ['redis', 'postgres'] as const) {
         await whenProgress(progress, 0.7);
         r.proxies[0]!.heal({ dropConnections: true });
       });
-      await readyAll(r.replicas);
-      const now = r.history.now();
-      for (const o of r.history.ops) if (o.provisional) o.end = now;
-      await drive(shotsFor(0, keys, 1, SEED + 6), 16, r.replicas, r.history);
+      await healed(r, keys, SEED + 6);
       const provisionalBy = [0, 1].map((i) => r.history.ops.filter((o) => o.provisional && o.replica === i).length);
       console.log(`${store} partition: provisional answers by replica ${provisionalBy.join(' / ')}`);
       assert.ok(provisionalBy[0]! > 0, 'the cut-off replica failed open');
@@ -319,10 +321,7 @@ for (const store of ['redis', 'postgres'] as const) {
       // A reconnect storm would try hundreds of times a second; a backoff of at most 1 s and a probe
       // every 100 ms (the harness's probe_interval_ms) give a few dozen in 5 s.
       for (const n of result) assert.ok(n <= 60, `at most 60 connection attempts in 5 s per replica (saw ${result.join(', ')})`);
-      await readyAll(r.replicas);
-      const now = r.history.now();
-      for (const o of r.history.ops) if (o.provisional) o.end = now;
-      await drive(shotsFor(0, keys, 1, SEED + 8), 16, r.replicas, r.history);
+      await healed(r, keys, SEED + 8);
       await verdict(r, keys, `${store} resets, half-close, refusal`);
     } finally {
       await r.stop();
@@ -369,9 +368,7 @@ test("postgres: a replica cut off mid-transaction does not hold its keys' locks 
     console.log(`postgres: ${seen} session(s) of the cut-off replica idle in a transaction, all ended by the server ${cleared} ms after the cut`);
     assert.ok(seen > 0, 'the cut caught transactions in flight');
     assert.ok(cleared < 10_000 + 5_000, `the server ended the cut-off transactions within the idle timeout plus a bound (${cleared} ms)`);
-    await readyAll(r.replicas);
-    const now = r.history.now();
-    for (const o of r.history.ops) if (o.provisional) o.end = now;
+    await healed(r, keys, 0, false);
     await verdict(r, keys, 'postgres cut mid-transaction');
   } finally {
     await admin.end();

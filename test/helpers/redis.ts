@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { tempDir } from './tmp.js';
+import { evenSlotRanges } from '../../src/store/redis/slots.js';
 
 /** A free TCP port on loopback (bound, read, released). */
 export async function freePort(): Promise<number> {
@@ -85,18 +86,24 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-/** A local Redis Cluster of `masters` masters and no replicas, formed with redis-cli. */
+/** A local Redis Cluster of `masters` masters and no replicas, formed with redis-cli (by hand below 3 masters, which redis-cli refuses). */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const nodes: RedisServer[] = [];
   try {
     for (let i = 0; i < masters; i++) {
       nodes.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes.conf`, '--cluster-node-timeout', '2000']));
     }
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+    if (masters >= 3) {
+      const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+    } else {
+      // redis-cli will not make a cluster of fewer than 3 masters; Redis itself will: the same slot ranges, by hand.
+      for (const [i, [lo, hi]] of evenSlotRanges(masters).entries()) nodes[i]!.cli('CLUSTER', 'ADDSLOTSRANGE', String(lo), String(hi));
+      for (const n of nodes.slice(1)) nodes[0]!.cli('CLUSTER', 'MEET', '127.0.0.1', String(n.port));
+    }
     await waitFor('cluster_state:ok on every node', () => nodes.every((n) => n.cli('CLUSTER', 'INFO').includes('cluster_state:ok')), 20_000);
   } catch (err) {
     await Promise.all(nodes.map((n) => n.stop()));
