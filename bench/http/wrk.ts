@@ -11,6 +11,10 @@ export interface WrkResult {
   p99Ms: number;
   /** answers that were not 2xx or 3xx, and socket errors */
   errors: number;
+  /** of those, answers that were not 2xx or 3xx */
+  non2xx: number;
+  /** of those, requests unanswered within the timeout */
+  timeouts: number;
 }
 
 const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
@@ -30,7 +34,7 @@ function parseWrk(out: string): WrkResult {
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const errors = non2xx + (sock ? sock.slice(1).reduce((s, v) => s + Number(v), 0) : 0);
   if (!Number.isFinite(rps)) throw new Error(`wrk printed no rate:\n${out}`);
-  return { requests: Number(/(\d+) requests in/.exec(out)?.[1]), rps, p50Ms: pctl('50'), p99Ms: pctl('99'), errors };
+  return { requests: Number(/(\d+) requests in/.exec(out)?.[1]), rps, p50Ms: pctl('50'), p99Ms: pctl('99'), errors, non2xx, timeouts: Number(sock?.[4] ?? 0) };
 }
 
 /**
