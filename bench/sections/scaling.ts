@@ -30,7 +30,7 @@ const SECONDS = Number(process.env.HTTP_SECONDS ?? 10);
 export function balance(shards: number, masters: number) {
   const per = shardsPerMaster(shards, masters);
   const mean = shards / masters;
-  return { worst: Math.max(...per) / mean, empty: per.filter((p) => p === 0).length };
+  return { worst: per.reduce((a, b) => Math.max(a, b), 0) / mean, empty: per.filter((p) => p === 0).length };
 }
 
 const fmt = (v: number, digits = 1) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
@@ -77,6 +77,8 @@ export async function scalingSection(log: (s: string) => void): Promise<Section>
       const load = (rate * redisServed.storeUs + replicas * PASSES_PER_SECOND * passUs(shards)) / 1e6;
       let m = Math.ceil(load / HEADROOM);
       for (let round = 0; round < 50; round++) {
+        // More masters than shards: some would hold nothing, and adding masters no longer helps.
+        if (m > shards) return Number.POSITIVE_INFINITY;
         const next = Math.ceil((load * balance(shards, m).worst) / HEADROOM);
         if (next === m) break;
         m = next;
