@@ -194,6 +194,6 @@ export interface OpenOptions {
 /** Library entry point: a deduplicator on a store URL. */
 export function openDeduplicator(options: OpenOptions = {}): Deduplicator {
   const config = options.config === undefined ? defaultConfig : parseWith(configSchema, options.config, 'config');
-  const store = openStore(options.store ?? DEFAULT_STORE_URL, options.clock ?? systemClock);
+  const store = openStore(options.store ?? DEFAULT_STORE_URL, options.clock ?? systemClock, { redisShards: config.redis.shards });
   return new Deduplicator({ store, config: () => config });
 }

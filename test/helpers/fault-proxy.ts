@@ -58,22 +58,37 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   let refusing = false;
   let accepted = 0;
 
-  /** Sends a chunk after the latency, never overtaking an earlier one on the same socket. */
-  const lastSend = new WeakMap<Socket, number>();
+  /**
+   * Each socket's chunks in flight, in order, with when each is due. One queue
+   * and one timer per socket, so a chunk never overtakes an earlier one: a
+   * timer per chunk could (Node orders timers by its loop's cached clock,
+   * which lags Date.now() inside one turn), and a byte stream reordered is
+   * corrupt in a way no network makes it.
+   */
+  const queues = new WeakMap<Socket, { chunks: Array<{ due: number; chunk: Buffer }>; timer: NodeJS.Timeout | null }>();
+  const pump = (to: Socket) => {
+    const q = queues.get(to)!;
+    q.timer = null;
+    while (q.chunks.length > 0 && q.chunks[0]!.due <= Date.now()) {
+      const { chunk } = q.chunks.shift()!;
+      if (!to.destroyed) to.write(chunk);
+    }
+    if (q.chunks.length > 0) q.timer = setTimeout(() => pump(to), Math.max(1, q.chunks[0]!.due - Date.now()));
+  };
   const forward = (pair: Pair, to: Socket, chunk: Buffer) => {
     if (holding) {
       pair.held.push({ to, chunk });
       return;
     }
-    if (delayMs === 0) {
+    let q = queues.get(to);
+    if (!q) queues.set(to, (q = { chunks: [], timer: null }));
+    if (delayMs === 0 && q.chunks.length === 0) {
       if (!to.destroyed) to.write(chunk);
       return;
     }
-    const at = Math.max(Date.now() + delayMs, lastSend.get(to) ?? 0);
-    lastSend.set(to, at);
-    setTimeout(() => {
-      if (!to.destroyed) to.write(chunk);
-    }, at - Date.now());
+    // Behind what is already queued, and no earlier than its own latency.
+    q.chunks.push({ due: Math.max(Date.now() + delayMs, q.chunks.at(-1)?.due ?? 0), chunk });
+    if (!q.timer) pump(to);
   };
 
   const server: Server = createServer((client) => {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Key layout. Every key carries a hash tag `{oo:S}` with S one of SHARDS
- * shards, so that all keys one script touches share a hash slot (Redis Cluster
- * refuses scripts whose keys span slots), while the keyspace still spreads
- * over the cluster's masters. The shard comes from the tenant and key, so the
+ * Key layout. Every key carries a hash tag `{oo:S}` with S one of the
+ * store's shards (`redis.shards`, default 64), so that all keys one script
+ * touches share a hash slot (Redis Cluster refuses scripts whose keys span
+ * slots), while the keyspace still spreads over the cluster's masters. The shard comes from the tenant and key, so the
  * record, its markers, its window and the outbox entries its decisions write
  * all go to one shard.
  *
