@@ -25,6 +25,8 @@ export interface FaultProxy {
   readonly accepted: number;
   /** connections open now */
   readonly open: number;
+  /** The local ports of the proxy's connections to the store: how the store sees this proxy's clients (Postgres's client_port). */
+  upstreamPorts(): number[];
   /** Delay every chunk, in each direction, by `ms` (0: none); order is kept. */
   latency(ms: number): void;
   /** Stop moving bytes on every connection, open and new, without closing any. */
@@ -134,6 +136,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
     get open() {
       return pairs.size;
+    },
+    upstreamPorts() {
+      return [...pairs].map((p) => p.upstream.localPort).filter((port): port is number => port !== undefined);
     },
     latency(ms) {
       delayMs = ms;

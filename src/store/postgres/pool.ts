@@ -12,11 +12,13 @@ export type Queryable = pg.PoolClient | pg.Pool;
 /**
  * How long the server lets one of our sessions sit in an open transaction
  * waiting for the client. A replica cut off by the network between BEGIN and
- * COMMIT leaves its session idle in the transaction, holding the key's
- * advisory lock; Postgres sends nothing meanwhile, so TCP never notices and
- * every other replica's decision on that key waits for the lock and fails
- * open, for hours. Our transactions are a few statements sent back to back:
- * 10 s of silence inside one is a lost client, never a slow one.
+ * COMMIT leaves its session idle in the transaction, holding what it locked
+ * (the outbox and delivery rows a fan-out, lease or settle was working on,
+ * an Idempotency-Key's row); Postgres sends nothing meanwhile, so TCP never
+ * notices, and for hours the other replicas skip those rows (SKIP LOCKED) or
+ * wait on them. (A decision is one function call, not a transaction held
+ * open across round trips.) Our transactions are a few statements sent back
+ * to back: 10 s of silence inside one is a lost client, never a slow one.
  */
 export const IDLE_IN_TRANSACTION_MS = 10_000;
 
