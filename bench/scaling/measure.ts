@@ -96,10 +96,12 @@ export async function redisScriptCosts(n: number, log: (s: string) => void): Pro
   const costs: ScriptCost[] = [];
   try {
     const store = new RedisStore(redisConnection(redis.url), 'redis');
-    const measure = async (what: string, ops: number, run: () => Promise<unknown>) => {
+    /** `count`: how many operations the run made, known before it or counted by it. */
+    const measure = async (what: string, count: number | (() => number), run: () => Promise<unknown>) => {
       const before = commandStats(redis);
       await run();
       const after = commandStats(redis);
+      const ops = typeof count === 'number' ? count : count();
       let calls = 0;
       let usec = 0;
       for (const cmd of ['evalsha', 'eval']) {
@@ -123,16 +125,22 @@ export async function redisScriptCosts(n: number, log: (s: string) => void): Pro
       ),
     );
     await measure('SPC violation window claimed', n, () => drive(n, 64, (i) => store.windows.claim(TENANT, `w-${i}`, 300_000, OUTBOX)));
-    // Delivery of what the decisions above wrote: fanned out to one adapter, leased, settled.
-    const deliveries = 2 * n + n; // creates, updates, routed violations
-    await measure('delivery, per delivery: fan-out, lease and settle', deliveries, async () => {
-      while ((await store.deliveries.fanOut(['hook'], 5000)) > 0) {}
-      for (;;) {
-        const due = await store.deliveries.leaseDue('bench', 60_000, 512);
-        if (due.length === 0) break;
-        await Promise.all(due.map((d) => store.deliveries.settle(d, { outcome: 'delivered' })));
-      }
-    });
+    // Delivery of what the operations above wrote (creates, updates, routed violations, device transitions):
+    // fanned out to one adapter, leased, settled; counted as they are settled.
+    let deliveries = 0;
+    await measure(
+      'delivery, per delivery: fan-out, lease and settle',
+      () => deliveries,
+      async () => {
+        while ((await store.deliveries.fanOut(['hook'], 5000)) > 0) {}
+        for (;;) {
+          const due = await store.deliveries.leaseDue('bench', 60_000, 512);
+          if (due.length === 0) break;
+          await Promise.all(due.map((d) => store.deliveries.settle(d, { outcome: 'delivered' })));
+          deliveries += due.length;
+        }
+      },
+    );
     await store.close();
     // An idle worker's pass (fan-out and lease over every shard, nothing to do): the cost of more shards.
     const idlePass: Array<{ shards: number; us: number }> = [];
