@@ -68,7 +68,11 @@ export async function startListening(cmd: string, args: string[], env: Record<st
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(' ')} did not listen in 20 s: ${err}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Not left running behind the error: a server that never said where it listens serves nobody.
+      proc.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')} did not listen in 20 s: ${err}`));
+    }, 20_000);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       const m = /listening on (https?:\/\/[^"\s]+)/.exec(line);
       if (m) {
