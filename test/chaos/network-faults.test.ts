@@ -57,6 +57,20 @@ interface Rig {
   stop(): Promise<void>;
 }
 
+/** Runs `body` on a rig, stopping it however the body ends. */
+async function withRig(store: Store, failOpenTimeoutMs: number, body: (r: Rig) => Promise<void>) {
+  const r = await rig(store, failOpenTimeoutMs);
+  try {
+    await body(r);
+  } finally {
+    await r.stop();
+  }
+}
+
+/** No answer waited past the fail-open timeout plus the bound: a fault must not make a request hang. */
+const noHang = (slowest: number, timeoutMs: number) =>
+  assert.ok(slowest < timeoutMs + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+
 /** Two replicas, each reaching the store through a proxy of its own, delivering to a ServiceNow stand-in. */
 async function rig(store: Store, failOpenTimeoutMs: number): Promise<Rig> {
   const dir = tempDir('onceonly-netfault-');
@@ -196,11 +210,10 @@ for (const store of ['redis', 'postgres'] as const) {
     // The harness's long timeout: the point is the latency, not how far this loaded 2-core machine
     // can stall a replica by itself (which a short timeout would also count).
     const slowTimeout = 2000;
-    const r = await rig(store, slowTimeout);
-    try {
+    await withRig(store, slowTimeout, async (r) => {
       const keys = 200;
-      // A round trip of a tenth of the timeout: every call is slow (a Postgres transaction is four
-      // round trips), and none is late, even queued behind others.
+      // A round trip of a tenth of the timeout: every call is slow (a Postgres decision waits on its
+      // lock and its commit besides), and none is late, even queued behind others.
       const oneWay = slowTimeout / 20;
       for (const p of r.proxies) p.latency(oneWay);
       const { slowest } = await under(r, shotsFor(0, keys, 3, SEED), 16, async () => {});
@@ -214,14 +227,11 @@ for (const store of ['redis', 'postgres'] as const) {
       assert.equal(await sumMetric(r.replicas, /^onceonly_store_degradations_total (\d+)/), 0, 'no replica failed open');
       for (const p of r.proxies) p.latency(0);
       await verdict(r, keys, `${store} latency below the timeout`);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   test(`${store}: latency above the fail-open timeout fails open within the timeout plus a bound, and recovers`, async () => {
-    const r = await rig(store, timeout);
-    try {
+    await withRig(store, timeout, async (r) => {
       const keys = 150;
       const { slowest, result: degradedSeen } = await under(r, shotsFor(0, keys, 3, SEED + 1), 16, async (progress) => {
         await whenProgress(progress, 0.2);
@@ -235,18 +245,15 @@ for (const store of ['redis', 'postgres'] as const) {
       console.log(`${store} latency ${timeout} ms each way: slowest answer ${slowest.toFixed(0)} ms (timeout ${timeout} ms), ${provisional} provisional`);
       assert.ok(degradedSeen > 0, 'the replicas failed open while the store was slow');
       assert.ok(provisional > 0, 'some answers were provisional');
-      assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+      noHang(slowest, timeout);
       await healed(r, keys, SEED + 2);
       await verdict(r, keys, `${store} latency above the timeout`);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   for (const heal of ['resume', 'drop'] as const) {
     test(`${store}: a blackhole is detected within the timeout and, healed (${heal === 'resume' ? 'held bytes delivered late' : 'connections dead'}), the journal is replayed`, async () => {
-      const r = await rig(store, timeout);
-      try {
+      await withRig(store, timeout, async (r) => {
         const keys = 200;
         const { slowest, result } = await under(r, shotsFor(0, keys, 3, SEED + 3), 16, async (progress) => {
           await whenProgress(progress, 0.25);
@@ -262,22 +269,19 @@ for (const store of ['redis', 'postgres'] as const) {
           `${store} blackhole 4 s, healed by ${heal}: slowest answer ${slowest.toFixed(0)} ms, readyz 503 on ${result.notReady} of 2, connection attempts during it ${result.attempts.join(' / ')}`,
         );
         assert.equal(result.notReady, 2, '/readyz said 503 on both replicas while the store was blackholed');
-        assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+        noHang(slowest, timeout);
         await healed(r, keys, SEED + 4);
         const v = await verdict(r, keys, `${store} blackhole, ${heal}`);
         assert.ok(v.provisional > 0, 'decisions were made provisionally during the blackhole');
         assert.ok(v.claimed + v.mergedReplays > 0, 'the journal was replayed');
-      } finally {
-        await r.stop();
-      }
+      });
     });
   }
 
   test(`${store}: one replica cut off from the store while the other serves: no duplicate ticket after healing`, async () => {
     // A longer timeout here: the point is that the replica still reaching the store keeps deciding there,
     // and on this loaded 2-core machine a stall of the whole machine can outlast the short one.
-    const r = await rig(store, timeout * 4);
-    try {
+    await withRig(store, timeout * 4, async (r) => {
       const keys = 300;
       await under(r, shotsFor(0, keys, 4, SEED + 5), 16, async (progress) => {
         await whenProgress(progress, 0.2);
@@ -291,14 +295,11 @@ for (const store of ['redis', 'postgres'] as const) {
       assert.ok(provisionalBy[0]! > 0, 'the cut-off replica failed open');
       assert.equal(provisionalBy[1], 0, 'the other replica kept deciding on the store');
       await verdict(r, keys, `${store} partition of one replica`);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 
   test(`${store}: resets, a half-close and a refusing port: reconnects are bounded and nothing hangs`, async () => {
-    const r = await rig(store, timeout);
-    try {
+    await withRig(store, timeout, async (r) => {
       const keys = 200;
       const { slowest, result } = await under(r, shotsFor(0, keys, 3, SEED + 7), 16, async (progress) => {
         await whenProgress(progress, 0.2);
@@ -318,15 +319,13 @@ for (const store of ['redis', 'postgres'] as const) {
         return attempts;
       });
       console.log(`${store} refused for 5 s: ${result.join(' / ')} connection attempts by the two replicas; slowest answer ${slowest.toFixed(0)} ms`);
-      assert.ok(slowest < timeout + HANG_BOUND_MS, `no answer waited past the timeout plus ${HANG_BOUND_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
+      noHang(slowest, timeout);
       // A reconnect storm would try hundreds of times a second; a backoff of at most 1 s and a probe
       // every 100 ms (the harness's probe_interval_ms) give a few dozen in 5 s.
       for (const n of result) assert.ok(n <= 60, `at most 60 connection attempts in 5 s per replica (saw ${result.join(', ')})`);
       await healed(r, keys, SEED + 8);
       await verdict(r, keys, `${store} resets, half-close, refusal`);
-    } finally {
-      await r.stop();
-    }
+    });
   });
 }
 
