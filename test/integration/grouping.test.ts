@@ -56,10 +56,16 @@ for (const backend of BACKENDS)
     });
     const grouped = (key: string) => hook.requests.filter((r) => r.path === '/groups' && r.body.key === key);
     const plain = () => hook.requests.filter((r) => r.path === '/plain');
-    /** Waits until a group create is held (its wait started), so a clock move cannot race the hold itself. */
+    /**
+     * Waits until a group create is held (its wait started) for both adapters, so a clock move cannot
+     * race a hold: a hold read before the move but written after it is due a second past the moved
+     * clock, which a manual clock never reaches. The worker asks the holds before it asks whether an
+     * adapter takes the entry, so the plain adapter's copy is held too; one held delivery alone may be
+     * that copy while the grouped adapter's is still between its lease and its hold.
+     */
     const createHeld = (r: InProcessServer) =>
       until(
-        async () => ((await r.store.deliveries.backlog()).held >= 1 ? true : null),
+        async () => ((await r.store.deliveries.backlog()).held >= 2 ? true : null),
         10_000,
         () => 'no group create was held',
       );
