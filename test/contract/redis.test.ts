@@ -1,5 +1,5 @@
 // needs: redis
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
@@ -7,7 +7,7 @@ import type { IncidentRecord } from '../../src/store/contract/index.js';
 import { silenceKeys, keyLayout } from '../../src/store/redis/keys.js';
 import { isTransportFault } from '../../src/store/errors.js';
 import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS, SILENCE_RETENTION_MS } from '../../src/store/contract/index.js';
-import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
+import { singleAndCluster } from '../helpers/redis.js';
 import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { windowStoreContract } from './window-store.contract.js';
@@ -28,19 +28,12 @@ const { ackMarkerKey, allShards, incidentRecordKey, reconcileMarkerKey } = keyLa
 const unit = 100;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-let single: RedisServer;
-let cluster: RedisCluster;
-before(async () => {
-  [single, cluster] = await Promise.all([startRedis(), startRedisCluster(3)]);
-});
-after(async () => {
-  await Promise.all([single?.stop(), cluster?.stop()]);
-});
+const redis = singleAndCluster();
 
 // Each case starts on an empty database: keys another case left would expire
 // during this one, on Redis's own clock, and move the live count under it.
 const flush = (kind: 'redis' | 'redis-cluster') => {
-  for (const node of kind === 'redis' ? [single] : cluster.nodes) node.cli('FLUSHALL');
+  for (const node of kind === 'redis' ? [redis.single] : redis.cluster.nodes) node.cli('FLUSHALL');
 };
 const fixture = (url: () => string, kind: 'redis' | 'redis-cluster', shards?: number) => () => {
   const open = () => new RedisStore(redisConnection(url()), kind, { expiredGraceMs: GRACE_UNITS * unit, ...(shards ? { shards } : {}) });
@@ -51,109 +44,109 @@ const traits = { peers: true };
 incidentStoreContract(
   'redis',
   traits,
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 incidentStoreContract(
   'redis cluster (3 masters)',
   traits,
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 // Another shard count than the default: nothing may assume 64.
 incidentStoreContract(
   'redis cluster (3 masters, 5 shards)',
   traits,
-  fixture(() => cluster.url, 'redis-cluster', 5),
+  fixture(() => redis.cluster.url, 'redis-cluster', 5),
 );
 eventStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 eventStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 windowStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 windowStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 requestStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 requestStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 silenceStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
   false,
 );
 silenceStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
   false,
 );
 inhibitorStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 inhibitorStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 ticketStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 ticketStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 heartbeatStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 heartbeatStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 flapStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 flapStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 groupStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 groupStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 deliveryStoreContract(
   'redis',
-  fixture(() => single.url, 'redis'),
+  fixture(() => redis.single.url, 'redis'),
 );
 deliveryStoreContract(
   'redis cluster (3 masters)',
-  fixture(() => cluster.url, 'redis-cluster'),
+  fixture(() => redis.cluster.url, 'redis-cluster'),
 );
 deliveryStoreContract(
   'redis cluster (3 masters, 5 shards)',
-  fixture(() => cluster.url, 'redis-cluster', 5),
+  fixture(() => redis.cluster.url, 'redis-cluster', 5),
 );
 
 describe('redis: backend-only', () => {
   test('the live index holds only what is live: a close removes its entry, an expiry is trimmed, a reconcile adds one', async () => {
-    const store = new RedisStore(redisConnection(single.url), 'redis', { expiredGraceMs: 0 });
+    const store = new RedisStore(redisConnection(redis.single.url), 'redis', { expiredGraceMs: 0 });
     const entries = async () => {
       let n = 0;
       for (const k of allShards('lv')) n += Number(await store.conn.send(k, ['ZCARD', k]));
@@ -180,14 +173,14 @@ describe('redis: backend-only', () => {
       };
       assert.equal(await store.incidents.reconcile(rec, 60_000, 'j1'), 'claimed');
       assert.equal(await store.queries.countLiveIncidents(), 1, 'a provisional CREATE replayed is live');
-      assert.equal(Number(single.cli('DBSIZE')) > 1, true, 'while the database holds more than the live incident (its marker, the outbox)');
+      assert.equal(Number(redis.single.cli('DBSIZE')) > 1, true, 'while the database holds more than the live incident (its marker, the outbox)');
     } finally {
       await store.close();
     }
   });
 
   test('Redis deletes a silence itself, the retention after it ends (its expiry is set by every write)', async () => {
-    const store = new RedisStore(redisConnection(single.url));
+    const store = new RedisStore(redisConnection(redis.single.url));
     try {
       const tenant = `sil${Date.now()}`;
       const now = Date.now();
@@ -214,7 +207,7 @@ describe('redis: backend-only', () => {
   });
 
   test("a key's order does not wait forever on a delivery whose hash is gone (evicted)", async () => {
-    const store = new RedisStore(redisConnection(single.url));
+    const store = new RedisStore(redisConnection(redis.single.url));
     try {
       const tenant = `ev${Date.now()}`;
       const claim = { tenant, key: 'dedup:evicted', fingerprint: 'MAJOR|0', ttlMs: 60_000, outbox: { severity: 'MAJOR', summary: 's', data: {} } };
@@ -226,9 +219,9 @@ describe('redis: backend-only', () => {
       assert.deepEqual([head?.entry.action, rest.length], ['create', 0]);
       // Redis under a maxmemory policy evicts the head's hash: the update behind it must still go out.
       const member = head!.id.split(':').slice(1).join(':');
-      const hashKey = single.cli('--scan', '--pattern', `*:x:${member}`);
+      const hashKey = redis.single.cli('--scan', '--pattern', `*:x:${member}`);
       assert.ok(hashKey, 'found the delivery hash');
-      single.cli('DEL', hashKey);
+      redis.single.cli('DEL', hashKey);
       await sleep(4 * unit); // the update, held back behind the head, is due again after a lease
       const next = await mine();
       assert.deepEqual(
@@ -241,7 +234,7 @@ describe('redis: backend-only', () => {
   });
 
   test('a live record stays compact (MEMORY USAGE)', async () => {
-    const store = new RedisStore(redisConnection(single.url));
+    const store = new RedisStore(redisConnection(redis.single.url));
     try {
       const n = 200;
       for (let i = 0; i < n; i++) {
@@ -254,7 +247,7 @@ describe('redis: backend-only', () => {
       }
       let total = 0;
       for (let i = 0; i < n; i++) {
-        total += Number(single.cli('MEMORY', 'USAGE', incidentRecordKey('default', `dedup:${i.toString(16).padStart(32, '0')}`)));
+        total += Number(redis.single.cli('MEMORY', 'USAGE', incidentRecordKey('default', `dedup:${i.toString(16).padStart(32, '0')}`)));
       }
       const perKey = total / n;
       console.log(`bytes per live incident (MEMORY USAGE, mean of ${n}): ${perKey.toFixed(1)}`);
@@ -266,21 +259,21 @@ describe('redis: backend-only', () => {
   });
 
   test('scripts are called by SHA and reloaded after SCRIPT FLUSH (NOSCRIPT)', async () => {
-    const store = new RedisStore(redisConnection(single.url));
+    const store = new RedisStore(redisConnection(redis.single.url));
     try {
       const claim = { tenant: 't', key: `k-${Date.now()}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 };
       assert.equal((await store.incidents.decide(claim)).outcome.kind, 'created');
-      single.cli('SCRIPT', 'FLUSH');
+      redis.single.cli('SCRIPT', 'FLUSH');
       assert.equal((await store.incidents.decide(claim)).outcome.kind, 'unchanged');
-      const stats = single.cli('INFO', 'commandstats');
+      const stats = redis.single.cli('INFO', 'commandstats');
       assert.match(stats, /cmdstat_evalsha:calls=\d+/);
     } finally {
       await store.close();
     }
   });
   for (const [where, url, kind] of [
-    ['one server', () => single.url, 'redis'],
-    ['a cluster', () => cluster.url, 'redis-cluster'],
+    ['one server', () => redis.single.url, 'redis'],
+    ['a cluster', () => redis.cluster.url, 'redis-cluster'],
   ] as const) {
     test(`claims made together go in one call on ${where}: each decided as alone, in order, and a claim on a key of the wrong type fails alone`, async () => {
       const store = new RedisStore(redisConnection(url()), kind);
@@ -295,7 +288,7 @@ describe('redis: backend-only', () => {
         });
         const bad = incidentRecordKey(tenant, 'dedup:bad');
         await store.conn.send(bad, ['HSET', bad, 'not', 'a record']);
-        if (kind === 'redis') single.cli('CONFIG', 'RESETSTAT');
+        if (kind === 'redis') redis.single.cli('CONFIG', 'RESETSTAT');
         // All in one turn of the event loop: one group.
         const keys = Array.from({ length: 40 }, (_, i) => `dedup:g${i}`);
         const settled = await Promise.allSettled([
@@ -312,7 +305,7 @@ describe('redis: backend-only', () => {
         assert.match(err.message, /WRONGTYPE/);
         assert.equal(isTransportFault(err), false, 'a data error: the replica does not fail open for it');
         if (kind === 'redis') {
-          const calls = Number(/cmdstat_evalsha:calls=(\d+)/.exec(single.cli('INFO', 'commandstats'))?.[1]);
+          const calls = Number(/cmdstat_evalsha:calls=(\d+)/.exec(redis.single.cli('INFO', 'commandstats'))?.[1]);
           assert.equal(calls, 1, 'one script call for the 42 claims');
         }
         assert.equal((await store.incidents.get(tenant, 'dedup:g0'))?.fingerprint, 'CRITICAL|0');
@@ -322,7 +315,7 @@ describe('redis: backend-only', () => {
     });
   }
   test('lifetimes are the contract constants: counter, acknowledgement and reconcile markers expire as named', async () => {
-    const store = new RedisStore(redisConnection(single.url));
+    const store = new RedisStore(redisConnection(redis.single.url));
     try {
       const tenant = `life${Date.now()}`;
       const key = 'dedup:lifetimes';
@@ -331,11 +324,11 @@ describe('redis: backend-only', () => {
       assert.equal(await store.incidents.acknowledge(tenant, key), 'acknowledged');
       const rec = (await store.incidents.get(tenant, key))!;
       assert.equal(await store.incidents.reconcile(rec, 60_000, 'journal-1:1'), 'merged');
-      const pttl = (k: string) => Number(single.cli('PTTL', k));
+      const pttl = (k: string) => Number(redis.single.cli('PTTL', k));
       const within = (ms: number, want: number, what: string) => assert.ok(ms <= want && ms > want - 60_000, `${what}: PTTL ${ms}, want about ${want}`);
       within(pttl(ackMarkerKey(tenant, key)), ACK_MEMORY_MS, 'acknowledgement marker');
       within(pttl(reconcileMarkerKey(tenant, key, 'journal-1:1')), RECONCILE_MARKER_MS, 'reconcile marker');
-      const counter = single.cli('--scan', '--pattern', `*:n:*${tenant}*`);
+      const counter = redis.single.cli('--scan', '--pattern', `*:n:*${tenant}*`);
       assert.ok(counter, 'found the counter');
       within(pttl(counter), COUNTER_MEMORY_MS, 'Idempotency-Key counter');
     } finally {

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { tempDir } from './tmp.js';
@@ -116,4 +117,19 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
       await Promise.all(nodes.map((n) => n.stop()));
     },
   };
+}
+
+/**
+ * A single redis-server and a 3-master cluster of the suite's own: started
+ * in a `before`, stopped by PID in an `after`. Read them inside tests.
+ */
+export function singleAndCluster(): { readonly single: RedisServer; readonly cluster: RedisCluster } {
+  const servers = {} as { single: RedisServer; cluster: RedisCluster };
+  before(async () => {
+    [servers.single, servers.cluster] = await Promise.all([startRedis(), startRedisCluster(3)]);
+  });
+  after(async () => {
+    await Promise.all([servers.single?.stop(), servers.cluster?.stop()]);
+  });
+  return servers;
 }

@@ -6,7 +6,7 @@
  * written with refuses to start, since it would look for every key in the
  * wrong place and answer CREATE for live incidents.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -16,17 +16,10 @@ import { incidentKey } from '../../src/core/identity.js';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { CLI, REPO_ROOT, spawnServer } from '../helpers/process.js';
-import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../helpers/redis.js';
+import { singleAndCluster } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 
-let single: RedisServer;
-let cluster: RedisCluster;
-before(async () => {
-  [single, cluster] = await Promise.all([startRedis(), startRedisCluster(3)]);
-});
-after(async () => {
-  await Promise.all([single?.stop(), cluster?.stop()]);
-});
+const redis = singleAndCluster();
 
 const claim = (k: number, severity = 'MAJOR') => {
   const body = { element_id: `sh-${k}`, fault_class: 'LOS', root_cause_id: 'cut-1', severity };
@@ -35,7 +28,7 @@ const claim = (k: number, severity = 'MAJOR') => {
 };
 
 test('5 shards on a 3-master cluster: keys land in 5 hash tags, decisions and deliveries work as on 64', async () => {
-  const store = new RedisStore(redisConnection(cluster.url), 'redis-cluster', { shards: 5 });
+  const store = new RedisStore(redisConnection(redis.cluster.url), 'redis-cluster', { shards: 5 });
   try {
     await store.init();
     const keys = 200;
@@ -50,7 +43,7 @@ test('5 shards on a 3-master cluster: keys land in 5 hash tags, decisions and de
       [keys, keys / 2, keys / 2],
     );
     const tags = new Set(
-      cluster.nodes
+      redis.cluster.nodes
         .flatMap((n) => n.cli('--scan', '--pattern', '{oo:*').split('\n'))
         .map((k) => /^\{oo:(\d+)\}/.exec(k)?.[1])
         .filter(Boolean),
@@ -80,37 +73,37 @@ test('5 shards on a 3-master cluster: keys land in 5 hash tags, decisions and de
     assert.ok(leased.every((d) => Number(d.id.split(':')[0]) < 5));
   } finally {
     await store.close();
-    for (const n of cluster.nodes) n.cli('FLUSHALL');
+    for (const n of redis.cluster.nodes) n.cli('FLUSHALL');
   }
 });
 
 test('a store opened on a count other than the one its keys were written with refuses; the same count is accepted', async () => {
-  single.cli('FLUSHALL');
-  const a = new RedisStore(redisConnection(single.url), 'redis', { shards: 64 });
-  const b = new RedisStore(redisConnection(single.url), 'redis', { shards: 256 });
-  const c = new RedisStore(redisConnection(single.url), 'redis');
+  redis.single.cli('FLUSHALL');
+  const a = new RedisStore(redisConnection(redis.single.url), 'redis', { shards: 64 });
+  const b = new RedisStore(redisConnection(redis.single.url), 'redis', { shards: 256 });
+  const c = new RedisStore(redisConnection(redis.single.url), 'redis');
   try {
     await a.init();
     await assert.rejects(b.init(), /holds keys laid out in 64 shards .*redis\.shards: 256/);
     await c.init(); // the default is 64
-    assert.equal(single.cli('GET', '{oo:layout}:shards'), '64');
+    assert.equal(redis.single.cli('GET', '{oo:layout}:shards'), '64');
   } finally {
     await Promise.all([a.close(), b.close(), c.close()]);
   }
 });
 
 test('onceonly serve with redis.shards other than the stored count exits 2 naming both, and changes nothing', async () => {
-  single.cli('FLUSHALL');
+  redis.single.cli('FLUSHALL');
   const dir = tempDir();
   const cfg = (shards: number) => {
     const p = join(dir.path, `s${shards}.yaml`);
     writeFileSync(p, `redis: { shards: ${shards} }\nfailopen: { journal_path: ${join(dir.path, `j${shards}.db`)} }\n`);
     return p;
   };
-  const first = await spawnServer(['--port', '0', '--store', single.url, '--config', cfg(16)]);
+  const first = await spawnServer(['--port', '0', '--store', redis.single.url, '--config', cfg(16)]);
   try {
-    const before = single.cli('DBSIZE');
-    const second = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--store', single.url, '--config', cfg(64)], {
+    const before = redis.single.cli('DBSIZE');
+    const second = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--store', redis.single.url, '--config', cfg(64)], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -120,8 +113,8 @@ test('onceonly serve with redis.shards other than the stored count exits 2 namin
     assert.equal(code, 2);
     assert.match(err, /^onceonly: cannot prepare the store: Redis holds keys laid out in 16 shards and this replica is configured with redis\.shards: 64/);
     assert.equal(err.trim().split('\n').length, 1, 'one line');
-    assert.equal(single.cli('DBSIZE'), before, 'nothing written');
-    assert.equal(single.cli('GET', '{oo:layout}:shards'), '16');
+    assert.equal(redis.single.cli('DBSIZE'), before, 'nothing written');
+    assert.equal(redis.single.cli('GET', '{oo:layout}:shards'), '16');
   } finally {
     await first.stop();
     dir.remove();
