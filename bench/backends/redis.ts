@@ -30,6 +30,8 @@ export const decideBenchmarkArgs = (tag: string) => [
   '',
   // a live-index member of the store's length (12 characters)
   'm__rand_int__',
+  // the caller's shard count, which the layout guard takes off first (its value only names a key it reads)
+  '64',
 ];
 
 /**
@@ -126,6 +128,8 @@ export async function redisBackend(url: string, ports: number[], cluster: boolea
           k.tag,
           '',
           live.member,
+          // the caller's shard count (the layout guard's)
+          64,
         );
       },
     });

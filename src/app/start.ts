@@ -93,6 +93,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           events: failOpenEvents(metrics, logger),
         },
         onConnectionError: rateLimitedLog(logger, 'store connection error'),
+        onShardsMoved: (from, to) =>
+          logger.warn(
+            { from, to },
+            `the Redis keys are moving from ${from} to ${to} shards: this replica moved with them; set redis.shards: ${to} before its next start`,
+          ),
         ledger: {
           inputs: () => {
             const c = config.current;

@@ -36,6 +36,8 @@ export interface StoreOptions {
   ledger?: Ledger;
   /** Redis: the hash-tag shard count (default 64; part of the stored layout, docs/scaling.md). */
   redisShards?: number;
+  /** Redis: the replica moved to another shard count, meeting a shard `migrate-shards` froze. */
+  onShardsMoved?: (from: number, to: number) => void;
 }
 
 /** Shared stores are wrapped in fail-open, with a local journal (ADR 8). */
@@ -104,6 +106,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', {
         expiredGraceMs: grace,
         ...(options.redisShards !== undefined ? { shards: options.redisShards } : {}),
+        ...(options.onShardsMoved ? { onMoved: options.onShardsMoved } : {}),
       }),
       clock,
       options,

@@ -48,7 +48,11 @@ import { createHash } from 'node:crypto';
  *   {oo:inh}:g:LPB(tenant,rule,tuple)   a rule's live sources with those `equal` values (zset source → expiry ms)
  *   {oo:inh}:s:LPB(tenant,source)       the groups a source is in (set)
  *
- * The layout: {oo:layout}:shards, the shard count the keys were written with.
+ * The layout: {oo:layout}:shards, the shard count the keys are written with;
+ * {oo:layout}:from, while a migration runs, the count they are moving from;
+ * {oo:S}:mv:N, in each shard S of an old count N: the count its keys moved to
+ * (a caller on N is refused there); {oo:S}:ad:KEY, beside a key of the new
+ * layout: that key was adopted from the old layout (never adopt it twice).
  *
  * Heartbeats, all in one slot (they are few, and come from the config):
  *   {oo:hb}:LPB(tenant)         the tenant's heartbeats (hash name → "since,last ping,claimed miss", ms)
@@ -112,11 +116,32 @@ export function deliveryKeys(shard: number) {
  * `shards` shards. The facets of one store share one layout.
  */
 export function keyLayout(shards: number = DEFAULT_SHARDS) {
-  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) throw new RangeError(`the shard count must be an integer from 1 to ${MAX_SHARDS}`);
-  const shardOf = (tenant: string, key: string): number => fnv1a(`${tenant}\u0000${key}`) % shards;
+  checkShardCount(shards);
+  // The count can change while the store runs: a migration to more shards
+  // (docs/scaling.md) moves every replica to the new count when it first
+  // meets a shard frozen for it. Every key below is computed from `n` at call time.
+  let n = shards;
+  let previous: KeyLayout | null = null;
+  const shardOf = (tenant: string, key: string): number => fnv1a(`${tenant}\u0000${key}`) % n;
   const tag = (tenant: string, key: string) => `{oo:${shardOf(tenant, key)}}`;
   return {
-    shards,
+    get shards() {
+      return n;
+    },
+    /** While a migration runs: the layout the keys were written in before, to adopt them from. */
+    get previous(): KeyLayout | null {
+      return previous;
+    },
+    /** Moves to `to` shards; `from` (the count before) stays readable as `previous` until `settled`. */
+    moveTo(to: number, from: number = n) {
+      checkShardCount(to);
+      previous = from === to ? null : keyLayout(from);
+      n = to;
+    },
+    /** The migration is over: every record was adopted, nothing is read from the old layout any more. */
+    settled() {
+      previous = null;
+    },
     shardOf,
     /** An incident record. */
     incidentRecordKey: (tenant: string, key: string) => `${tag(tenant, key)}:i:${tenant}:${key}`,
@@ -148,9 +173,9 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
       };
     },
     /** One kind of per-shard key, for every shard. */
-    allShards: (kind: 'o' | 'f' | 'lv') => Array.from({ length: shards }, (_, s) => `{oo:${s}}:${kind}`),
+    allShards: (kind: 'o' | 'f' | 'lv') => Array.from({ length: n }, (_, s) => `{oo:${s}}:${kind}`),
     /** The delivery keys of every shard, by shard. */
-    allDeliveryKeys: () => Array.from({ length: shards }, (_, s) => deliveryKeys(s)),
+    allDeliveryKeys: () => Array.from({ length: n }, (_, s) => deliveryKeys(s)),
     /** The delivery keys of the shard that holds this tenant's key. */
     deliveryKeysFor: (tenant: string, key: string) => deliveryKeys(shardOf(tenant, key)),
     /** The set of a key's failing deliveries, in the key's own shard. */
@@ -173,6 +198,23 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
 }
 
 export type KeyLayout = ReturnType<typeof keyLayout>;
+
+function checkShardCount(shards: number) {
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) throw new RangeError(`the shard count must be an integer from 1 to ${MAX_SHARDS}`);
+}
+
+/**
+ * A shard frozen for callers on `fromCount` shards: it holds the count the keys
+ * moved to, and every script run by a caller still on `fromCount` answers
+ * OOMOVED instead of writing (lua/lib/layout.lua). In the shard's own slot.
+ */
+export const movedKey = (shard: number, fromCount: number) => `{oo:${shard}}:mv:${fromCount}`;
+
+/** Beside a key of the new layout: it was adopted from the old one, so the old copy is never adopted again. */
+export const adoptedKey = (key: string) => key.replace(/^(\{oo:\d+\}):/, '$1:ad:');
+
+/** While a migration runs: the count the keys are moving from (beside LAYOUT_KEY, in its slot). */
+export const MIGRATING_KEY = '{oo:layout}:from';
 
 /** The shard count the keys in this Redis were written with (one slot: `{oo:layout}`). */
 export const LAYOUT_KEY = '{oo:layout}:shards';

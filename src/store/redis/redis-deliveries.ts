@@ -47,13 +47,19 @@ function toDelivery(shard: number, member: string, flat: string[]): Delivery {
  * pass (in parallel; on a cluster each goes to its own master).
  */
 export class RedisDeliveries implements DeliveryStore {
-  private readonly shards: ReturnType<KeyLayout['allDeliveryKeys']>;
+  private keys: ReturnType<KeyLayout['allDeliveryKeys']>;
 
   constructor(
     private readonly conn: RedisConnection,
     private readonly layout: KeyLayout,
   ) {
-    this.shards = layout.allDeliveryKeys();
+    this.keys = layout.allDeliveryKeys();
+  }
+
+  /** Every shard's delivery keys, for the count in force: a migration adds shards while the worker runs. */
+  private get shards() {
+    if (this.keys.length !== this.layout.shards) this.keys = this.layout.allDeliveryKeys();
+    return this.keys;
   }
 
   async fanOut(adapters: readonly string[], limit: number) {

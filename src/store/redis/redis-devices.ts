@@ -3,15 +3,25 @@ import type { DeviceStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
+import { adoptSets } from './adopt-sets.js';
+import type { ShardMigration } from './shard-migration.js';
 
 /** Device events on Redis: `apply` is one Lua script on the device's shard. */
 export class RedisDevices implements DeviceStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly k: KeyLayout,
+    private readonly migration: ShardMigration,
   ) {}
 
+  /** While the shard count changes: the device's state and boots and its counter, from the old layout once. */
+  private adopt(tenant: string, device: string) {
+    return this.migration.adopt(adoptSets.device(this.k, tenant, device));
+  }
+
   async apply(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
+    await this.adopt(e.tenant, e.device);
+    await this.migration.adopt(adoptSets.seen(e.tenant, e.device, e.boot, e.sequence));
     const k = this.k.deviceKeys(e.tenant, e.device, e.boot, e.sequence);
     const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
       scripts.applyEvent,
@@ -29,6 +39,7 @@ export class RedisDevices implements DeviceStore {
   }
 
   async get(tenant: string, device: string): Promise<DeviceState | null> {
+    await this.adopt(tenant, device);
     const k = this.k.deviceKeys(tenant, device, '', 0);
     const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<string | null>;
     if (boot == null) return null;

@@ -17,6 +17,8 @@ import { ErrorReply } from '@redis/client';
 import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
+import { adoptSets } from './adopt-sets.js';
+import type { ShardMigration } from './shard-migration.js';
 
 /** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
 export const outboxArgs = (tenant: string, key: string, p: OutboxPayload | undefined) =>
@@ -74,6 +76,7 @@ export class RedisIncidents implements SharedIncidentStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly k: KeyLayout,
+    private readonly migration: ShardMigration,
     private readonly graceMs = DEFAULT_EXPIRED_GRACE_MS,
     /** On a cluster a group is one shard's claims: a script's keys must share a slot. */
     private readonly cluster = false,
@@ -89,7 +92,8 @@ export class RedisIncidents implements SharedIncidentStore {
    * order; the group is one atomic step. A group on a cluster is one shard
    * (its keys share a slot); on a single server it is everything pending.
    */
-  decide(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+  async decide(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+    if (this.k.previous) await this.adopt(claim.tenant, claim.key);
     return new Promise((resolve, reject) => {
       this.pending.push({ claim, resolve, reject });
       if (this.pending.length === 1) setImmediate(this.flush);
@@ -180,12 +184,19 @@ export class RedisIncidents implements SharedIncidentStore {
     };
   }
 
+  /** While the shard count changes: the key's record, markers and delivery counters, from the old layout once. */
+  private adopt(tenant: string, key: string) {
+    return this.migration.adopt(adoptSets.incident(this.k, tenant, key));
+  }
+
   async get(tenant: string, key: string) {
+    await this.adopt(tenant, key);
     const reply = (await this.conn.evalScript(scripts.getIncident, [this.k.incidentRecordKey(tenant, key)], [])) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {
+    await this.adopt(tenant, key);
     const live = this.k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
@@ -196,6 +207,7 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   async acknowledge(tenant: string, key: string) {
+    await this.adopt(tenant, key);
     return (await this.conn.evalScript(
       scripts.acknowledgeIncident,
       [this.k.incidentRecordKey(tenant, key), this.k.outboxKeyFor(tenant, key), this.k.ackMarkerKey(tenant, key)],
@@ -205,6 +217,7 @@ export class RedisIncidents implements SharedIncidentStore {
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
+    await this.adopt(rec.tenant, rec.key);
     const live = this.k.liveIndex(rec.tenant, rec.key);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,

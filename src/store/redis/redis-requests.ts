@@ -2,6 +2,8 @@ import type { RequestBegin, RequestStore, StoredAnswer } from '../contract/index
 import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
+import { adoptSets } from './adopt-sets.js';
+import type { ShardMigration } from './shard-migration.js';
 
 /** A request record: the body hash, and the answer once there is one. */
 interface Held {
@@ -16,10 +18,16 @@ export class RedisRequests implements RequestStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly k: KeyLayout,
+    private readonly migration: ShardMigration,
   ) {}
+
+  private adopt(tenant: string, key: string) {
+    return this.migration.adopt(adoptSets.request(tenant, key));
+  }
 
   /** GET, and SET … PX when absent, in one script. */
   async begin(tenant: string, key: string, bodyHash: string, leaseMs: number): Promise<RequestBegin> {
+    await this.adopt(tenant, key);
     const held = await this.conn.evalScript(scripts.requestBegin, [this.k.requestKey(tenant, key)], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
     if (held === null || held === undefined) return { state: 'new' };
     const r = JSON.parse(String(held)) as Held;
@@ -29,12 +37,14 @@ export class RedisRequests implements RequestStore {
 
   /** One SET … PX: the answer replaces the in-flight record. */
   async finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number): Promise<void> {
+    await this.adopt(tenant, key);
     const k = this.k.requestKey(tenant, key);
     const held: Held = { h: bodyHash, s: answer.status, c: answer.contentType, b: answer.body };
     await this.conn.send(k, ['SET', k, JSON.stringify(held), 'PX', String(keepMs)]);
   }
 
   async abandon(tenant: string, key: string, bodyHash: string): Promise<void> {
+    await this.adopt(tenant, key);
     await this.conn.evalScript(scripts.requestAbandon, [this.k.requestKey(tenant, key)], [bodyHash]);
   }
 }

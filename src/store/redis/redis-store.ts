@@ -14,11 +14,15 @@ import { RedisFlaps } from './redis-flaps.js';
 import { RedisGroups } from './redis-groups.js';
 import { keyLayout, LAYOUT_KEY, type KeyLayout } from './keys.js';
 import { isTransportFault, withTimeout } from '../errors.js';
+import { followMoves } from './follow-moves.js';
+import { ShardMigration } from './shard-migration.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
   /** How many hash-tag shards the keys are spread over (`redis.shards`; part of the stored layout). */
   shards?: number;
+  /** The store moved to another shard count (a migration froze a shard it called). */
+  onMoved?: (from: number, to: number) => void;
 }
 
 /**
@@ -41,6 +45,7 @@ export class RedisStore implements SharedStore {
   readonly flaps: RedisFlaps;
   readonly groups: RedisGroups;
   readonly layout: KeyLayout;
+  readonly migration: ShardMigration;
 
   constructor(
     readonly conn: RedisConnection,
@@ -49,24 +54,41 @@ export class RedisStore implements SharedStore {
   ) {
     this.kind = kind;
     const k = (this.layout = keyLayout(options.shards));
-    this.incidents = new RedisIncidents(conn, k, options.expiredGraceMs, kind === 'redis-cluster');
-    this.devices = new RedisDevices(conn, k);
-    this.windows = new RedisWindows(conn, k);
-    this.deliveries = new RedisDeliveries(conn, k);
-    this.queries = new RedisQueries(conn, this.incidents, k);
-    this.requests = new RedisRequests(conn, k);
-    this.silences = new RedisSilences(conn);
-    this.inhibitors = new RedisInhibitors(conn);
-    this.tickets = new RedisTickets(conn, k);
-    this.heartbeats = new RedisHeartbeats(conn);
-    this.flaps = new RedisFlaps(conn, k);
-    this.groups = new RedisGroups(conn, k);
+    // Every script is told the caller's shard count (lib/layout.lua), so a shard frozen by a migration refuses it.
+    const guarded: RedisConnection = {
+      evalScript: (script, keys, args) => conn.evalScript(script, keys, [...args, k.shards]),
+      ping: () => conn.ping(),
+      scan: (match, max) => conn.scan(match, max),
+      close: () => conn.close(),
+      send: (key, args) => conn.send(key, args),
+    };
+    const m = (this.migration = new ShardMigration(guarded, k));
+    const moving = <T extends object>(facet: T) =>
+      followMoves(facet, (to) => {
+        const from = k.shards;
+        m.movedTo(to);
+        if (from !== to) options.onMoved?.(from, to);
+      });
+    this.incidents = moving(new RedisIncidents(guarded, k, m, options.expiredGraceMs, kind === 'redis-cluster'));
+    this.devices = moving(new RedisDevices(guarded, k, m));
+    this.windows = moving(new RedisWindows(guarded, k, m));
+    this.deliveries = moving(new RedisDeliveries(guarded, k));
+    this.queries = moving(new RedisQueries(guarded, this.incidents, k));
+    this.requests = moving(new RedisRequests(guarded, k, m));
+    this.silences = new RedisSilences(guarded);
+    this.inhibitors = new RedisInhibitors(guarded);
+    this.tickets = moving(new RedisTickets(guarded, k, m));
+    this.heartbeats = new RedisHeartbeats(guarded);
+    this.flaps = moving(new RedisFlaps(guarded, k, m));
+    this.groups = moving(new RedisGroups(guarded, k, m));
   }
 
   /**
    * Records the shard count in Redis, or checks it against the one recorded:
    * two replicas on different counts would look for one key in two places and
    * both answer CREATE, so a replica configured differently refuses to start.
+   * While a migration runs (`onceonly migrate-shards`) the record is the new
+   * count, and the replica learns the old one to adopt keys from.
    * A Redis that does not answer now is not waited for (the replica starts and
    * fails open, as it does whenever Redis is away); the next start checks.
    */
@@ -75,6 +97,7 @@ export class RedisStore implements SharedStore {
     let held: unknown;
     try {
       held = await withTimeout(this.conn.send(LAYOUT_KEY, ['SET', LAYOUT_KEY, String(shards), 'NX', 'GET']), 2000);
+      if (held === null || held === undefined || Number(held) === shards) await withTimeout(this.migration.begin(), 2000);
     } catch (err) {
       if (isTransportFault(err)) return;
       throw err;

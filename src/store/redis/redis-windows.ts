@@ -4,16 +4,20 @@ import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { outboxArgs } from './redis-incidents.js';
 import { scripts } from './scripts.js';
+import { adoptSets } from './adopt-sets.js';
+import type { ShardMigration } from './shard-migration.js';
 
 /** Windowed claims on Redis. */
 export class RedisWindows implements WindowStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly k: KeyLayout,
+    private readonly migration: ShardMigration,
   ) {}
 
   /** SET NX PX and the outbox entry (or a repeat's re-queue), in one script on the server's clock. */
   async claim(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
+    await this.migration.adopt(adoptSets.window(tenant, key));
     const k = this.k.deliveryKeysFor(tenant, key);
     const reply = Number(
       await this.conn.evalScript(

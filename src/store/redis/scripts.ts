@@ -10,9 +10,12 @@ export interface LuaScript {
 
 const read = (path: string) => readFileSync(new URL(`./lua/${path}.lua`, import.meta.url), 'utf8');
 
-/** A script, with the shared library files it uses (lua/lib/NAME.lua) prepended: Redis has no include. */
+/**
+ * A script, with the shared library files it uses (lua/lib/NAME.lua) prepended: Redis has no include.
+ * Every script starts with the layout guard (lib/layout.lua): its caller passes its shard count last.
+ */
 function load(name: string, ...libs: string[]): LuaScript {
-  const source = [...libs.map((l) => read(`lib/${l}`)), read(name)].join('\n');
+  const source = [...['layout', ...libs].map((l) => read(`lib/${l}`)), read(name)].join('\n');
   return { name, source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
@@ -50,4 +53,7 @@ export const scripts = {
   inhibitorPut: load('inhibitor-put'),
   inhibitorFind: load('inhibitor-find'),
   inhibitorRemove: load('inhibitor-remove'),
+  adoptRead: load('adopt-read'),
+  adoptWrite: load('adopt-write'),
+  layoutMove: load('layout-move'),
 } as const;

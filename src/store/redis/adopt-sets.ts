@@ -1,0 +1,64 @@
+import type { TicketOwner } from '../contract/index.js';
+import { type KeyLayout, lpBytes } from './keys.js';
+
+/** How a key is carried from the old layout: `d` copied once, `n` a delivery counter taken past its old value. */
+export type AdoptMode = 'd' | 'n';
+
+/**
+ * The keys that belong to one record, all in that record's shard, computed
+ * for a layout: the first is the one whose marker says the set was adopted.
+ * A record with a member in its shard's index (an incident's in the live
+ * index, a device's in the freshness index) names it, so the adopted record
+ * is indexed in its new shard.
+ */
+export interface AdoptSet {
+  keys: (l: KeyLayout) => Array<readonly [string, AdoptMode]>;
+  index?: { kind: 'lv' | 'f'; member: string };
+}
+
+const tagOf = (key: string) => /^\{oo:\d+\}/.exec(key)?.[0] ?? '';
+
+/** A key's delivery counters (the n of an Idempotency-Key), in the shard of the outbox its entries go to. */
+const counters = (outboxKey: string, kind: string, tenant: string, key: string, actions: readonly string[]) =>
+  actions.map((a) => [`${tagOf(outboxKey)}:n:${lpBytes(kind, tenant, key, a)}`, 'n'] as const);
+
+const ALL_ACTIONS = ['create', 'update', 'close'] as const;
+
+/**
+ * Everything of one kind of record that moves with the shard count. Not
+ * carried: delivery state (it is drained where it is, every old shard being
+ * a shard of the new count too), journal-replay markers, and the per-shard
+ * indexes (rebuilt from the records adopted).
+ */
+export const adoptSets = {
+  incident: (l0: KeyLayout, tenant: string, key: string): AdoptSet => ({
+    keys: (l) => [
+      [l.incidentRecordKey(tenant, key), 'd'],
+      [l.ackMarkerKey(tenant, key), 'd'],
+      [l.resolutionKey(tenant, key), 'd'],
+      ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),
+    ],
+    index: { kind: 'lv', member: l0.liveIndex(tenant, key).member },
+  }),
+  window: (tenant: string, key: string): AdoptSet => ({
+    keys: (l) => [[l.windowKey(tenant, key), 'd'], ...counters(l.outboxKeyFor(tenant, key), 'violation', tenant, key, ['create'])],
+  }),
+  device: (l0: KeyLayout, tenant: string, device: string): AdoptSet => ({
+    keys: (l) => {
+      const k = l.deviceKeys(tenant, device, '', 0);
+      return [[k.device, 'd'], [k.boots, 'd'], ...counters(k.outbox, 'event', tenant, device, ['notify'])];
+    },
+    index: { kind: 'f', member: l0.deviceKeys(tenant, device, '', 0).member },
+  }),
+  /** An event's seen-marker is its own set: a repeat of an event the old layout applied stays a duplicate. */
+  seen: (tenant: string, device: string, boot: string, sequence: number): AdoptSet => ({
+    keys: (l) => [[l.deviceKeys(tenant, device, boot, sequence).seen, 'd']],
+  }),
+  ticket: (o: TicketOwner): AdoptSet => ({ keys: (l) => [[l.ticketKey(o.adapter, o.tenant, o.kind, o.key), 'd']] }),
+  group: (tenant: string, groupKey: string): AdoptSet => ({
+    keys: (l) => [[l.groupKeys.group(tenant, groupKey), 'd'], ...counters(l.outboxKeyFor(tenant, groupKey), 'group', tenant, groupKey, ALL_ACTIONS)],
+  }),
+  member: (tenant: string, member: string): AdoptSet => ({ keys: (l) => [[l.groupKeys.member(tenant, member), 'd']] }),
+  flap: (tenant: string, key: string): AdoptSet => ({ keys: (l) => [[l.flapKey(tenant, key), 'd']] }),
+  request: (tenant: string, key: string): AdoptSet => ({ keys: (l) => [[l.requestKey(tenant, key), 'd']] }),
+};

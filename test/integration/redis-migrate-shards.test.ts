@@ -1,0 +1,298 @@
+// needs: redis
+/**
+ * Moving a live Redis to more shards (`onceonly migrate-shards`): replicas
+ * keep deciding while the keys move, a replica on the old count moves on its
+ * own when it meets a frozen shard, a replica started on the new count adopts
+ * records it meets first, and no fault is created twice.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { incidentKey } from '../../src/core/identity.js';
+import type { Delivery, IncidentClaim } from '../../src/store/contract/index.js';
+import { redisConnection } from '../../src/store/redis/connection.js';
+import { LAYOUT_KEY, MIGRATING_KEY } from '../../src/store/redis/keys.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { migrateShards } from '../../src/store/redis/reshard.js';
+import { scripts } from '../../src/store/redis/scripts.js';
+import { CLI, REPO_ROOT, spawnServer } from '../helpers/process.js';
+import { tempDir } from '../helpers/tmp.js';
+import { type RedisServer, singleAndCluster } from '../helpers/redis.js';
+
+const redis = singleAndCluster();
+
+const claim = (k: number, severity = 'MAJOR'): IncidentClaim => {
+  const body = { element_id: `mv-${k}`, fault_class: 'LOS', root_cause_id: 'cut-1', severity };
+  return { tenant: 'default', key: incidentKey(body), fingerprint: `${severity}|0`, ttlMs: 600_000, outbox: { severity, summary: 'los', data: body } };
+};
+const store = (url: string, shards: number, kind: 'redis' | 'redis-cluster' = 'redis') => new RedisStore(redisConnection(url), kind, { shards });
+/** Every incident record key in Redis, by shard tag. */
+const recordTags = (nodes: RedisServer[]) =>
+  nodes
+    .flatMap((n) => n.cli('--scan', '--pattern', '{oo:*}:i:*').split('\n'))
+    .filter(Boolean)
+    .map((k) => Number(/^\{oo:(\d+)\}/.exec(k)![1]));
+
+/** Fans out and leases everything the stores' outboxes hold, settling each as delivered. */
+async function drain(s: RedisStore): Promise<Delivery[]> {
+  const out: Delivery[] = [];
+  for (let quiet = 0; quiet < 3; ) {
+    await s.deliveries.fanOut(['hook'], 10_000);
+    const due = await s.deliveries.leaseDue('t', 60_000, 1000);
+    for (const d of due) await s.deliveries.settle(d, { outcome: 'delivered' });
+    out.push(...due);
+    quiet = due.length === 0 ? quiet + 1 : 0;
+  }
+  return out;
+}
+
+test('a replica on the old count meets a frozen shard and moves on its own; one on the new count adopts what it meets; each record once', async () => {
+  redis.single.cli('FLUSHALL');
+  const old = store(redis.single.url, 4);
+  const fresh = store(redis.single.url, 7);
+  const tool = redisConnection(redis.single.url);
+  try {
+    await old.init();
+    const keys = 100;
+    const first = await Promise.all(Array.from({ length: keys }, (_, k) => old.incidents.decide(claim(k))));
+    assert.equal(first.filter((d) => d.outcome.kind === 'created').length, keys);
+    // The migration's first step only: the count recorded, nothing frozen or copied yet.
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
+    assert.deepEqual([redis.single.cli('GET', LAYOUT_KEY), redis.single.cli('GET', MIGRATING_KEY)], ['7', '4']);
+    await fresh.init();
+    assert.equal(fresh.layout.previous?.shards, 4, 'a replica started on 7 learns the count the keys move from');
+    // The new replica meets keys the old layout holds: it freezes their shards and adopts them.
+    const seen = await Promise.all(Array.from({ length: 10 }, (_, k) => fresh.incidents.decide(claim(k, 'CRITICAL'))));
+    assert.deepEqual(
+      seen.map((d) => d.outcome.kind),
+      Array(10).fill('changed'),
+      'the adopted records are live: a change, not a CREATE',
+    );
+    // The old replica is refused in the frozen shards, moves to 7 and decides there, on the same records.
+    const again = await Promise.all(Array.from({ length: keys }, (_, k) => old.incidents.decide(claim(k, 'CRITICAL'))));
+    assert.equal(old.layout.shards, 7, 'the old replica moved to the new count');
+    assert.equal(again.filter((d) => d.outcome.kind === 'created').length, 0, 'no record created twice');
+    assert.deepEqual(
+      [again.slice(0, 10).every((d) => d.outcome.kind === 'unchanged'), again.slice(10).every((d) => d.outcome.kind === 'changed')],
+      [true, true],
+      'the first ten were changed by the new replica already',
+    );
+    // The tool resumes the migration and ends it: every record in its new shard, no old copy left.
+    const m = await migrateShards(tool, 7);
+    assert.equal(m.state, 'resumed');
+    assert.equal(m.records.incident, keys);
+    assert.equal(redis.single.cli('EXISTS', MIGRATING_KEY), '0');
+    const placed = await Promise.all(Array.from({ length: keys }, (_, k) => fresh.incidents.get('default', claim(k).key)));
+    assert.ok(placed.every((r) => r?.updates === 1));
+    const want = Array.from({ length: keys }, (_, k) => fresh.layout.shardOf('default', claim(k).key)).sort((a, b) => a - b);
+    assert.deepEqual(
+      recordTags([redis.single]).sort((a, b) => a - b),
+      want,
+      'each record once, in its shard of 7',
+    );
+    assert.equal(await fresh.queries.countLiveIncidents(), keys, 'counted once each');
+    // Deliveries: one create per key (made on 4 shards, drained where they were) and one update per key.
+    const sent = await drain(fresh);
+    const per = new Map<string, string[]>();
+    for (const d of sent) per.set(d.entry.key, [...(per.get(d.entry.key) ?? []), `${d.entry.action}:${d.n}`]);
+    assert.equal(per.size, keys);
+    for (const [key, calls] of per) {
+      assert.equal(calls.filter((c) => c.startsWith('create')).length, 1, `${key}: ${calls}`);
+      assert.equal(calls.filter((c) => c.startsWith('update')).length, 1, `${key}: ${calls}`);
+    }
+  } finally {
+    await Promise.all([old.close(), fresh.close(), tool.close()]);
+  }
+});
+
+test('a record adopted and then closed in the new layout is never adopted again from its old copy', async () => {
+  redis.single.cli('FLUSHALL');
+  const old = store(redis.single.url, 4);
+  const tool = redisConnection(redis.single.url);
+  const a = store(redis.single.url, 9);
+  const b = store(redis.single.url, 9);
+  try {
+    await old.init();
+    const moving = Array.from({ length: 40 }, (_, k) => k).filter(
+      (k) => old.layout.shardOf('default', claim(k).key) !== a.layout.shardOf('default', claim(k).key),
+    );
+    await Promise.all(moving.map((k) => old.incidents.decide(claim(k))));
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [9, 9]);
+    await Promise.all([a.init(), b.init()]);
+    // A slow adopter reads the first key's old copy now, and writes only after a adopted and closed it.
+    const k0 = claim(moving[0]!).key;
+    const oldRecord = old.layout.incidentRecordKey('default', k0);
+    const newRecord = a.layout.incidentRecordKey('default', k0);
+    const stale = (await tool.evalScript(scripts.adoptRead, [oldRecord], [4, 9, 'd', 9])) as string[];
+    assert.equal(stale[0], 'string', 'the slow adopter read the old copy');
+    // a adopts and closes; the old copies are still there (migrate-shards has not run).
+    const closed = await Promise.all(moving.map((k) => a.incidents.close('default', claim(k).key)));
+    assert.ok(
+      closed.every((r) => r !== null),
+      'the adopted records closed',
+    );
+    assert.equal(recordTags([redis.single]).length, moving.length, 'only the old copies are left');
+    const late = await tool.evalScript(scripts.adoptWrite, [`{oo:${a.layout.shardOf('default', k0)}}:lv`, newRecord], ['', 60_000, '', ...stale, 9]);
+    assert.equal(Number(late), 0, 'the slow adopter restores nothing: the key was adopted before');
+    assert.equal(redis.single.cli('EXISTS', newRecord), '0');
+    // b, which never met these keys, decides them: each is a new fault, not the stale copy brought back.
+    const next = await Promise.all(moving.map((k) => b.incidents.decide(claim(k))));
+    assert.deepEqual(new Set(next.map((d) => d.outcome.kind)), new Set(['created']));
+  } finally {
+    await Promise.all([old.close(), a.close(), b.close(), tool.close()]);
+  }
+});
+
+test('under load on a 3-master cluster: two replicas decide while the keys move from 4 to 11 shards; every fault created once, no Idempotency-Key shared', async () => {
+  for (const n of redis.cluster.nodes) n.cli('FLUSHALL');
+  const replicas = [store(redis.cluster.url, 4, 'redis-cluster'), store(redis.cluster.url, 4, 'redis-cluster')];
+  const tool = redisConnection(redis.cluster.url);
+  const late = store(redis.cluster.url, 11, 'redis-cluster');
+  try {
+    for (const r of replicas) await r.init();
+    const keys = 2000;
+    const created = new Map<number, number>();
+    const outcomes: Record<string, number> = {};
+    let stop = false;
+    let rounds = 0;
+    // 32 clients, each through every key from its own starting point, to both replicas in turn, severities
+    // alternating (so updates happen), until the move is over and each has been through every key.
+    const client = async (c: number) => {
+      for (let i = 0; !stop || i < keys; i++) {
+        const k = (c * 61 + i) % keys;
+        const d = await replicas[i % 2]!.incidents.decide(claim(k, Math.floor(i / 300) % 2 ? 'CRITICAL' : 'MAJOR'));
+        outcomes[d.outcome.kind] = (outcomes[d.outcome.kind] ?? 0) + 1;
+        if (d.outcome.kind === 'created') created.set(k, (created.get(k) ?? 0) + 1);
+        rounds++;
+      }
+    };
+    let failed: unknown = null;
+    const clients = Array.from({ length: 32 }, (_, c) =>
+      client(c).catch((err: unknown) => {
+        failed ??= err;
+        stop = true;
+      }),
+    );
+    while (rounds < keys * 2 && failed === null) await new Promise((r) => setTimeout(r, 20));
+    if (failed !== null) throw failed;
+    const before = rounds;
+    const m = await migrateShards(tool, 11);
+    const during = rounds - before;
+    // A replica started on the new count joins after the move, on the same keys.
+    await late.init();
+    const lateOutcomes = await Promise.all(Array.from({ length: keys }, (_, k) => late.incidents.decide(claim(k, 'MAJOR'))));
+    stop = true;
+    await Promise.all(clients);
+    if (failed !== null) throw failed;
+    console.log(
+      `migrate under load: ${JSON.stringify(m.records)} moved, ${m.copied} keys copied, ${m.removed} removed; ${rounds} decisions, ${during} while the keys moved; outcomes ${JSON.stringify(outcomes)}`,
+    );
+    assert.equal(m.state, 'started');
+    assert.ok(during > 0, 'the replicas decided while the keys moved');
+    assert.deepEqual(
+      replicas.map((r) => r.layout.shards),
+      [11, 11],
+      'both replicas moved on their own',
+    );
+    assert.equal(created.size, keys, 'every key created');
+    assert.deepEqual(
+      [...created.values()].filter((n) => n > 1),
+      [],
+      'no key created twice',
+    );
+    assert.equal(lateOutcomes.filter((d) => d.outcome.kind === 'created').length, 0, 'the late replica finds every record');
+    assert.deepEqual(
+      [...new Set(recordTags(redis.cluster.nodes))].sort((a, b) => a - b),
+      Array.from({ length: 11 }, (_, s) => s),
+      'the records are in 11 shards',
+    );
+    assert.equal(recordTags(redis.cluster.nodes).length, keys, 'each record once');
+    // A replica that moved delivers from all 11 shards (the old 4 drained where they are); every create once;
+    // no two deliveries of a key and action share an Idempotency-Key's n.
+    const sent = await drain(replicas[0]!);
+    assert.ok(
+      sent.some((d) => Number(d.id.split(':')[0]) >= 4),
+      'deliveries from the new shards',
+    );
+    const creates = sent.filter((d) => d.entry.action === 'create');
+    assert.equal(creates.length, keys);
+    assert.equal(new Set(creates.map((d) => d.entry.key)).size, keys);
+    const ids = sent.map((d) => `${d.entry.key}:${d.entry.action}:${d.n}`);
+    assert.equal(new Set(ids).size, ids.length, 'no Idempotency-Key used twice');
+  } finally {
+    await Promise.all([...replicas.map((r) => r.close()), late.close(), tool.close()]);
+  }
+});
+
+const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+
+test('onceonly migrate-shards: moves and says what it moved; refuses going down, a bad count and a store without shards (exit 2, nothing changed)', async () => {
+  redis.single.cli('FLUSHALL');
+  const s = store(redis.single.url, 4);
+  try {
+    await s.init();
+    await Promise.all(Array.from({ length: 30 }, (_, k) => s.incidents.decide(claim(k))));
+    const before = redis.single.cli('DBSIZE');
+    for (const [args, message] of [
+      [['--to', '2'], /laid out in 4 shards; a migration only adds shards/],
+      [['--to', '0'], /--to must be a whole number from 1 to 16384/],
+      [['--to', 'many'], /--to must be a whole number/],
+    ] as const) {
+      const r = run('migrate-shards', '--store', redis.single.url, ...args);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, message);
+      assert.equal(redis.single.cli('DBSIZE'), before, 'nothing changed');
+      assert.equal(redis.single.cli('GET', LAYOUT_KEY), '4');
+    }
+    const pg = run('migrate-shards', '--store', 'sqlite:./nowhere.db', '--to', '8');
+    assert.equal(pg.status, 2);
+    assert.match(pg.stderr, /is not a Redis store/);
+    const ok = run('migrate-shards', '--store', redis.single.url, '--to', '8');
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /^moved from 4 to 8 shards: 30 incident; \d+ keys copied, \d+ old copies removed$/m);
+    const same = run('migrate-shards', '--store', redis.single.url, '--to', '8');
+    assert.equal(same.status, 0);
+    assert.match(same.stdout, /laid out in 8 shards already/);
+    // A replica still configured with the old count is refused at start, naming both.
+    const stale = store(redis.single.url, 4);
+    await assert.rejects(stale.init(), /holds keys laid out in 8 shards .*redis\.shards: 4/).finally(() => stale.close());
+    // The running one moved on its first call and finds every record.
+    const again = await Promise.all(Array.from({ length: 30 }, (_, k) => s.incidents.decide(claim(k))));
+    assert.equal(again.filter((d) => d.outcome.kind === 'unchanged').length, 30);
+  } finally {
+    await s.close();
+  }
+});
+
+test('onceonly serve on the old count answers through the move: the same faults are SUPPRESSed, and it says it moved', async () => {
+  redis.single.cli('FLUSHALL');
+  const dir = tempDir();
+  const config = join(dir.path, 'four.yaml');
+  writeFileSync(config, `redis: { shards: 4 }\nfailopen: { timeout_ms: 2000, journal_path: ${join(dir.path, 'journal.db')} }\n`);
+  const server = await spawnServer(['--port', '0', '--store', redis.single.url, '--config', config]);
+  const post = async (k: number) => {
+    const res = await fetch(`${server.url}/v1/incidents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ element_id: `srv-${k}`, fault_class: 'LOS', root_cause_id: 'cut-9', severity: 'MAJOR' }),
+    });
+    assert.equal(res.status, 200);
+    return ((await res.json()) as { decision: string }).decision;
+  };
+  try {
+    const first = await Promise.all(Array.from({ length: 40 }, (_, k) => post(k)));
+    assert.deepEqual(new Set(first), new Set(['CREATE']));
+    const moved = run('migrate-shards', '--store', redis.single.url, '--to', '16');
+    assert.equal(moved.status, 0, moved.stderr);
+    const again = await Promise.all(Array.from({ length: 40 }, (_, k) => post(k)));
+    assert.deepEqual(new Set(again), new Set(['SUPPRESS']), 'every fault found in its new shard');
+    const said = server.lines.filter((l) => l.includes('moving from 4 to 16 shards'));
+    assert.equal(said.length, 1, 'one warning, naming both counts');
+    assert.match(said[0]!, /set redis\.shards: 16 before its next start/);
+  } finally {
+    await server.stop();
+    dir.remove();
+  }
+});
