@@ -10,6 +10,11 @@
 -- an error (its data, a key of the wrong type) answers {"error", message}
 -- and the claims after it still run, as separate calls would: like a
 -- separate call, what it wrote before the error stays.
+-- Every claim's shard is guarded before any claim is decided (lib/layout.lua).
+for i = 6, #KEYS, 6 do
+  local refused = oo_refused(KEYS[i + 1] or '')
+  if refused then return refused end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
