@@ -11,6 +11,7 @@
  *   BACKENDS=postgres npm run bench -- decisions   the store decisions on some stores only
  *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
  *   npm run bench -- scaling           the capacity model's inputs and its validation (writes docs/scaling.md)
+ *   npm run bench -- guard             what the layout guard costs the decision script (writes docs/scaling.md)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -23,6 +24,7 @@ import { redisBackend } from './backends/redis.js';
 import { sqliteBackend } from './backends/sqlite.js';
 import { targetsTable, writeBetween, writeDoc, type Section } from './report.js';
 import { scalingSection } from './sections/scaling.js';
+import { guardSection } from './sections/guard.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -31,8 +33,8 @@ import { pathSection } from './sections/path.js';
 import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
-/** Sections run only when named: scaling writes docs/scaling.md, not this page. */
-const ON_REQUEST = ['scaling'] as const;
+/** Sections run only when named: scaling and guard write docs/scaling.md, not this page. */
+const ON_REQUEST = ['scaling', 'guard'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -104,6 +106,8 @@ if (want('growth')) sections.push(await growthSection(GROWTH_MAX, log));
 if (want('memory')) sections.push(await serverMemorySection(log));
 let scaling: Section | null = null;
 if (asked.includes('scaling')) sections.push((scaling = await scalingSection(log)));
+let guard: Section | null = null;
+if (asked.includes('guard')) sections.push((guard = await guardSection(log)));
 
 const v = await versions();
 const cmd = `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`;
@@ -129,6 +133,18 @@ if (scaling && !process.env.SCALING_N && !process.env.HTTP_SECONDS) {
       `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench -- scaling\`; Node ${process.version}, Redis ${v.redis}, PostgreSQL ${v.postgres}.`,
       '',
       scaling.body.join('\n\n'),
+    ].join('\n'),
+  );
+  log('written to docs/scaling.md');
+}
+if (guard) {
+  writeBetween(
+    'docs/scaling.md',
+    'guard',
+    [
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench -- guard\`; Redis ${v.redis}.`,
+      '',
+      guard.body.join('\n\n'),
     ].join('\n'),
   );
   log('written to docs/scaling.md');

@@ -7,8 +7,9 @@
 -- ARGV[1]    the old count   ARGV[2] the count the keys move to
 -- ARGV[3..]  per key: "n" when it is a delivery counter, else "d"
 --
--- Returns per key: type ("string", "hash", "set", "counter" or "none"), the
--- value (a hash or set as JSON), pttl (ms, -1 when it has none).
+-- Returns per key: type ("string", "hash", "set", "list", "counter" or
+-- "none"), the value (a hash, set or list as JSON), pttl (ms, -1 when it has
+-- none).
 local tag = string.match(KEYS[1], '^{oo:%d+}')
 local held = redis.call('SET', tag .. ':mv:' .. ARGV[1], ARGV[2], 'NX', 'GET')
 if held and held ~= ARGV[2] then
@@ -25,6 +26,8 @@ for i, key in ipairs(KEYS) do
     v = cjson.encode(redis.call('HGETALL', key))
   elseif kind == 'set' then
     v = cjson.encode(redis.call('SMEMBERS', key))
+  elseif kind == 'list' then
+    v = cjson.encode(redis.call('LRANGE', key, 0, -1))
   elseif kind ~= 'none' then
     return redis.error_reply('ERR cannot adopt ' .. key .. ': a ' .. kind)
   end

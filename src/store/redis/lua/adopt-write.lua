@@ -35,6 +35,8 @@ for i = 2, #KEYS do
         redis.call('SET', key, value)
       elseif kind == 'hash' then
         redis.call('HSET', key, unpack(cjson.decode(value)))
+      elseif kind == 'list' then
+        redis.call('RPUSH', key, unpack(cjson.decode(value)))
       else
         redis.call('SADD', key, unpack(cjson.decode(value)))
       end
