@@ -22,8 +22,8 @@ export async function guardSection(log: (s: string) => void): Promise<Section> {
   const guarded = scripts.decideIncident.source;
   const guard = guarded.slice(0, guarded.indexOf('local oo_checked'));
   // The baseline takes the count argument off as the guard does, and looks nothing up.
-  const bare = `table.remove(ARGV)\n${guarded.slice(guarded.indexOf('\n', guarded.indexOf('if refused then return refused end')) + 5)}`;
-  if (!guard.includes('table.remove(ARGV)') || bare.includes('oo_refused') || !bare.startsWith('table.remove(ARGV)\n--'))
+  const bare = `table.remove(ARGV)\n${guarded.slice(guarded.indexOf('\nend\n', guarded.indexOf('if refused then return refused end')) + 5)}`;
+  if (!guard.includes('table.remove(ARGV)') || bare.includes('oo_refused') || !bare.includes('decide_incident(KEYS'))
     throw new Error('the decision script no longer starts with the layout guard this bench expects');
   const redis = await startRedis();
   const us: Record<'bare' | 'guarded', number[]> = { bare: [], guarded: [] };
