@@ -35,17 +35,23 @@ const recordTags = (nodes: RedisServer[]) =>
     .filter(Boolean)
     .map((k) => Number(/^\{oo:(\d+)\}/.exec(k)![1]));
 
-/** Fans out and leases everything the stores' outboxes hold, settling each as delivered. */
+/**
+ * Fans out and leases everything the stores' outboxes hold, settling each as delivered, until nothing is
+ * pending: a delivery held to keep its key's order (during a move) comes back a second later.
+ */
 async function drain(s: RedisStore): Promise<Delivery[]> {
   const out: Delivery[] = [];
-  for (let quiet = 0; quiet < 3; ) {
+  for (const until = Date.now() + 30_000; Date.now() < until; ) {
     await s.deliveries.fanOut(['hook'], 10_000);
     const due = await s.deliveries.leaseDue('t', 60_000, 1000);
     for (const d of due) await s.deliveries.settle(d, { outcome: 'delivered' });
     out.push(...due);
-    quiet = due.length === 0 ? quiet + 1 : 0;
+    if (due.length > 0) continue;
+    const b = await s.deliveries.backlog();
+    if (b.pending === 0 && b.oldestAt === null) return out;
+    await new Promise((r) => setTimeout(r, 200));
   }
-  return out;
+  throw new Error(`still pending after 30 s: ${JSON.stringify(await s.deliveries.backlog())}`);
 }
 
 test('a replica on the old count meets a frozen shard and moves on its own; one on the new count adopts what it meets; each record once', async () => {
@@ -142,6 +148,44 @@ test('a record adopted and then closed in the new layout is never adopted again 
     assert.deepEqual(new Set(next.map((d) => d.outcome.kind)), new Set(['created']));
   } finally {
     await Promise.all([old.close(), a.close(), b.close(), tool.close()]);
+  }
+});
+
+test("a moved key's new deliveries wait for the ones still pending in its old shard: a close never overtakes its create", async () => {
+  redis.single.cli('FLUSHALL');
+  const old = store(redis.single.url, 4);
+  const tool = redisConnection(redis.single.url);
+  const fresh = store(redis.single.url, 9);
+  try {
+    await old.init();
+    const k = Array.from({ length: 40 }, (_, i) => i).find(
+      (i) => old.layout.shardOf('default', claim(i).key) !== fresh.layout.shardOf('default', claim(i).key),
+    )!;
+    const key = claim(k).key;
+    assert.equal((await old.incidents.decide(claim(k))).outcome.kind, 'created');
+    // Its create is fanned out in the old shard and not yet delivered (its receiver is failing, say).
+    await old.deliveries.fanOut(['hook'], 100);
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [9, 9]);
+    await fresh.init();
+    assert.ok(await fresh.incidents.close('default', key), 'closed on 9 shards');
+    await fresh.deliveries.fanOut(['hook'], 100);
+    const first = await fresh.deliveries.leaseDue('t', 60_000, 100);
+    assert.deepEqual(
+      first.map((d) => d.entry.action),
+      ['create'],
+      'the close waits while the create is pending in the old shard',
+    );
+    assert.equal((await fresh.deliveries.backlog()).held, 1, 'the close is held');
+    assert.equal(await fresh.deliveries.settle(first[0]!, { outcome: 'delivered' }), true);
+    // Looked at again a second later (on Redis's clock), the close goes.
+    await new Promise((r) => setTimeout(r, 1100));
+    const next = await fresh.deliveries.leaseDue('t', 60_000, 100);
+    assert.deepEqual(
+      next.map((d) => `${d.entry.action}:${d.entry.key === key}`),
+      ['close:true'],
+    );
+  } finally {
+    await Promise.all([old.close(), fresh.close(), tool.close()]);
   }
 });
 

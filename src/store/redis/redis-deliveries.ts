@@ -11,7 +11,7 @@ import {
   type Settlement,
 } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import type { KeyLayout } from './keys.js';
+import { type KeyLayout, lpBytes } from './keys.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
 import { scripts } from './scripts.js';
 
@@ -40,6 +40,9 @@ function toDelivery(shard: number, member: string, flat: string[]): Delivery {
     ...(f.held ? { held: true } : {}),
   };
 }
+
+/** How soon a delivery waiting for its key's deliveries in the old shard (a migration) is looked at again. */
+const ORDER_RECHECK_MS = 1000;
 
 /**
  * Delivery state on Redis: per shard, in the slot of that shard's outbox, so
@@ -80,7 +83,30 @@ export class RedisDeliveries implements DeliveryStore {
           .then((r) => (r as Array<[string, string[]]>).map(([m, flat]) => toDelivery(s, m, flat))),
       ),
     );
-    return replies.flat();
+    const due = replies.flat();
+    if (!this.layout.previous) return due;
+    // While the shard count changes, a key that moved may still have deliveries in its old shard
+    // (retrying there): its new ones wait for them, held and looked at again, so they keep their order.
+    const waits = await Promise.all(due.map((d) => this.behindOldShard(d)));
+    const out: Delivery[] = [];
+    for (const [i, d] of due.entries()) {
+      if (!waits[i]) out.push(d);
+      else await this.fold(d, ORDER_RECHECK_MS);
+    }
+    return out;
+  }
+
+  /** Whether a delivery's key has unsettled deliveries to the same adapter in the shard it had before a migration. */
+  private async behindOldShard(d: Delivery): Promise<boolean> {
+    const previous = this.layout.previous;
+    const id = parseId(d.id, this.layout.shards);
+    if (!previous || !id) return false;
+    const e = d.entry;
+    // The shard a key's outbox entries go to: a device's is its own (keys.ts deviceKeys).
+    const old = previous.shardOf(e.tenant, e.kind === 'event' ? `\u0001${e.key}` : e.key);
+    if (old === id.shard) return false;
+    const order = `{oo:${old}}:ko:${lpBytes(d.adapter, e.kind, e.tenant, e.key)}`;
+    return Number(await this.conn.send(order, ['ZCARD', order])) > 0;
   }
 
   async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {
