@@ -41,7 +41,7 @@ const recordTags = (nodes: RedisServer[]) =>
  */
 async function drain(s: RedisStore): Promise<Delivery[]> {
   const out: Delivery[] = [];
-  for (const until = Date.now() + 30_000; Date.now() < until; ) {
+  for (const until = Date.now() + 120_000; Date.now() < until; ) {
     await s.deliveries.fanOut(['hook'], 10_000);
     const due = await s.deliveries.leaseDue('t', 60_000, 1000);
     for (const d of due) await s.deliveries.settle(d, { outcome: 'delivered' });
@@ -51,7 +51,7 @@ async function drain(s: RedisStore): Promise<Delivery[]> {
     if (b.pending === 0 && b.oldestAt === null) return out;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`still pending after 30 s: ${JSON.stringify(await s.deliveries.backlog())}`);
+  throw new Error(`still pending after 120 s: ${JSON.stringify(await s.deliveries.backlog())}`);
 }
 
 test('a replica on the old count meets a frozen shard and moves on its own; one on the new count adopts what it meets; each record once', async () => {

@@ -14,6 +14,7 @@ import type { RedisConnection } from './connection.js';
 import { type KeyLayout, lpBytes } from './keys.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
 import { scripts } from './scripts.js';
+import type { ShardMigration } from './shard-migration.js';
 
 /** A public id is `S:member`: the shard, then streamId.adapter (`@group`: onceonly's own group step, a name no config can give). */
 function parseId(id: string, shards: number): { shard: number; member: string } | null {
@@ -55,6 +56,7 @@ export class RedisDeliveries implements DeliveryStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly layout: KeyLayout,
+    private readonly migration: ShardMigration,
   ) {
     this.keys = layout.allDeliveryKeys();
   }
@@ -84,6 +86,9 @@ export class RedisDeliveries implements DeliveryStore {
       ),
     );
     const due = replies.flat();
+    if (!this.layout.previous) return due;
+    // A replica that only delivers learns here, too, that the migration is over.
+    await this.migration.settleIfOver();
     if (!this.layout.previous) return due;
     // While the shard count changes, a key that moved may still have deliveries in its old shard
     // (retrying there): its new ones wait for them, held and looked at again, so they keep their order.

@@ -16,12 +16,13 @@ export class RedisDevices implements DeviceStore {
 
   /** While the shard count changes: the device's state and boots and its counter, from the old layout once. */
   private adopt(tenant: string, device: string) {
-    return this.migration.adopt(adoptSets.device(this.k, tenant, device));
+    return this.migration.ready(adoptSets.device(this.k, tenant, device));
   }
 
   async apply(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
-    await this.adopt(e.tenant, e.device);
-    await this.migration.adopt(adoptSets.seen(e.tenant, e.device, e.boot, e.sequence));
+    const count = await this.adopt(e.tenant, e.device);
+    await this.migration.ready(adoptSets.seen(e.tenant, e.device, e.boot, e.sequence));
+    this.migration.unmoved(count);
     const k = this.k.deviceKeys(e.tenant, e.device, e.boot, e.sequence);
     const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
       scripts.applyEvent,
@@ -39,7 +40,7 @@ export class RedisDevices implements DeviceStore {
   }
 
   async get(tenant: string, device: string): Promise<DeviceState | null> {
-    await this.adopt(tenant, device);
+    this.migration.unmoved(await this.adopt(tenant, device));
     const k = this.k.deviceKeys(tenant, device, '', 0);
     const [boot, seq, state, obs] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs'])) as Array<string | null>;
     if (boot == null) return null;

@@ -14,11 +14,11 @@ export class RedisFlaps implements FlapStore {
   ) {}
 
   private adopt(tenant: string, key: string) {
-    return this.migration.adopt(adoptSets.flap(tenant, key));
+    return this.migration.ready(adoptSets.flap(tenant, key));
   }
 
   async record(tenant: string, key: string, action: Transition['action'], at: number, keepMs: number) {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     await this.conn.evalScript(
       scripts.flapRecord,
       [this.k.flapKey(tenant, key)],
@@ -27,7 +27,7 @@ export class RedisFlaps implements FlapStore {
   }
 
   async history(tenant: string, key: string, since: number) {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     const k = this.k.flapKey(tenant, key);
     const items = (await this.conn.send(k, ['LRANGE', k, '0', '-1'])) as string[];
     return items

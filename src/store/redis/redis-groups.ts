@@ -16,22 +16,22 @@ export class RedisGroups implements GroupStore {
 
   /** While the shard count changes: the group and its delivery counters, from the old layout once. */
   private adoptGroup(tenant: string, groupKey: string) {
-    return this.migration.adopt(adoptSets.group(tenant, groupKey));
+    return this.migration.ready(adoptSets.group(tenant, groupKey));
   }
 
   private adoptMember(tenant: string, member: string) {
-    return this.migration.adopt(adoptSets.member(tenant, member));
+    return this.migration.ready(adoptSets.member(tenant, member));
   }
 
   async get(tenant: string, groupKey: string) {
-    await this.adoptGroup(tenant, groupKey);
+    this.migration.unmoved(await this.adoptGroup(tenant, groupKey));
     const k = this.k.groupKeys.group(tenant, groupKey);
     const v = await this.conn.send(k, ['GET', k]);
     return v === null || v === undefined ? null : (JSON.parse(String(v)) as GroupRecord);
   }
 
   async commit(tenant: string, groupKey: string, expected: number, next: GroupState | null, entry: OutboxEntry | null) {
-    await this.adoptGroup(tenant, groupKey);
+    this.migration.unmoved(await this.adoptGroup(tenant, groupKey));
     const e = entry
       ? [entry.action, entry.tenant, entry.kind, entry.key, entry.severity, entry.summary, JSON.stringify(entry.data), entry.at]
       : ['', '', '', '', '', '', '', 0];
@@ -44,14 +44,14 @@ export class RedisGroups implements GroupStore {
   }
 
   async memberOf(tenant: string, member: string) {
-    await this.adoptMember(tenant, member);
+    this.migration.unmoved(await this.adoptMember(tenant, member));
     const k = this.k.groupKeys.member(tenant, member);
     const v = await this.conn.send(k, ['GET', k]);
     return v === null || v === undefined ? null : String(v);
   }
 
   async remember(tenant: string, member: string, groupKey: string | null) {
-    await this.adoptMember(tenant, member);
+    this.migration.unmoved(await this.adoptMember(tenant, member));
     const k = this.k.groupKeys.member(tenant, member);
     await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);
   }

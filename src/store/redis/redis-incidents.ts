@@ -18,7 +18,7 @@ import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
-import type { ShardMigration } from './shard-migration.js';
+import { movedError, type ShardMigration } from './shard-migration.js';
 
 /** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
 export const outboxArgs = (tenant: string, key: string, p: OutboxPayload | undefined) =>
@@ -37,6 +37,8 @@ type DecideReply = [string, number, number, number, number, string, number];
 
 interface Pending {
   claim: IncidentClaim;
+  /** the shard count its record was adopted for (a migration): its keys are computed on this count or not at all */
+  count: number;
   resolve: (r: IncidentDecisionResult) => void;
   reject: (err: unknown) => void;
 }
@@ -93,9 +95,10 @@ export class RedisIncidents implements SharedIncidentStore {
    * (its keys share a slot); on a single server it is everything pending.
    */
   async decide(claim: IncidentClaim): Promise<IncidentDecisionResult> {
+    const count = this.k.shards;
     if (this.k.previous) await this.adopt(claim.tenant, claim.key);
     return new Promise((resolve, reject) => {
-      this.pending.push({ claim, resolve, reject });
+      this.pending.push({ claim, count, resolve, reject });
       if (this.pending.length === 1) setImmediate(this.flush);
     });
   }
@@ -106,6 +109,12 @@ export class RedisIncidents implements SharedIncidentStore {
     const groups = new Map<string, Prepared[]>();
     for (const p of all) {
       let prepared: Prepared;
+      // The count moved (a migration) after this claim's record was adopted, or not adopted: decided on
+      // the new count now, it could miss a record still in the old layout. Made again (followMoves).
+      if (p.count !== this.k.shards) {
+        p.reject(movedError(this.k.shards));
+        continue;
+      }
       try {
         prepared = { p, ...decideArgs(this.k, p.claim, this.graceMs) };
       } catch (err) {
@@ -186,17 +195,17 @@ export class RedisIncidents implements SharedIncidentStore {
 
   /** While the shard count changes: the key's record, markers and delivery counters, from the old layout once. */
   private adopt(tenant: string, key: string) {
-    return this.migration.adopt(adoptSets.incident(this.k, tenant, key));
+    return this.migration.ready(adoptSets.incident(this.k, tenant, key));
   }
 
   async get(tenant: string, key: string) {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     const reply = (await this.conn.evalScript(scripts.getIncident, [this.k.incidentRecordKey(tenant, key)], [])) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     const live = this.k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
@@ -207,7 +216,7 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   async acknowledge(tenant: string, key: string) {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     return (await this.conn.evalScript(
       scripts.acknowledgeIncident,
       [this.k.incidentRecordKey(tenant, key), this.k.outboxKeyFor(tenant, key), this.k.ackMarkerKey(tenant, key)],
@@ -217,7 +226,7 @@ export class RedisIncidents implements SharedIncidentStore {
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
-    await this.adopt(rec.tenant, rec.key);
+    this.migration.unmoved(await this.adopt(rec.tenant, rec.key));
     const live = this.k.liveIndex(rec.tenant, rec.key);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,

@@ -22,12 +22,12 @@ export class RedisRequests implements RequestStore {
   ) {}
 
   private adopt(tenant: string, key: string) {
-    return this.migration.adopt(adoptSets.request(tenant, key));
+    return this.migration.ready(adoptSets.request(tenant, key));
   }
 
   /** GET, and SET … PX when absent, in one script. */
   async begin(tenant: string, key: string, bodyHash: string, leaseMs: number): Promise<RequestBegin> {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     const held = await this.conn.evalScript(scripts.requestBegin, [this.k.requestKey(tenant, key)], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
     if (held === null || held === undefined) return { state: 'new' };
     const r = JSON.parse(String(held)) as Held;
@@ -37,14 +37,14 @@ export class RedisRequests implements RequestStore {
 
   /** One SET … PX: the answer replaces the in-flight record. */
   async finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number): Promise<void> {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     const k = this.k.requestKey(tenant, key);
     const held: Held = { h: bodyHash, s: answer.status, c: answer.contentType, b: answer.body };
     await this.conn.send(k, ['SET', k, JSON.stringify(held), 'PX', String(keepMs)]);
   }
 
   async abandon(tenant: string, key: string, bodyHash: string): Promise<void> {
-    await this.adopt(tenant, key);
+    this.migration.unmoved(await this.adopt(tenant, key));
     await this.conn.evalScript(scripts.requestAbandon, [this.k.requestKey(tenant, key)], [bodyHash]);
   }
 }

@@ -72,7 +72,7 @@ export class RedisStore implements SharedStore {
     this.incidents = moving(new RedisIncidents(guarded, k, m, options.expiredGraceMs, kind === 'redis-cluster'));
     this.devices = moving(new RedisDevices(guarded, k, m));
     this.windows = moving(new RedisWindows(guarded, k, m));
-    this.deliveries = moving(new RedisDeliveries(guarded, k));
+    this.deliveries = moving(new RedisDeliveries(guarded, k, m));
     this.queries = moving(new RedisQueries(guarded, this.incidents, k));
     this.requests = moving(new RedisRequests(guarded, k, m));
     this.silences = new RedisSilences(guarded);

@@ -18,24 +18,24 @@ export class RedisTickets implements TicketStore {
   }
 
   private adopt(o: TicketOwner) {
-    return this.migration.adopt(adoptSets.ticket(o));
+    return this.migration.ready(adoptSets.ticket(o));
   }
 
   /** GETEX … PX: the read and the longer life in one command. */
   async find(owner: TicketOwner, keepMs: number) {
-    await this.adopt(owner);
+    this.migration.unmoved(await this.adopt(owner));
     const k = this.keyOf(owner);
     const ref = await this.conn.send(k, ['GETEX', k, 'PX', String(Math.ceil(keepMs))]);
     return ref === null || ref === undefined ? null : String(ref);
   }
 
   async claim(owner: TicketOwner, ref: string, keepMs: number) {
-    await this.adopt(owner);
+    this.migration.unmoved(await this.adopt(owner));
     return String(await this.conn.evalScript(scripts.ticketClaim, [this.keyOf(owner)], [ref, Math.ceil(keepMs)]));
   }
 
   async forget(owner: TicketOwner, ref: string) {
-    await this.adopt(owner);
+    this.migration.unmoved(await this.adopt(owner));
     await this.conn.evalScript(scripts.ticketForget, [this.keyOf(owner)], [ref]);
   }
 }

@@ -17,7 +17,7 @@ export class RedisWindows implements WindowStore {
 
   /** SET NX PX and the outbox entry (or a repeat's re-queue), in one script on the server's clock. */
   async claim(tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload): Promise<WindowClaim> {
-    await this.migration.adopt(adoptSets.window(tenant, key));
+    this.migration.unmoved(await this.migration.ready(adoptSets.window(tenant, key)));
     const k = this.k.deliveryKeysFor(tenant, key);
     const reply = Number(
       await this.conn.evalScript(

@@ -66,6 +66,24 @@ export class ShardMigration {
     return copied;
   }
 
+  /**
+   * Adopts `set` if a migration runs, and answers the shard count it was
+   * adopted for. The caller computes its keys right after, and first checks
+   * with `unmoved` that the count is still that one: a count that moved
+   * while it waited (another call met a frozen shard) has not had this
+   * record adopted, and the call is made again instead.
+   */
+  async ready(set: AdoptSet): Promise<number> {
+    const count = this.layout.shards;
+    await this.adopt(set);
+    return count;
+  }
+
+  /** Throws OOMOVED (the call is made again, followMoves) when the count is no longer the one `ready` answered. */
+  unmoved(count: number): void {
+    if (this.layout.shards !== count) throw movedError(this.layout.shards);
+  }
+
   /** Moves to the count a frozen shard named (its OOMOVED answer), keeping the old one to adopt from. */
   movedTo(to: number) {
     if (to === this.layout.shards) return;
@@ -82,7 +100,7 @@ export class ShardMigration {
   }
 
   /** `migrate-shards` removes the record when every old key was adopted; from then on the old layout is not read. */
-  private async settleIfOver() {
+  async settleIfOver() {
     if (performance.now() - this.checkedAt < SETTLE_CHECK_MS) return;
     this.checkedAt = performance.now();
     if ((await this.conn.send(MIGRATING_KEY, ['GET', MIGRATING_KEY])) === null) {
@@ -91,6 +109,9 @@ export class ShardMigration {
     }
   }
 }
+
+/** What a frozen shard answers (OOMOVED and the count to move to), made here for a call that must be made again on `count`. */
+export const movedError = (count: number) => new Error(`OOMOVED ${count}`);
 
 /** The error a frozen shard answers a caller on its old count with, and the count to move to. */
 export function movedTarget(err: unknown): number | null {
