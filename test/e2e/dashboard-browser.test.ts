@@ -70,8 +70,13 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
 
     hook.faults = () => 'ok';
     const before = hook.requests.length;
-    await row.locator('button', { hasText: 'Retry' }).click();
-    await row.locator('button', { hasText: 'queued' }).waitFor({ timeout: 5000 });
+    // The button's answer, not its label: a retry that lands at once can take the row off the table (the
+    // next refresh) before the label "queued" is seen.
+    const [retried] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/retry') && r.request().method() === 'POST', { timeout: 5000 }),
+      row.locator('button', { hasText: 'Retry' }).click(),
+    ]);
+    assert.equal(retried.status(), 202, 'the Retry button queued it');
     await until(
       () => hook.requests.length > before,
       10_000,
