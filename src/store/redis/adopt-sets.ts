@@ -1,5 +1,5 @@
 import type { TicketOwner } from '../contract/index.js';
-import { type KeyLayout, lpBytes } from './keys.js';
+import { type KeyLayout, lpBytes, shardTagOf } from './keys.js';
 
 /** How a key is carried from the old layout: `d` copied once, `n` a delivery counter taken past its old value. */
 export type AdoptMode = 'd' | 'n';
@@ -16,11 +16,9 @@ export interface AdoptSet {
   index?: { kind: 'lv' | 'f'; member: string };
 }
 
-const tagOf = (key: string) => /^\{oo:\d+\}/.exec(key)?.[0] ?? '';
-
 /** A key's delivery counters (the n of an Idempotency-Key), in the shard of the outbox its entries go to. */
 const counters = (outboxKey: string, kind: string, tenant: string, key: string, actions: readonly string[]) =>
-  actions.map((a) => [`${tagOf(outboxKey)}:n:${lpBytes(kind, tenant, key, a)}`, 'n'] as const);
+  actions.map((a) => [`${shardTagOf(outboxKey)}:n:${lpBytes(kind, tenant, key, a)}`, 'n'] as const);
 
 const ALL_ACTIONS = ['create', 'update', 'close'] as const;
 

@@ -210,6 +210,9 @@ function checkShardCount(shards: number) {
  */
 export const movedKey = (shard: number, fromCount: number) => `{oo:${shard}}:mv:${fromCount}`;
 
+/** The shard hash tag a key starts with (`{oo:S}`), or "" for a key of no shard. */
+export const shardTagOf = (key: string) => /^\{oo:\d+\}/.exec(key)?.[0] ?? '';
+
 /** Beside a key of the new layout: it was adopted from the old one, so the old copy is never adopted again. */
 export const adoptedKey = (key: string) => key.replace(/^(\{oo:\d+\}):/, '$1:ad:');
 

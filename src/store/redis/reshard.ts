@@ -1,6 +1,6 @@
 import type { RedisConnection } from './connection.js';
 import { type AdoptSet, adoptSets } from './adopt-sets.js';
-import { type KeyLayout, LAYOUT_KEY, MIGRATING_KEY, movedKey, unLp } from './keys.js';
+import { type KeyLayout, LAYOUT_KEY, MIGRATING_KEY, movedKey, shardTagOf, unLp } from './keys.js';
 import { RedisStore } from './redis-store.js';
 import { scripts } from './scripts.js';
 
@@ -129,8 +129,8 @@ export async function migrateShards(conn: RedisConnection, to: number, progress:
       move.records[r.kind] = (move.records[r.kind] ?? 0) + 1;
       const oldKeys = r.set.keys(previous);
       const newKeys = r.set.keys(layout);
-      const oldTag = oldKeys[0]![0].slice(0, oldKeys[0]![0].indexOf('}') + 1);
-      if (oldTag === newKeys[0]![0].slice(0, newKeys[0]![0].indexOf('}') + 1)) continue;
+      const oldTag = shardTagOf(oldKeys[0]![0]);
+      if (oldTag === shardTagOf(newKeys[0]![0])) continue;
       const copied = await store.migration.adopt(r.set);
       // Adopted (the marker in the new shard says so): the old copies are stale and go, with their index entries.
       const stale = oldKeys.filter(([, mode]) => mode === 'd').map(([k]) => k);

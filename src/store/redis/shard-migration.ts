@@ -1,6 +1,6 @@
 import type { RedisConnection } from './connection.js';
 import type { AdoptSet } from './adopt-sets.js';
-import { adoptedKey, type KeyLayout, MIGRATING_KEY } from './keys.js';
+import { adoptedKey, type KeyLayout, MIGRATING_KEY, shardTagOf } from './keys.js';
 import { scripts } from './scripts.js';
 
 /** How long a marker outlives the old copy it stands for, and the least it lives at all. */
@@ -9,8 +9,6 @@ export const MARKER_GRACE_MS = 10 * 60_000;
 const SETTLE_CHECK_MS = 5000;
 /** Keys this replica knows were adopted; forgotten past this many (asking Redis again is only slower). */
 const KNOWN_MAX = 100_000;
-
-const tagOf = (key: string) => /^\{oo:\d+\}/.exec(key)?.[0] ?? '';
 
 /**
  * A replica's side of a shard-count migration. While one runs, the layout
@@ -42,7 +40,7 @@ export class ShardMigration {
     const old = set.keys(previous);
     const first = now[0]![0];
     // Same shard in both layouts: the same key names, nothing moves.
-    if (tagOf(first) === tagOf(old[0]![0]) || this.known.has(first)) return 0;
+    if (shardTagOf(first) === shardTagOf(old[0]![0]) || this.known.has(first)) return 0;
     const marker = adoptedKey(first);
     let copied = 0;
     if (Number(await this.conn.send(marker, ['EXISTS', marker])) === 0) {
@@ -56,7 +54,7 @@ export class ShardMigration {
       copied = Number(
         await this.conn.evalScript(
           scripts.adoptWrite,
-          [`${tagOf(first)}:${index.kind || 'lv'}`, ...now.map(([k]) => k)],
+          [`${shardTagOf(first)}:${index.kind || 'lv'}`, ...now.map(([k]) => k)],
           [index.member, MARKER_GRACE_MS, index.kind, ...read],
         ),
       );
