@@ -1,7 +1,7 @@
 import { ForbiddenError } from '../access/tenants.js';
 import { ValidationError } from '../core/validation.js';
 import { BOUNDARY_REJECT_REASONS } from '../observe/event-accounting.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreRefusedError, StoreUnavailableError } from '../store/errors.js';
 import { ApiError, fromFastifyError } from './errors.js';
 
 /** Any error a request (or one line of a batch) can end in, as the registry's code and message. */
@@ -9,6 +9,8 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ValidationError) return new ApiError('invalid_input', err.message, err.issues);
   if (err instanceof StoreUnavailableError) return new ApiError('unavailable', err.message);
+  // The store answered and refused this request: a full store is worth a retry later, any other refusal is not.
+  if (err instanceof StoreRefusedError) return new ApiError(err.full ? 'unavailable' : 'internal', err.message);
   if (err instanceof ForbiddenError) return new ApiError('forbidden', err.message);
   return fromFastifyError(err as { code?: string; statusCode?: number; message: string });
 }

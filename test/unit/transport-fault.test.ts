@@ -1,43 +1,77 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorReply } from '@redis/client';
-import { isTransportFault, StoreTimeoutError, StoreUnavailableError } from '../../src/store/errors.js';
+import { isTransportFault, refusalOf, StoreRefusedError, storeFaultOf, StoreTimeoutError, StoreUnavailableError } from '../../src/store/errors.js';
 
 /** A pg DatabaseError as the driver makes it: a message, a SQLSTATE code and a severity. */
 const pgError = (code: string) => Object.assign(new Error(`pg ${code}`), { code, severity: 'ERROR' });
+const sysError = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:6379`), { code });
+/** The Redis client's own errors are told by their class name. */
+const clientError = (name: string) => {
+  const C = { [name]: class extends Error {} }[name]!;
+  return new C(`${name} happened`);
+};
 
-test('only faults of the store fail open; errors in a request’s own data fail that request', () => {
+test('only an unreachable store fails open, by an allow-list; a full store and everything else fail the request alone', () => {
   const transport = [
     new StoreTimeoutError('store did not answer within 50 ms'),
     new StoreUnavailableError('Postgres is unreachable'),
-    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }),
+    ...['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH'].map(sysError),
+    ...['ClientClosedError', 'ClientOfflineError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError'].map(clientError),
     new ErrorReply('LOADING Redis is loading the dataset in memory'),
     new ErrorReply('BUSY Redis is busy running a script'),
-    new ErrorReply("OOM command not allowed when used memory > 'maxmemory'."),
+    new ErrorReply("READONLY You can't write against a read only replica."),
     new ErrorReply('CLUSTERDOWN The cluster is down'),
     new ErrorReply('ERR max number of clients reached'),
+    pgError('08006'), // connection failure
     pgError('57P01'), // admin shutdown
     pgError('53300'), // too many connections
-    pgError('40001'), // serialization failure
-    new Error('something nobody anticipated'),
+    new Error('Connection terminated unexpectedly'),
   ];
-  const data = [
+  const full = [
+    new ErrorReply("OOM command not allowed when used memory > 'maxmemory'."),
+    new ErrorReply('MISCONF Redis is configured to save RDB snapshots'),
+    pgError('53100'),
+    pgError('53200'),
+  ];
+  const refused = [
     new TypeError('Do not know how to serialize a BigInt'),
     new RangeError('Maximum call stack size exceeded'),
     new ErrorReply('ERR user_script:12: attempt to compare nil with number'),
     new ErrorReply('WRONGTYPE Operation against a key holding the wrong kind of value'),
+    new ErrorReply('NOAUTH Authentication required.'),
     pgError('22021'), // invalid byte sequence (a NUL in text)
     pgError('23505'), // unique violation
-    pgError('42703'), // undefined column
+    pgError('40001'), // serialization failure
+    pgError('54000'), // program limit: an index row too large
+    pgError('57014'), // query canceled (a statement timeout)
+    new Error('something nobody anticipated'),
   ];
+  const kinds = (xs: Error[]) => xs.map((e) => `${storeFaultOf(e)}: ${e.message}`);
   assert.deepEqual(
-    transport.filter((e) => !isTransportFault(e)).map((e) => e.message),
-    [],
-    'must fail open',
+    kinds(transport),
+    transport.map((e) => `transport: ${e.message}`),
   );
   assert.deepEqual(
-    data.filter((e) => isTransportFault(e)).map((e) => e.message),
-    [],
-    'must fail the request alone',
+    kinds(full),
+    full.map((e) => `full: ${e.message}`),
   );
+  assert.deepEqual(
+    kinds(refused),
+    refused.map((e) => `refused: ${e.message}`),
+  );
+  assert.equal(isTransportFault('not even an error'), false);
+});
+
+test('a store reply becomes a refusal that says what the store said; our own errors pass through', () => {
+  const oom = refusalOf(new ErrorReply("OOM command not allowed when used memory > 'maxmemory'."));
+  assert.ok(oom instanceof StoreRefusedError);
+  assert.equal(oom.full, true);
+  assert.match(oom.message, /^the store is full .*OOM command not allowed/);
+  const limit = refusalOf(pgError('54000'));
+  assert.ok(limit instanceof StoreRefusedError);
+  assert.equal(limit.full, false);
+  assert.match(limit.message, /SQLSTATE 54000: pg 54000/);
+  const ours = new TypeError('x');
+  assert.equal(refusalOf(ours), ours);
 });
