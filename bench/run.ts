@@ -12,6 +12,7 @@
  *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
  *   npm run bench -- scaling           the capacity model's inputs and its validation (writes docs/scaling.md)
  *   npm run bench -- guard             what the layout guard costs the decision script (writes docs/scaling.md)
+ *   npm run bench -- failopen          a decision's wait, wall time and the store's own, idle and busy (writes docs/operations.md)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -25,6 +26,7 @@ import { sqliteBackend } from './backends/sqlite.js';
 import { targetsTable, writeBetween, writeDoc, type Section } from './report.js';
 import { scalingSection } from './sections/scaling.js';
 import { guardSection } from './sections/guard.js';
+import { failopenSection } from './sections/failopen.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -33,8 +35,8 @@ import { pathSection } from './sections/path.js';
 import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
-/** Sections run only when named: scaling and guard write docs/scaling.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard'] as const;
+/** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
+const ON_REQUEST = ['scaling', 'guard', 'failopen'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -108,6 +110,8 @@ let scaling: Section | null = null;
 if (asked.includes('scaling')) sections.push((scaling = await scalingSection(log)));
 let guard: Section | null = null;
 if (asked.includes('guard')) sections.push((guard = await guardSection(log)));
+let failopen: Section | null = null;
+if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 
 const v = await versions();
 const cmd = `npm run bench${asked.length ? ` -- ${asked.join(' ')}` : ''}`;
@@ -148,6 +152,18 @@ if (guard) {
     ].join('\n'),
   );
   log('written to docs/scaling.md');
+}
+if (failopen && !process.env.FAILOPEN_CALLS) {
+  writeBetween(
+    'docs/operations.md',
+    'failopen',
+    [
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench -- failopen\`; Node ${process.version}, Redis ${v.redis}, PostgreSQL ${v.postgres}.`,
+      '',
+      failopen.body.join('\n\n'),
+    ].join('\n'),
+  );
+  log('written to docs/operations.md');
 }
 if (asked.length === 0 && !process.env.N && !process.env.GROWTH_MAX && !BACKENDS) {
   if (writeDoc(report)) log('written to docs/benchmarks.md');

@@ -88,6 +88,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         redisShards: cfg.redis.shards,
         failOpen: {
           timeoutMs: cfg.failopen.timeout_ms,
+          failAfter: cfg.failopen.fail_after,
+          recoverAfter: cfg.failopen.recover_after,
+          operationTimeoutMs: cfg.failopen.operation_timeout_ms,
           probeIntervalMs: cfg.failopen.probe_interval_ms,
           journalPath: cfg.failopen.journal_path,
           events: failOpenEvents(metrics, logger),

@@ -87,15 +87,21 @@ export const configSchema = z
      * the keys (docs/scaling.md). Read at start.
      */
     redis: z.strictObject({ shards: z.number().int().min(1).max(MAX_SHARDS).default(DEFAULT_SHARDS) }).default({ shards: DEFAULT_SHARDS }),
-    /** Shared stores (Redis): when to stop waiting and decide locally. Read at start. */
+    /** Shared stores (Redis, Postgres): when to stop waiting and decide locally (docs/operations.md). Read at start. */
     failopen: z
       .strictObject({
-        /** unset: 50 ms on Redis (one round trip), 1000 ms on Postgres (a transaction of several) */
+        /** a decision's deadline, in the store's own time (the replica's stalls do not count); unset: 50 ms on Redis, 1000 ms on Postgres */
         timeout_ms: positiveInt.optional(),
+        /** failures in a row (the late decision, then probes a timeout apart) before the replica fails open */
+        fail_after: z.number().int().min(1).max(20).default(3),
+        /** healthy probes in a row before a degraded replica replays its journal and goes back */
+        recover_after: z.number().int().min(1).max(20).default(3),
+        /** a list, count or other call with no local answer, or a decision the answering store is slow for, fails alone after this */
+        operation_timeout_ms: positiveInt.default(5000),
         probe_interval_ms: positiveInt.default(250),
         journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
       })
-      .default({ probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
+      .default({ fail_after: 3, recover_after: 3, operation_timeout_ms: 5000, probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
     violations: z
       .strictObject({
         window_seconds: positiveInt.default(300),

@@ -26,6 +26,9 @@ export interface StoreOptions {
   /** Fail-open settings for shared (remote) stores. */
   failOpen?: {
     timeoutMs?: number;
+    failAfter?: number;
+    recoverAfter?: number;
+    operationTimeoutMs?: number;
     probeIntervalMs?: number;
     journalPath?: string;
     events?: FailOpenEvents;

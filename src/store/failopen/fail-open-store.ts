@@ -1,8 +1,10 @@
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../core/clock.js';
 import type {
   DedupStore,
   DeviceStore,
   IncidentClaim,
+  IncidentRecord,
   IncidentStore,
   OutboxPayload,
   QueryStore,
@@ -18,10 +20,11 @@ import type {
   SharedStore,
   WindowStore,
 } from '../contract/index.js';
-import { isTransportFault, StoreUnavailableError, withTimeout } from '../errors.js';
+import { isTransportFault, refusalOf, StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 import { wrapFacet } from '../facet.js';
 import { FailOpenDeliveries } from './fail-open-deliveries.js';
 import type { Journal } from './journal.js';
+import { LoopStalls, storeDeadline } from './loop-stalls.js';
 
 export { StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 
@@ -35,8 +38,16 @@ export interface FailOpenEvents {
 }
 
 export interface FailOpenOptions {
-  /** A store call slower than this fails open (default 50 ms). */
+  /** A decision the store has not answered in this much of its own time makes the replica suspect it (default 50 ms). */
   timeoutMs?: number;
+  /** Failures in a row (the late call, then probes one timeout apart) before the replica fails open (default 3). */
+  failAfter?: number;
+  /** Healthy probes in a row before a degraded replica replays its journal and goes back (default 3). */
+  recoverAfter?: number;
+  /** A call the store is too slow for while it answers probes, and any list, count or write that has no local answer, fails alone after this (default 5,000 ms). */
+  operationTimeoutMs?: number;
+  /** After the last outage ended, how long the journal keeps remembering the keys it answered (default 60 s). */
+  settleMs?: number;
   /** While degraded, how often the store is probed (default 250 ms). */
   probeIntervalMs?: number;
   /** Entries replayed per journal transaction. */
@@ -48,6 +59,11 @@ type Local = (...args: never[]) => Promise<unknown>;
 
 /** Tries of one journal entry, in one replay pass, before the store's refusal is taken as final. */
 export const REPLAY_TRIES = 3;
+
+/** What probing a suspect store concluded: it answers (`up`), or it failed enough times in a row that the replica failed open (`down`). */
+type Verdict = 'up' | 'down';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Fail-open: prefer a duplicate to a suppressed outage. When the shared store
@@ -75,7 +91,18 @@ export class FailOpenStore implements DedupStore {
   private replaying: Promise<void> | null = null;
   private closed = false;
   private readonly timeoutMs: number;
+  private readonly failAfter: number;
+  private readonly recoverAfter: number;
+  private readonly operationMs: number;
+  private readonly settleMs: number;
   private readonly probeMs: number;
+  /** The probing of a suspect store, shared by every call that met it late or refused. */
+  private probing: Promise<Verdict> | null = null;
+  /** Healthy probes in a row while degraded. */
+  private healthyProbes = 0;
+  /** When the last outage ended (the journal forgets what it answered settleMs later). */
+  private recoveredAt: number | null = null;
+  readonly stalls = new LoopStalls();
   private readonly batch: number;
   private readonly events: FailOpenEvents;
   readonly incidents: IncidentStore;
@@ -99,6 +126,10 @@ export class FailOpenStore implements DedupStore {
   ) {
     this.kind = inner.kind;
     this.timeoutMs = options.timeoutMs ?? 50;
+    this.failAfter = Math.max(1, options.failAfter ?? 3);
+    this.recoverAfter = Math.max(1, options.recoverAfter ?? 3);
+    this.operationMs = Math.max(this.timeoutMs, options.operationTimeoutMs ?? 5000);
+    this.settleMs = options.settleMs ?? 60_000;
     this.probeMs = options.probeIntervalMs ?? 250;
     this.batch = options.batch ?? 500;
     this.events = options.events ?? {};
@@ -106,7 +137,11 @@ export class FailOpenStore implements DedupStore {
       decide: async (claim: IncidentClaim) => {
         this.inflightJournalWrites++;
         try {
-          return { ...(await journal.incidents.decide(claim)), provisional: true };
+          // A key this replica answered earlier in this outage (a flapping store) is a repeat, not a second CREATE.
+          await journal.restoreAnswered(claim.tenant, claim.key);
+          const result = await journal.incidents.decide(claim);
+          await journal.noteAnswered(claim, result.record);
+          return { ...result, provisional: true };
         } finally {
           this.inflightJournalWrites--;
         }
@@ -171,7 +206,13 @@ export class FailOpenStore implements DedupStore {
     // An entry an operator put back from quarantine is replayed while healthy:
     // the replay is the same idempotent merge another replica's decisions race with.
     this.watch = setInterval(() => {
-      if (!this.degraded && !this.closed && this.journal.size() > 0) this.replaying ??= this.tryRecover().finally(() => (this.replaying = null));
+      if (this.degraded || this.closed) return;
+      if (this.journal.size() > 0) this.replaying ??= this.tryRecover().finally(() => (this.replaying = null));
+      else if (this.recoveredAt !== null && this.clock.now() - this.recoveredAt >= this.settleMs) {
+        // The store has answered for a whole settle period: the outage is over, and so is the journal's memory of it.
+        this.recoveredAt = null;
+        this.journal.forgetAnswered().catch((err) => this.events.error?.(err, 'journal memory'));
+      }
     }, this.probeMs * 4);
     this.watch.unref();
   }
@@ -193,28 +234,123 @@ export class FailOpenStore implements DedupStore {
     return this.degraded;
   }
 
-  /** Asks the shared store within the timeout; when it fails, or is known to be down, answers locally. */
+  /**
+   * Asks the shared store; answers locally only once the replica has failed
+   * open. A call the store has not answered within the timeout (of the
+   * store's own time: see loop-stalls.ts) makes the replica suspect the
+   * store, and the call waits on: for its own answer, or for the probes'
+   * verdict. Only `failAfter` failures in a row fail the replica open, so one
+   * slow answer, or a burst of them from one stall, never does. A call is
+   * never sent twice: a second try could find the first one's CREATE.
+   */
   private async sharedOrLocal<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
-    if (!this.degraded) {
-      try {
-        return await withTimeout(shared(), this.timeoutMs);
-      } catch (err) {
-        // This request's own data: it fails alone, and the replica stays on the shared store.
-        if (!isTransportFault(err)) throw err;
-        this.degrade(err);
-      }
+    if (this.degraded) return local();
+    const attempt = shared();
+    let err: unknown;
+    try {
+      return await storeDeadline(attempt, this.timeoutMs, this.stalls);
+    } catch (e) {
+      err = e;
     }
-    return local();
+    // The store answered, and refused this request: it fails alone.
+    if (!isTransportFault(err)) throw refusalOf(err);
+    if (err instanceof StoreTimeoutError) {
+      const late = await this.lateAnswer(attempt, err);
+      if (late.kind === 'answer') return late.value;
+      return local();
+    }
+    return this.afterBrokenCall(err, local);
   }
 
-  /** Only the shared store will do: while it is unreachable the call is refused (503). */
+  /**
+   * A call whose connection failed on the way: it may or may not have been
+   * decided on the store. If the store is gone the replica fails open and
+   * answers locally (the replay merges what did land). If the store answers
+   * again, the call is not made a second time, which would answer SUPPRESS to
+   * the very request whose first try made the CREATE: it fails alone (503),
+   * and the producer's retry learns what happened.
+   */
+  private async afterBrokenCall<T>(err: unknown, local: () => Promise<T>): Promise<T> {
+    if ((await this.suspect(err)) === 'down') return local();
+    throw new StoreUnavailableError(
+      `the connection to the shared store failed during this request, which may have been decided; retry: ${(err as Error).message}`,
+    );
+  }
+
+  /** A call past its timeout: its own answer, or the verdict on the store, whichever comes first. */
+  private async lateAnswer<T>(attempt: Promise<T>, timeout: StoreTimeoutError): Promise<{ kind: 'answer'; value: T } | { kind: 'down' }> {
+    const answered = attempt.then(
+      (value) => ({ kind: 'answer' as const, value }),
+      (error: unknown) => ({ kind: 'failed' as const, error }),
+    );
+    const first = await Promise.race([answered, this.suspect(timeout).then((v) => ({ kind: v }))]);
+    if (first.kind === 'answer') return first;
+    if (first.kind === 'down') return { kind: 'down' };
+    if (first.kind === 'failed') {
+      if (!isTransportFault(first.error)) throw refusalOf(first.error);
+      await this.afterBrokenCall(first.error, async () => undefined);
+      return { kind: 'down' };
+    }
+    // The store answers probes, yet not this call: it is slow for this call's
+    // own reasons (its data, a lock); it gets the operation's deadline and then
+    // fails alone, never the replica open.
+    try {
+      return { kind: 'answer', value: await storeDeadline(attempt, this.operationMs - this.timeoutMs, this.stalls) };
+    } catch (error) {
+      if (!isTransportFault(error)) throw refusalOf(error);
+      throw new StoreUnavailableError(`the shared store answers, but not this request within ${this.operationMs} ms; retry: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * A call met the store late or refused: probe it, one timeout apart,
+   * until it answers (`up`) or `failAfter` failures in a row (the call's
+   * own counts as the first) fail the replica open (`down`). Every call that
+   * meets the store so meanwhile waits on the same probing, so a burst of
+   * late answers is one failure, not many.
+   */
+  private suspect(cause: unknown): Promise<Verdict> {
+    if (this.degraded) return Promise.resolve('down');
+    this.probing ??= this.probeSuspect(cause).finally(() => (this.probing = null));
+    return this.probing;
+  }
+
+  private async probeSuspect(cause: unknown): Promise<Verdict> {
+    for (let failures = 1; !this.closed && !this.degraded; failures++) {
+      if (failures >= this.failAfter) {
+        this.degrade(cause);
+        return 'down';
+      }
+      const started = performance.now();
+      try {
+        await storeDeadline(this.inner.ping(), this.timeoutMs, this.stalls, 'the shared store (probe)');
+        return 'up';
+      } catch (err) {
+        if (!isTransportFault(err)) return 'up';
+        cause = err;
+      }
+      // A refusal at once (no connection) is asked again a timeout later, so the failures span time.
+      const left = this.timeoutMs - (performance.now() - started);
+      if (left > 0) await sleep(left);
+    }
+    return this.degraded ? 'down' : 'up';
+  }
+
+  /**
+   * Only the shared store will do: while it is unreachable the call is
+   * refused (503). Such calls (lists, counts, silences, groups, writes
+   * without a local answer) are not on a decision's deadline: each has the
+   * operation's, and past it, or on any failure, it fails alone. A refused
+   * connection makes the replica probe the store; a slow answer does not,
+   * since how long a list takes grows with its data, not with the store's health.
+   */
   private async shared<T>(what: string, call: () => Promise<T>): Promise<T> {
     if (this.degraded) throw new StoreUnavailableError(`the shared store is unreachable; cannot run ${what} now, retry`);
     try {
-      return await withTimeout(call(), this.timeoutMs * 4);
+      return await storeDeadline(call(), this.operationMs, this.stalls, `the shared store (${what})`);
     } catch (err) {
-      if (!isTransportFault(err)) throw err;
-      this.degrade(err);
+      if (!isTransportFault(err)) throw refusalOf(err);
+      if (!(err instanceof StoreTimeoutError)) this.suspect(err).catch(() => {});
       throw new StoreUnavailableError(`the shared store did not answer; cannot run ${what} now, retry: ${(err as Error).message}`);
     }
   }
@@ -227,11 +363,12 @@ export class FailOpenStore implements DedupStore {
     if (this.degraded) {
       throw new StoreUnavailableError(`failing open: ${this.journal.size()} journaled decision(s) wait for the store`);
     }
-    await withTimeout(this.inner.ping(), this.timeoutMs * 10);
+    await storeDeadline(this.inner.ping(), this.operationMs, this.stalls, 'the shared store (ping)');
   }
 
   async close() {
     this.closed = true;
+    this.stalls.stop();
     if (this.probe) clearInterval(this.probe);
     clearInterval(this.watch);
     await this.replaying?.catch(() => {});
@@ -239,9 +376,21 @@ export class FailOpenStore implements DedupStore {
     await this.journal.close();
   }
 
+  private async redecideRestored(rec: IncidentRecord): Promise<void> {
+    const claim = this.journal.restoredClaim(rec);
+    if (!claim) return;
+    this.inflightJournalWrites++;
+    try {
+      await this.journal.incidents.decide(claim);
+    } finally {
+      this.inflightJournalWrites--;
+    }
+  }
+
   private degrade(cause: unknown): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
+    this.healthyProbes = 0;
     this.events.degraded?.(true, cause);
     this.probe = setInterval(() => {
       this.replaying ??= this.tryRecover().finally(() => (this.replaying = null));
@@ -249,14 +398,17 @@ export class FailOpenStore implements DedupStore {
     this.probe.unref();
   }
 
-  /** Probe; when the store answers, replay the journal; when it is empty, switch back. */
+  /** Probe; after `recoverAfter` healthy answers in a row, replay the journal; when it is empty, switch back. */
   private async tryRecover(): Promise<void> {
     if (this.closed) return;
     try {
-      await withTimeout(this.inner.ping(), this.timeoutMs * 10);
+      await storeDeadline(this.inner.ping(), this.timeoutMs, this.stalls, 'the shared store (probe)');
     } catch {
+      this.healthyProbes = 0;
       return;
     }
+    // A store that flaps between answering and not is not back: one answer between two silences does not end the outage.
+    if (this.degraded && ++this.healthyProbes < this.recoverAfter) return;
     try {
       await this.replayParked();
       for (let rows = await this.journal.takeBatch(this.batch); rows.length > 0; rows = await this.journal.takeBatch(this.batch)) {
@@ -269,6 +421,8 @@ export class FailOpenStore implements DedupStore {
     // Synchronous from here: no journal write can slip in between the check and the switch.
     if (this.degraded && this.journal.size() === 0 && this.inflightJournalWrites === 0 && !this.closed) {
       this.degraded = false;
+      this.healthyProbes = 0;
+      this.recoveredAt = this.clock.now();
       if (this.probe) clearInterval(this.probe);
       this.probe = null;
       this.events.degraded?.(false);
@@ -291,7 +445,11 @@ export class FailOpenStore implements DedupStore {
           const outcome =
             rec.expiresAt <= now
               ? 'expired'
-              : await withTimeout(this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec)), this.timeoutMs * 10);
+              : await storeDeadline(this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec)), this.operationMs, this.stalls);
+          // A repeat answered from the journal's memory (no CREATE of its own)
+          // that the shared store did not hold live: its incident was closed
+          // meanwhile, so this arrival is a new fault and is decided again, locally, as one.
+          if (outcome === 'claimed') await this.redecideRestored(rec);
           this.events.reconciled?.(outcome);
           refusal = null;
           break;

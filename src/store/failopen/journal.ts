@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import { type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
+import { type IncidentClaim, type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
 import { JournalLock } from './journal-lock.js';
 
@@ -33,6 +33,11 @@ CREATE TABLE IF NOT EXISTS quarantine (
   refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
   error TEXT NOT NULL, quarantined_at INTEGER NOT NULL, id TEXT NOT NULL UNIQUE,
   PRIMARY KEY (tenant, key, created_at)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS answered (
+  tenant TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, expires_at INTEGER NOT NULL,
+  claim TEXT NOT NULL, restored_at INTEGER,
+  PRIMARY KEY (tenant, key)
 ) WITHOUT ROWID;`;
 
 const COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
@@ -84,6 +89,21 @@ export class Journal extends SqliteStore {
       quarantinedOne: db.prepare<[string], QuarantinedEntry>(`SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine WHERE id = ?`),
       release: db.prepare<[string, string, number]>(`DELETE FROM quarantine WHERE tenant = ? AND key = ? AND created_at = ?`),
       quarantineCount: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM quarantine`),
+      live: db.prepare<[string, string], { n: number }>(`SELECT count(*) AS n FROM incidents WHERE tenant = ? AND key = ?`),
+      answered: db.prepare<[string, string, number], { fingerprint: string; expiresAt: number }>(
+        `SELECT fingerprint, expires_at AS expiresAt FROM answered WHERE tenant = ? AND key = ? AND expires_at > ?`,
+      ),
+      restore: db.prepare<[IncidentRecord]>(
+        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)`,
+      ),
+      markRestored: db.prepare<[number, string, string]>(`UPDATE answered SET restored_at = ? WHERE tenant = ? AND key = ?`),
+      note: db.prepare<[string, string, string, number, string]>(
+        `INSERT INTO answered (tenant, key, fingerprint, expires_at, claim) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, expires_at = excluded.expires_at, claim = excluded.claim`,
+      ),
+      restoredClaim: db.prepare<[string, string, number], { claim: string }>(`SELECT claim FROM answered WHERE tenant = ? AND key = ? AND restored_at = ?`),
+      forgetAnswered: db.prepare(`DELETE FROM answered`),
       keepSilences: db.prepare<[string]>(`INSERT OR REPLACE INTO meta (name, value) VALUES ('silences', ?)`),
       keptSilences: db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE name = 'silences'`),
     };
@@ -94,6 +114,51 @@ export class Journal extends SqliteStore {
     return this.x.writes.submit(() => {
       this.j.quarantine.run({ ...pick(rec), error: error.slice(0, MAX_ERROR_CHARS), quarantinedAt: this.x.clock.now(), id: quarantineId(rec) });
       this.j.forget.run(rec.tenant, rec.key, rec.createdAt);
+    });
+  }
+
+  /**
+   * The journal's memory of an outage: every key it answered, kept after its
+   * entry was replayed until the store has been healthy for a settle period.
+   * A store that flaps (answers, then not, then again) makes several degraded
+   * episodes of one outage; without this, each episode would answer the same
+   * fault CREATE again, and each CREATE would be a ticket.
+   */
+  noteAnswered(claim: IncidentClaim, rec: IncidentRecord): Promise<void> {
+    return this.x.writes.submit(() => {
+      this.j.note.run(claim.tenant, claim.key, rec.fingerprint, rec.expiresAt, JSON.stringify(claim));
+    });
+  }
+
+  /**
+   * A key answered earlier in this outage and already replayed is put back as
+   * a live journal record, so the arrival now is a repeat (SUPPRESS, or UPDATE
+   * on a change) instead of a second CREATE. Its refires start one below zero:
+   * the arrival that finds it is the one counted. Its replay is then a merge;
+   * if the shared store no longer holds the key live, the replay decides it
+   * again as a CREATE (see restoredClaim), so a fault closed meanwhile is never lost.
+   */
+  restoreAnswered(tenant: string, key: string): Promise<void> {
+    return this.x.writes.submit(() => {
+      if ((this.j.live.get(tenant, key)?.n ?? 0) > 0) return;
+      const now = this.x.clock.now();
+      const a = this.j.answered.get(tenant, key, now);
+      if (!a) return;
+      this.j.restore.run({ tenant, key, fingerprint: a.fingerprint, createdAt: now, lastSeenAt: now, refires: -1, updates: 0, expiresAt: a.expiresAt });
+      this.j.markRestored.run(now, tenant, key);
+    });
+  }
+
+  /** The claim to decide again when a restored entry's replay found no live key in the shared store; null for any other entry. */
+  restoredClaim(rec: IncidentRecord): IncidentClaim | null {
+    const row = this.j.restoredClaim.get(rec.tenant, rec.key, rec.createdAt);
+    return row ? (JSON.parse(row.claim) as IncidentClaim) : null;
+  }
+
+  /** The outage is over: the journal forgets which keys it answered. */
+  forgetAnswered(): Promise<void> {
+    return this.x.writes.submit(() => {
+      this.j.forgetAnswered.run();
     });
   }
 
