@@ -137,18 +137,22 @@ export const configSchema = z
         retention,
       })
       .default({ retention_seconds: 86400, stale_after_seconds: 300, retention: 'ttl' }),
-    /** Capped, jittered exponential backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)). */
+    /**
+     * Capped, jittered exponential backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)).
+     * The defaults ride out an hour-long outage of a destination (a maintenance window): 23 retries wait
+     * 0.5, 1, … 128 s, then 240 s fourteen times, 3,615.5 s at the least and 4,519 s at the most, no wait over 300 s.
+     */
     delivery: z
       .strictObject({
-        max_retries: z.number().int().nonnegative().default(4),
+        max_retries: z.number().int().nonnegative().default(23),
         base_delay_ms: positiveInt.default(500),
-        max_delay_ms: positiveInt.default(8000),
+        max_delay_ms: positiveInt.default(240_000),
         /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms) */
         lease_ms: positiveInt.default(60_000),
         /** how long a dead letter is kept for a person to see and retry; then the sweep deletes it */
         dead_letter_retention_days: positiveInt.default(14),
       })
-      .default({ max_retries: 4, base_delay_ms: 500, max_delay_ms: 8000, lease_ms: 60_000, dead_letter_retention_days: 14 })
+      .default({ max_retries: 23, base_delay_ms: 500, max_delay_ms: 240_000, lease_ms: 60_000, dead_letter_retention_days: 14 })
       .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
     /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
     adapters: adaptersConfig,

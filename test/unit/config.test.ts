@@ -7,6 +7,7 @@ import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { ConfigHolder } from '../../src/config/holder.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { incidentTtlSeconds } from '../../src/inputs/incident/ttl.js';
+import { backoffDelay } from '../../src/delivery/backoff.js';
 import { tempDir } from '../helpers/tmp.js';
 // Adapters register their config schemas when their module loads, as the server and the library entry do.
 import '../../src/delivery/adapters/index.js';
@@ -16,7 +17,19 @@ test('an empty file means every default', () => {
   assert.equal(defaultConfig.incidents.ttl_seconds, 3600);
   assert.equal(defaultConfig.violations.window_seconds, 300);
   assert.equal(defaultConfig.events.retention_seconds, 86400);
-  assert.equal(defaultConfig.delivery.max_retries, 4);
+  assert.equal(defaultConfig.delivery.max_retries, 23);
+});
+
+test('the default retry budget rides out an hour-long outage, and no single wait passes 5 minutes', () => {
+  const d = defaultConfig.delivery;
+  const policy = { baseMs: d.base_delay_ms, maxMs: d.max_delay_ms };
+  const waits = (u: number) => Array.from({ length: d.max_retries }, (_, i) => backoffDelay(i, policy, () => u));
+  const least = waits(0).reduce((a, b) => a + b, 0);
+  const most = waits(0.999_999).reduce((a, b) => a + b, 0);
+  assert.ok(least >= 3_600_000, `the retries wait ${least / 1000} s at the least`);
+  assert.equal(least, 3_615_500, 'as docs/adapters.md works it out');
+  assert.ok(Math.max(...waits(0.999_999)) <= 300_000, 'no wait is longer than 5 minutes, jitter included');
+  assert.ok(most < 4_520_000);
 });
 
 test('YAML and JSON both parse', () => {
@@ -45,7 +58,7 @@ const bad: Array<[string, RegExp]> = [
     /tenants\.1\.tokens\.0: this token is already given to a tenant/,
   ],
   ['tenants: [ { id: a, tokens: [a-long-random-token], rate_limit: { per_second: 0 } } ]', /tenants\.0\.rate_limit\.per_second/],
-  ['delivery: { base_delay_ms: 9000 }', /delivery\.max_delay_ms: max_delay_ms must be at least base_delay_ms/],
+  ['delivery: { base_delay_ms: 300000 }', /delivery\.max_delay_ms: max_delay_ms must be at least base_delay_ms/],
   ['adapters: [ { name: h, type: carrier-pigeon, url: "http://x" } ]', /adapters\.0\.type/],
   ['adapters: [ { name: h, type: webhook } ]', /adapters\.0\.url/],
   ['adapters: [ { name: h, type: webhook, url: "ftp://x/y" } ]', /adapters\.0\.url: must be an http/],
