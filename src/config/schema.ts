@@ -67,8 +67,8 @@ export const configSchema = z
       .strictObject({
         ttl_seconds: positiveInt.default(3600),
         /**
-         * A SUPPRESS whose claim was made at most this long ago is reported as
-         * `lost_race` (a concurrent copy) rather than `unchanged` (a later re-fire).
+         * The most a SUPPRESS can come after its CREATE and still be reported as
+         * `lost_race` (a copy that raced the claim: engine/race-watch.ts) rather than `unchanged`.
          */
         race_window_ms: z.number().int().nonnegative().default(1000),
         /** First match wins: a shorter window for flap-prone tiers. */

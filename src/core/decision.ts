@@ -10,8 +10,11 @@ export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
  *                      (a premature expiry: the TTL is shorter than the gap between re-fires)
  *  - CREATE/provisional the store could not be reached; decided locally (fail-open)
  *  - SUPPRESS/unchanged an ordinary re-fire with the same fingerprint
- *  - SUPPRESS/lost_race the same fingerprint, arriving within the race window of
- *                      the claim (a concurrent copy that lost the first-writer-wins claim)
+ *  - SUPPRESS/lost_race the same fingerprint, from a copy that was already on its way
+ *                      when the CREATE committed (it raced the claim and lost): the
+ *                      claim is younger than this call's own time in flight (and than
+ *                      the race window). A repeat sent after the CREATE was answered is
+ *                      `unchanged`, however soon.
  *  - UPDATE/severity   the severity changed
  *  - UPDATE/cleared    the incident was marked cleared
  *  - UPDATE/reopened   a cleared incident fired again uncleared
@@ -47,14 +50,19 @@ export interface DecisionWithReason {
   reason: DecisionReason;
 }
 
-export function decideFromOutcome(outcome: ClaimOutcome, raceWindowMs: number): DecisionWithReason {
+/**
+ * `raced(claimAgeMs)`: whether this copy was already on its way when the
+ * CREATE it met committed (see engine/race-watch.ts); without it, any SUPPRESS
+ * inside the race window counts. The window caps it either way.
+ */
+export function decideFromOutcome(outcome: ClaimOutcome, raceWindowMs: number, raced: (claimAgeMs: number) => boolean = () => true): DecisionWithReason {
   switch (outcome.kind) {
     case 'created':
       return { decision: 'CREATE', reason: outcome.expired ? 'expired' : 'new' };
     case 'unchanged':
       return {
         decision: 'SUPPRESS',
-        reason: outcome.now - outcome.createdAt <= raceWindowMs ? 'lost_race' : 'unchanged',
+        reason: outcome.now - outcome.createdAt <= raceWindowMs && raced(outcome.now - outcome.createdAt) ? 'lost_race' : 'unchanged',
       };
     case 'changed':
       return { decision: 'UPDATE', reason: updateReason(outcome.previousFingerprint, outcome.fingerprint) };

@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../core/clock.js';
+import { RaceWatch } from './race-watch.js';
 import { decideFromOutcome, type Decision, type DecisionReason } from '../core/decision.js';
 import { incidentFingerprint } from '../core/fingerprint.js';
 import { incidentKey } from '../core/identity.js';
@@ -61,9 +62,13 @@ export class Deduplicator {
   private readonly mutes: DeduplicatorOptions['mutes'];
   private readonly inhibition: DeduplicatorOptions['inhibition'];
   private readonly flaps: DeduplicatorOptions['flaps'];
+  /** Which SUPPRESSes raced their CREATE (the lost_race label). */
+  private readonly races: RaceWatch;
 
   constructor(options: DeduplicatorOptions) {
     this.store = options.store;
+    // On a store of this process alone (memory, a SQLite file) every copy that could race passes through here.
+    this.races = new RaceWatch(!['memory', 'sqlite'].includes(options.store.kind));
     this.mutes = options.mutes;
     this.inhibition = options.inhibition;
     this.flaps = options.flaps;
@@ -120,8 +125,12 @@ export class Deduplicator {
    * the same atomic claim, observed and counted like any incident.
    */
   async decide(claim: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
-    const { outcome, provisional } = await this.store.incidents.decide(claim, origin);
-    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms);
+    const arrive = this.races.depart(claim.tenant, claim.key);
+    let raced: (claimAgeMs: number) => boolean = () => false;
+    const { outcome, provisional } = await this.store.incidents.decide(claim, origin).finally(() => {
+      raced = arrive();
+    });
+    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms, raced);
     // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
     const reason = provisional ? 'provisional' : decided.reason;
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };

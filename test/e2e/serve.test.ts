@@ -36,6 +36,24 @@ describe('onceonly serve (real processes, real SQLite file)', () => {
     }
   });
 
+  test('a quick sequential repeat is SUPPRESS/unchanged, not lost_race: nothing raced it', async () => {
+    const dir = tempDir();
+    const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`]);
+    try {
+      assert.equal((await postJson(`${s.url}/v1/incidents`, incident(7))).body.decision, 'CREATE');
+      // Each repeat is sent once the previous answer is back, well inside the 1 s race window.
+      for (let i = 0; i < 20; i++) {
+        const r = await postJson(`${s.url}/v1/incidents`, incident(7));
+        assert.deepEqual([r.body.decision, r.body.reason], ['SUPPRESS', 'unchanged'], `repeat ${i + 1}`);
+      }
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      assert.match(metrics, /decision="SUPPRESS",reason="lost_race"\} 0$/m);
+    } finally {
+      await s.stop('SIGKILL');
+      dir.remove();
+    }
+  });
+
   test('two processes sharing one SQLite file: 100 keys × 10 copies → 100 CREATEs; 200 identical → 1 CREATE', async () => {
     const dir = tempDir();
     const store = `sqlite:${join(dir.path, 'shared.db')}`;

@@ -43,7 +43,7 @@ export const decisionBody = {
       type: 'string',
       enum: [...new Set(DECISION_REASONS.map(([, reason]) => reason))],
       description:
-        'why, as the decision metric labels it: CREATE new or expired (the key expired unclosed and fired again within the grace: its TTL is too short); SUPPRESS unchanged, lost_race (a concurrent copy) or stale (an alert episode already resolved); UPDATE severity, cleared or reopened; provisional for any decision made while the store was unreachable',
+        'why, as the decision metric labels it: CREATE new or expired (the key expired unclosed and fired again within the grace: its TTL is too short); SUPPRESS unchanged (a repeat), lost_race (a copy that raced the CREATE and lost) or stale (an alert episode already resolved); UPDATE severity, cleared or reopened; provisional for any decision made while the store was unreachable',
     },
     dedup_key: { type: 'string' },
     provisional: { type: 'boolean', description: 'true only when the store was unreachable and the decision was made in the local journal' },
