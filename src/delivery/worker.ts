@@ -178,7 +178,9 @@ export class DeliveryWorker {
       this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
       return;
     }
-    if (adapter && !adapter.internal) {
+    // Internal adapters go through the gate too: a muted member's change reaches its group (and so
+    // a grouped adapter's ticket) only when nothing mutes it any more, as it would reach any adapter.
+    if (adapter) {
       try {
         const open = await this.gate(d);
         if (!open) return;

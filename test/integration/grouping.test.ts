@@ -173,6 +173,75 @@ for (const backend of BACKENDS)
       assert.equal((await replicas[0]!.get(`/v1/groups/${gk}`)).status, 404);
     });
 
+    test('a muted member neither opens its group nor joins its ticket until its silence ends', async () => {
+      const url = await stores.fresh();
+      replicas = shared
+        ? await Promise.all([0, 1].map(() => inProcessServer({ store: url, config: config(hook) })))
+        : [await inProcessServer({ store: url, config: config(hook) })];
+      const [a, b] = [replicas[0]!, replicas.at(-1)!];
+      const gk = groupKeyOf(['rc-quiet']);
+      const silence = await a.post('/api/v2/silences', {
+        matchers: [{ name: 'element_id', value: 'olt-muted.*', isRegex: true, isEqual: true }],
+        startsAt: new Date(a.clock.now()).toISOString(),
+        endsAt: new Date(a.clock.now() + 3600 * S).toISOString(),
+        createdBy: 'noc',
+        comment: 'planned work on olt-muted',
+      });
+      assert.equal(silence.status, 200);
+      // Every replica applies a new silence within a second: wait until the other one does (on a key of another group).
+      await until(
+        async () => ((await b.post('/v1/incidents', incident('olt-muted-probe', 'rc-probe'))).body.muted !== null ? true : null),
+        5000,
+        () => 'replica b never applied the silence',
+      );
+      const muted = await b.post('/v1/incidents', incident('olt-muted', 'rc-quiet', 'CRITICAL'));
+      assert.deepEqual([muted.body.decision, muted.body.muted?.by], ['CREATE', 'silence']);
+      // Its only member muted: past the wait, and past the group's recheck, no group and no ticket.
+      await new Promise((r) => setTimeout(r, 1500));
+      advance(31 * S);
+      await new Promise((r) => setTimeout(r, 1500));
+      await settle(hook);
+      assert.deepEqual(grouped(gk), [], 'a group whose members are all muted makes no ticket');
+      assert.equal((await a.get(`/v1/groups/${gk}`)).status, 404, 'the muted member did not join');
+
+      // An unmuted member opens the group; its ticket names it alone.
+      const open = await a.post('/v1/incidents', incident('olt-open', 'rc-quiet', 'MAJOR'));
+      assert.equal(open.body.muted, null);
+      await until(
+        async () => (await a.get(`/v1/groups/${gk}`)).status === 200 || null,
+        10_000,
+        () => 'the group never formed',
+      );
+      await createHeld(a);
+      advance(31 * S);
+      await until(
+        () => grouped(gk).length > 0 || null,
+        10_000,
+        () => 'no group create',
+      );
+      await settle(hook);
+      const created = grouped(gk)[0]!.body;
+      assert.deepEqual([created.action, created.severity, created.data.members], ['create', 'MAJOR', [open.body.dedup_key]]);
+      assert.equal(grouped(gk).length, 1);
+
+      // The silence ends: the held member joins at its next look, and the ticket says so once.
+      assert.equal((await a.del(`/api/v2/silence/${silence.body.silenceID}`)).status, 200);
+      for (let i = 0; i < 20 && grouped(gk).length < 2; i++) {
+        advance(1 * S);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      await settle(hook);
+      assert.equal(
+        grouped(gk).length,
+        2,
+        grouped(gk)
+          .map((r) => r.body.action)
+          .join(','),
+      );
+      const joined = grouped(gk)[1]!.body;
+      assert.deepEqual([joined.action, joined.severity, joined.data.members], ['update', 'CRITICAL', [muted.body.dedup_key, open.body.dedup_key].sort()]);
+    });
+
     test('a member that expires leaves its group; a group that closes before its wait delivers nothing', async () => {
       replicas = [await inProcessServer({ store: await stores.fresh(), config: config(hook), sweepIntervalMs: 100 })];
       const [s] = replicas as [InProcessServer];
