@@ -90,7 +90,7 @@ export const configSchema = z
     /** Shared stores (Redis, Postgres): when to stop waiting and decide locally (docs/operations.md). Read at start. */
     failopen: z
       .strictObject({
-        /** a decision's deadline, in the store's own time (the replica's stalls do not count); unset: 50 ms on Redis, 1000 ms on Postgres */
+        /** a decision's deadline, in the store's own time (the replica's stalls do not count); unset: 50 ms on Redis, 300 ms on Postgres */
         timeout_ms: positiveInt.optional(),
         /** failures in a row (the late decision, then probes a timeout apart) before the replica fails open */
         fail_after: z.number().int().min(1).max(20).default(3),
