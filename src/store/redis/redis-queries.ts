@@ -6,6 +6,29 @@ import { scripts } from './scripts.js';
 
 /** Text for a SCAN MATCH pattern, with glob's special characters escaped. */
 const globLiteral = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+/** A key's shard tag and kind, exactly: `{oo:<digits>}:<kind>:`. */
+const tagged = (kind: string) => new RegExp(`^\\{oo:\\d+\\}:${kind}:`);
+const INCIDENT = tagged('i');
+const DEVICE = tagged('d');
+
+/**
+ * The incident key a record key holds for `tenant`, or null when the record
+ * is another tenant's. The SCAN glob's `*` spans any text, so another
+ * tenant's key that contains `}:i:<tenant>:` matches it too: the key is parsed
+ * from its start, never searched for the tenant.
+ */
+function incidentKeyOf(recordKey: string, tenant: string): string | null {
+  const m = INCIDENT.exec(recordKey);
+  const rest = m ? recordKey.slice(m[0].length) : '';
+  return m && rest.startsWith(`${tenant}:`) ? rest.slice(tenant.length + 1) : null;
+}
+
+/** The tenant and device a device key holds, parsed from its start; null when it is not one. */
+function deviceOf(recordKey: string): [string, string] | null {
+  const m = DEVICE.exec(recordKey);
+  const ids = m ? unLp(recordKey.slice(m[0].length)) : null;
+  return ids?.length === 2 ? [ids[0]!, ids[1]!] : null;
+}
 
 /** Lists and counts on Redis: SCAN for keys of a kind, then read each (or a per-shard index). */
 export class RedisQueries implements QueryStore {
@@ -16,9 +39,8 @@ export class RedisQueries implements QueryStore {
   ) {}
 
   async listIncidents(tenant: string, limit: number) {
-    const keys = await this.conn.scan(`{oo:*}:i:${globLiteral(tenant)}:*`, limit * 2);
-    const prefix = (k: string) => k.indexOf(`:i:${tenant}:`) + `:i:${tenant}:`.length;
-    const records = await Promise.all(keys.map((k) => this.incidents.get(tenant, k.slice(prefix(k)))));
+    const keys = await this.conn.scan(`{oo:*}:i:${globLiteral(tenant)}:*`, limit * 2, (k) => incidentKeyOf(k, tenant) !== null);
+    const records = await Promise.all(keys.map((k) => this.incidents.get(tenant, incidentKeyOf(k, tenant)!)));
     return records
       .filter((r): r is IncidentRecord => r !== null)
       .sort((a, b) => b.lastSeenAt - a.lastSeenAt)
@@ -33,11 +55,15 @@ export class RedisQueries implements QueryStore {
 
   /** Device keys are `{tag}:d:` + length-prefixed tenant and device: SCAN for them, read each. */
   async listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]> {
-    const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : globLiteral(lp(tenant))}*`, limit * 2);
+    const mine = (k: string) => {
+      const ids = deviceOf(k);
+      return ids !== null && (tenant === null || ids[0] === tenant);
+    };
+    const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : globLiteral(lp(tenant))}*`, limit * 2, mine);
     const devices = await Promise.all(
       keys.map(async (k): Promise<DeviceSummary | null> => {
-        const ids = unLp(k.slice(k.indexOf(':d:') + 3));
-        if (ids?.length !== 2) return null;
+        const ids = deviceOf(k);
+        if (!ids) return null;
         const [boot, seq, state, obs, gaps] = (await this.conn.send(k, ['HMGET', k, 'boot', 'seq', 'state', 'obs', 'gaps'])) as Array<string | null>;
         if (boot == null) return null;
         return { tenant: ids[0]!, device: ids[1]!, boot, sequence: Number(seq), state: state!, observedAt: Number(obs), gaps: Number(gaps ?? 0) };

@@ -58,7 +58,7 @@ export class RedisStore implements SharedStore {
     const guarded: RedisConnection = {
       evalScript: (script, keys, args) => conn.evalScript(script, keys, [...args, k.shards]),
       ping: () => conn.ping(),
-      scan: (match, max) => conn.scan(match, max),
+      scan: (match, max, keep) => conn.scan(match, max, keep),
       close: () => conn.close(),
       send: (key, args) => conn.send(key, args),
     };
