@@ -6,11 +6,11 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 
 /**
- * Redis lists a tenant's incidents and devices by SCAN, and a glob's `*`
- * spans any text, a key's own included: another tenant's key that holds
- * `}:i:acme:` (a PagerDuty dedup_key is the producer's text) matches acme's
- * pattern. Such keys must neither show up in acme's listing nor crowd acme's
- * own incidents out of it.
+ * Redis lists a tenant's incidents and devices from the tenant's own indexes,
+ * never by SCAN, whose glob cannot say "this tenant's keys" exactly (a `*`
+ * spans any text, and a PagerDuty dedup_key or a device id is the producer's
+ * text): another tenant's keys that spell this tenant's pattern neither show
+ * up in its listing nor crowd its own incidents out of it.
  */
 let redis: RedisServer;
 let store: RedisStore;
@@ -24,6 +24,7 @@ after(async () => {
   await redis?.stop();
 });
 
+const scans = () => Number(/cmdstat_scan:calls=(\d+)/.exec(redis.cli('INFO', 'commandstats'))?.[1] ?? 0);
 const claim = (tenant: string, key: string) => ({ tenant, key, fingerprint: 'MAJOR|0', ttlMs: 600_000 });
 
 test("another tenant's keys that spell this tenant's pattern neither show nor crowd out this tenant's incidents", async () => {
@@ -47,6 +48,47 @@ test("a device of another tenant whose id spells this tenant's pattern is not li
     acme.map((d) => [d.tenant, d.device]),
     [['acme', 'dev-1']],
   );
+  const before = scans();
   const all = await store.queries.listDevices(null, 100);
   assert.deepEqual(all.map((d) => `${d.tenant}/${d.device}`).sort(), ['acme/dev-1', 'beta/}:d:4.acme9.dev-stolen']);
+  assert.deepEqual(
+    (await store.queries.listDevices('beta', 100)).map((d) => [d.tenant, d.device, d.state]),
+    [['beta', '}:d:4.acme9.dev-stolen', 'up']],
+  );
+  assert.equal(scans(), before, 'device listings sent no SCAN');
+});
+
+test("a tenant's listing reads its own index: no SCAN; closed and expired keys leave it, and the sweep trims what expired", async () => {
+  for (let i = 0; i < 5; i++) await store.incidents.decide(claim('gamma', `dedup:g${i}`));
+  await store.incidents.decide({ ...claim('gamma', 'dedup:short'), ttlMs: 200 });
+  const before = scans();
+  const listed = await store.queries.listIncidents('gamma', 100);
+  assert.equal(scans(), before, 'the listing sent no SCAN');
+  assert.deepEqual(listed.map((r) => r.key).sort(), ['dedup:g0', 'dedup:g1', 'dedup:g2', 'dedup:g3', 'dedup:g4', 'dedup:short']);
+  // Most recently seen first.
+  await new Promise((r) => setTimeout(r, 5));
+  await store.incidents.decide(claim('gamma', 'dedup:g2'));
+  assert.equal((await store.queries.listIncidents('gamma', 1))[0]!.key, 'dedup:g2');
+  assert.ok(await store.incidents.close('gamma', 'dedup:g3'));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual((await store.queries.listIncidents('gamma', 100)).map((r) => r.key).sort(), ['dedup:g0', 'dedup:g1', 'dedup:g2', 'dedup:g4']);
+  // The index holds only the live keys: the close removed its key, the listing's trim the expired one.
+  const indexed = store.layout.allShards('ti').flatMap((k) =>
+    redis
+      .cli('ZRANGE', `${k.slice(0, -3)}:ti:5.gamma`, '0', '-1')
+      .split('\n')
+      .filter(Boolean),
+  );
+  assert.deepEqual(indexed.sort(), ['dedup:g0', 'dedup:g1', 'dedup:g2', 'dedup:g4']);
+  // A key that expires with no listing after it is trimmed by the sweep.
+  await store.incidents.decide({ ...claim('gamma', 'dedup:gone'), ttlMs: 100 });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok((await store.sweepExpired()) >= 1, 'the sweep trimmed the expired key');
+  const after = store.layout.allShards('ti').flatMap((k) =>
+    redis
+      .cli('ZRANGE', `${k.slice(0, -3)}:ti:5.gamma`, '0', '-1')
+      .split('\n')
+      .filter(Boolean),
+  );
+  assert.ok(!after.includes('dedup:gone'));
 });

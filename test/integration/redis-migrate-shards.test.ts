@@ -270,7 +270,7 @@ test('under load on a 3-master cluster: two replicas decide while the keys move 
   }
 });
 
-test('every kind of record moves: windows, devices and their seen events, tickets, groups and members, flaps, Idempotency-Keys', async () => {
+test('every kind of record moves: incidents, windows, devices and their seen events, tickets, groups and members, flaps, Idempotency-Keys, and the listings find them', async () => {
   redis.single.cli('FLUSHALL');
   const old = store(redis.single.url, 4);
   const tool = redisConnection(redis.single.url);
@@ -291,11 +291,12 @@ test('every kind of record moves: windows, devices and their seen events, ticket
       await old.flaps.record('default', id, 'close', 2000 + i, 600_000);
       assert.equal((await old.requests.begin('default', `req-${id}`, 'h1', 60_000)).state, 'new');
       await old.requests.finish('default', `req-${id}`, 'h1', { status: 200, contentType: 'application/json', body: `{"i":${i}}` }, 600_000);
+      assert.equal((await old.incidents.decide({ tenant: 'default', key: `inc-${id}`, fingerprint: 'MAJOR|0', ttlMs: 600_000 })).outcome.kind, 'created');
     }
     const m = await migrateShards(tool, 13);
     assert.deepEqual(
       Object.fromEntries(Object.entries(m.records).sort()),
-      { device: n, flap: n, group: n, member: n, request: n, seen: n, ticket: n, window: n },
+      { device: n, flap: n, group: n, incident: n, member: n, request: n, seen: n, ticket: n, window: n },
       'each record found once in the old layout',
     );
     // Read back through a store on 13 shards (the old copies of what moved are gone).
@@ -317,6 +318,12 @@ test('every kind of record moves: windows, devices and their seen events, ticket
         assert.equal(again.state === 'done' && again.answer.body, `{"i":${i}}`);
       }
       assert.equal(await now.queries.countStaleDevices(Number.MAX_SAFE_INTEGER), n, 'each device once in the freshness indexes');
+      // The listings read the tenant's own indexes: each record once, from the shard it moved to.
+      assert.deepEqual((await now.queries.listIncidents('default', 100)).map((r) => r.key).sort(), ids.map((id) => `inc-${id}`).sort());
+      assert.deepEqual((await now.queries.listDevices('default', 100)).map((d) => d.device).sort(), ids.map((_, i) => `dev-${i}`).sort());
+      const indexed = (kind: string) =>
+        Array.from({ length: 13 }, (_, s) => redis.single.cli('ZCARD', `{oo:${s}}:${kind}:7.default`)).reduce((a, b) => a + Number(b), 0);
+      assert.deepEqual([indexed('ti'), indexed('tx'), indexed('tf')], [n, n, n], 'each record named once in the listing indexes, its old entries gone');
     } finally {
       await now.close();
     }

@@ -14,6 +14,8 @@ export type AdoptMode = 'd' | 'n';
 export interface AdoptSet {
   keys: (l: KeyLayout) => Array<readonly [string, AdoptMode]>;
   index?: { kind: 'lv' | 'f'; member: string };
+  /** The tenant's own listing indexes that name the record in its shard (`{oo:S}:<kind>:<tenant>`), written by adopt-write.lua in the new one. */
+  listed?: { kinds: ReadonlyArray<'ti' | 'tx' | 'tf'>; tenant: string; member: string };
 }
 
 /** A key's delivery counters (the n of an Idempotency-Key), in the shard of the outbox its entries go to. */
@@ -37,6 +39,7 @@ export const adoptSets = {
       ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),
     ],
     index: { kind: 'lv', member: l0.liveIndex(tenant, key).member },
+    listed: { kinds: ['ti', 'tx'], tenant, member: key },
   }),
   window: (tenant: string, key: string): AdoptSet => ({
     keys: (l) => [[l.windowKey(tenant, key), 'd'], ...counters(l.outboxKeyFor(tenant, key), 'violation', tenant, key, ['create'])],
@@ -47,6 +50,7 @@ export const adoptSets = {
       return [[k.device, 'd'], [k.boots, 'd'], ...counters(k.outbox, 'event', tenant, device, ['notify'])];
     },
     index: { kind: 'f', member: l0.deviceKeys(tenant, device, '', 0).member },
+    listed: { kinds: ['tf'], tenant, member: device },
   }),
   /** An event's seen-marker is its own set: a repeat of an event the old layout applied stays a duplicate. */
   seen: (tenant: string, device: string, boot: string, sequence: number): AdoptSet => ({

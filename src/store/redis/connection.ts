@@ -11,13 +11,8 @@ export interface RedisConnection {
   /** EVALSHA, and EVAL (which caches the script) only when the server answers NOSCRIPT. */
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown>;
   ping(): Promise<void>;
-  /**
-   * Keys matching `match`, SCANned on every master, up to about `max` of
-   * them that `keep` accepts. A glob cannot say "this tenant's keys" exactly
-   * (a `*` spans any text, a key's own included), so the caller's `keep`
-   * parses each key strictly, and keys it refuses do not use up `max`.
-   */
-  scan(match: string, max: number, keep?: (key: string) => boolean): Promise<string[]>;
+  /** Keys matching `match`, SCANned on every master, up to about `max` of them. */
+  scan(match: string, max: number): Promise<string[]>;
   close(): Promise<void>;
   /** Raw command on the node that holds `key` (tests and benchmarks). */
   send(key: string, args: string[]): Promise<unknown>;
@@ -48,18 +43,13 @@ async function evalWith(
   }
 }
 
-/** SCAN one node until the cursor is back at 0 or `max` kept keys were found. */
-async function scanNode(
-  send: (args: string[]) => Promise<unknown>,
-  match: string,
-  max: number,
-  keep: (key: string) => boolean = () => true,
-): Promise<string[]> {
+/** SCAN one node until the cursor is back at 0 or `max` keys were found. */
+async function scanNode(send: (args: string[]) => Promise<unknown>, match: string, max: number): Promise<string[]> {
   const keys: string[] = [];
   let cursor = '0';
   do {
     const [next, found] = (await send(['SCAN', cursor, 'MATCH', match, 'COUNT', '1000'])) as [string, string[]];
-    keys.push(...found.filter(keep));
+    keys.push(...found);
     cursor = String(next);
   } while (cursor !== '0' && keys.length < max);
   return keys.slice(0, max);
@@ -94,7 +84,7 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
     async ping() {
       await send('', ['PING']);
     },
-    scan: (match, max, keep) => scanNode((args) => send('', args), match, max, keep),
+    scan: (match, max) => scanNode((args) => send('', args), match, max),
     async close() {
       // Let a first connection in progress settle, or it would open after the close.
       if (first) await Promise.race([first, new Promise((r) => setTimeout(r, 200))]);
@@ -139,12 +129,12 @@ function clusterConnection(url: string, opts: RedisConnectionOptions, onError: (
       await ensure();
       await Promise.all(cluster.masters.map(async (m) => (await cluster.nodeClient(m)).sendCommand(['PING'])));
     },
-    async scan(match, max, keep) {
+    async scan(match, max) {
       await ensure();
       const per = await Promise.all(
         cluster.masters.map(async (m) => {
           const node = await cluster.nodeClient(m);
-          return scanNode((args) => node.sendCommand(args), match, max, keep);
+          return scanNode((args) => node.sendCommand(args), match, max);
         }),
       );
       return per.flat().slice(0, max);

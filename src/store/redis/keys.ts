@@ -173,7 +173,7 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
       };
     },
     /** One kind of per-shard key, for every shard. */
-    allShards: (kind: 'o' | 'f' | 'lv') => Array.from({ length: n }, (_, s) => `{oo:${s}}:${kind}`),
+    allShards: (kind: 'o' | 'f' | 'lv' | 'ti' | 'tl') => Array.from({ length: n }, (_, s) => `{oo:${s}}:${kind}`),
     /** The delivery keys of every shard, by shard. */
     allDeliveryKeys: () => Array.from({ length: n }, (_, s) => deliveryKeys(s)),
     /** The delivery keys of the shard that holds this tenant's key. */

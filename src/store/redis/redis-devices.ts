@@ -1,5 +1,5 @@
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
-import type { DeviceStore } from '../contract/index.js';
+import type { DeviceStore, DeviceSummary } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
@@ -37,6 +37,15 @@ export class RedisDevices implements DeviceStore {
       gap: Number(gapFrom) >= 0 ? { from: Number(gapFrom), to: Number(gapTo) } : null,
       transition: from ? { from, to } : null,
     };
+  }
+
+  /** The device as a listing shows it (its gaps too), read where the current layout keeps it. */
+  async summary(tenant: string, device: string): Promise<DeviceSummary | null> {
+    this.migration.unmoved(await this.adopt(tenant, device));
+    const k = this.k.deviceKeys(tenant, device, '', 0);
+    const [boot, seq, state, obs, gaps] = (await this.conn.send(k.device, ['HMGET', k.device, 'boot', 'seq', 'state', 'obs', 'gaps'])) as Array<string | null>;
+    if (boot == null) return null;
+    return { tenant, device, boot, sequence: Number(seq), state: state!, observedAt: Number(obs), gaps: Number(gaps ?? 0) };
   }
 
   async get(tenant: string, device: string): Promise<DeviceState | null> {

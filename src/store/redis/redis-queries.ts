@@ -3,48 +3,52 @@ import type { RedisConnection } from './connection.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
 import { type KeyLayout, lp, unLp } from './keys.js';
 import { scripts } from './scripts.js';
+import type { RedisDevices } from './redis-devices.js';
 
-/** Text for a SCAN MATCH pattern, with glob's special characters escaped. */
-const globLiteral = (t: string) => t.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-/** A key's shard tag and kind, exactly: `{oo:<digits>}:<kind>:`. */
-const tagged = (kind: string) => new RegExp(`^\\{oo:\\d+\\}:${kind}:`);
-const INCIDENT = tagged('i');
-const DEVICE = tagged('d');
-
-/**
- * The incident key a record key holds for `tenant`, or null when the record
- * is another tenant's. The SCAN glob's `*` spans any text, so another
- * tenant's key that contains `}:i:<tenant>:` matches it too: the key is parsed
- * from its start, never searched for the tenant.
- */
-function incidentKeyOf(recordKey: string, tenant: string): string | null {
-  const m = INCIDENT.exec(recordKey);
-  const rest = m ? recordKey.slice(m[0].length) : '';
-  return m && rest.startsWith(`${tenant}:`) ? rest.slice(tenant.length + 1) : null;
-}
-
-/** The tenant and device a device key holds, parsed from its start; null when it is not one. */
-function deviceOf(recordKey: string): [string, string] | null {
-  const m = DEVICE.exec(recordKey);
-  const ids = m ? unLp(recordKey.slice(m[0].length)) : null;
-  return ids?.length === 2 ? [ids[0]!, ids[1]!] : null;
-}
-
-/** Lists and counts on Redis: SCAN for keys of a kind, then read each (or a per-shard index). */
+/** Lists and counts on Redis: from per-shard indexes, never a SCAN of the keyspace. */
 export class RedisQueries implements QueryStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly incidents: IncidentStore,
     private readonly k: KeyLayout,
+    private readonly devices: RedisDevices,
   ) {}
 
+  /**
+   * From the tenant's own listing indexes (lua/lib/listing.lua), one short
+   * script per shard: never a SCAN of the keyspace, so another tenant's
+   * data costs this listing nothing. The most recent keys of every shard are
+   * merged (a key met in two shards during a shard migration counts once),
+   * and each is read as `get` reads it, so a key that expired since is left out.
+   */
   async listIncidents(tenant: string, limit: number) {
-    const keys = await this.conn.scan(`{oo:*}:i:${globLiteral(tenant)}:*`, limit * 2, (k) => incidentKeyOf(k, tenant) !== null);
-    const records = await Promise.all(keys.map((k) => this.incidents.get(tenant, incidentKeyOf(k, tenant)!)));
+    const id = lp(tenant);
+    const replies = (await Promise.all(
+      this.k.allShards('ti').map((key) => {
+        const tag = key.slice(0, -':ti'.length);
+        return this.conn.evalScript(scripts.listIncidents, [`${tag}:ti:${id}`, `${tag}:tx:${id}`], [limit]);
+      }),
+    )) as string[][];
+    const latest = new Map<string, number>();
+    for (const reply of replies) {
+      for (let i = 0; i + 1 < reply.length; i += 2) {
+        const at = Number(reply[i + 1]);
+        if ((latest.get(reply[i]!) ?? -1) < at) latest.set(reply[i]!, at);
+      }
+    }
+    // Twice the limit: room for keys that expired since their shard was trimmed.
+    const candidates = [...latest.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit * 2);
+    const records = await Promise.all(candidates.map(([key]) => this.incidents.get(tenant, key)));
     return records
       .filter((r): r is IncidentRecord => r !== null)
       .sort((a, b) => b.lastSeenAt - a.lastSeenAt)
       .slice(0, limit);
+  }
+
+  /** The sweep's pass: every shard's listing indexes lose what expired (one short script per shard). */
+  async trimListings(): Promise<number> {
+    const trimmed = await Promise.all(this.k.allShards('tl').map((key) => this.conn.evalScript(scripts.trimListings, [key], [key.slice(0, -':tl'.length)])));
+    return trimmed.reduce<number>((a, b) => a + Number(b), 0);
   }
 
   /** Exact: the sum of every shard's live index (one short script per shard, on the server's clock). */
@@ -53,22 +57,24 @@ export class RedisQueries implements QueryStore {
     return counts.reduce<number>((a, b) => a + Number(b), 0);
   }
 
-  /** Device keys are `{tag}:d:` + length-prefixed tenant and device: SCAN for them, read each. */
+  /**
+   * From indexes, oldest observation first, never a SCAN: a tenant's own
+   * device index (`{oo:S}:tf:<tenant>`, kept by apply-event.lua), or without
+   * a tenant every shard's freshness index. Each device is then read as the
+   * current layout keeps it, so one met in two shards during a shard
+   * migration counts once, at its latest state.
+   */
   async listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]> {
-    const mine = (k: string) => {
-      const ids = deviceOf(k);
-      return ids !== null && (tenant === null || ids[0] === tenant);
-    };
-    const keys = await this.conn.scan(`{oo:*}:d:${tenant === null ? '' : globLiteral(lp(tenant))}*`, limit * 2, mine);
-    const devices = await Promise.all(
-      keys.map(async (k): Promise<DeviceSummary | null> => {
-        const ids = deviceOf(k);
-        if (!ids) return null;
-        const [boot, seq, state, obs, gaps] = (await this.conn.send(k, ['HMGET', k, 'boot', 'seq', 'state', 'obs', 'gaps'])) as Array<string | null>;
-        if (boot == null) return null;
-        return { tenant: ids[0]!, device: ids[1]!, boot, sequence: Number(seq), state: state!, observedAt: Number(obs), gaps: Number(gaps ?? 0) };
-      }),
-    );
+    const idx = this.k.allShards('f').map((f) => (tenant === null ? f : `${f.slice(0, -':f'.length)}:tf:${lp(tenant)}`));
+    const replies = (await Promise.all(idx.map((key) => this.conn.send(key, ['ZRANGE', key, '0', String(limit - 1)])))) as string[][];
+    const ids = new Map<string, [string, string]>();
+    for (const members of replies) {
+      for (const m of members) {
+        const pair: [string, string] | null = tenant === null ? (unLp(m)?.length === 2 ? (unLp(m) as [string, string]) : null) : [tenant, m];
+        if (pair) ids.set(lp(...pair), pair);
+      }
+    }
+    const devices = await Promise.all([...ids.values()].map(([t, d]) => this.devices.summary(t, d)));
     return devices
       .filter((d): d is DeviceSummary => d !== null)
       .sort((a, b) => a.observedAt - b.observedAt)

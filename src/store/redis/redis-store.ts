@@ -58,7 +58,7 @@ export class RedisStore implements SharedStore {
     const guarded: RedisConnection = {
       evalScript: (script, keys, args) => conn.evalScript(script, keys, [...args, k.shards]),
       ping: () => conn.ping(),
-      scan: (match, max, keep) => conn.scan(match, max, keep),
+      scan: (match, max) => conn.scan(match, max),
       close: () => conn.close(),
       send: (key, args) => conn.send(key, args),
     };
@@ -70,10 +70,11 @@ export class RedisStore implements SharedStore {
         if (from !== to) options.onMoved?.(from, to);
       });
     this.incidents = moving(new RedisIncidents(guarded, k, m, options.expiredGraceMs, kind === 'redis-cluster'));
-    this.devices = moving(new RedisDevices(guarded, k, m));
+    const devices = new RedisDevices(guarded, k, m);
+    this.devices = moving(devices);
     this.windows = moving(new RedisWindows(guarded, k, m));
     this.deliveries = moving(new RedisDeliveries(guarded, k, m));
-    this.queries = moving(new RedisQueries(guarded, this.incidents, k));
+    this.queries = moving(new RedisQueries(guarded, this.incidents, k, devices));
     this.requests = moving(new RedisRequests(guarded, k, m));
     this.silences = new RedisSilences(guarded);
     this.inhibitors = new RedisInhibitors(guarded);
@@ -109,9 +110,13 @@ export class RedisStore implements SharedStore {
     }
   }
 
-  /** Redis expires keys itself: every record, marker and counter carries its lifetime as a PX expiry. */
+  /**
+   * Redis expires keys itself: every record, marker and counter carries its
+   * lifetime as a PX expiry. What the sweep does is trim the per-tenant
+   * listing indexes of the keys that expired (lua/lib/listing.lua); the count it answers is those.
+   */
   async sweepExpired() {
-    return 0;
+    return this.queries.trimListings();
   }
 
   ping() {

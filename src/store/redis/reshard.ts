@@ -1,6 +1,6 @@
 import type { RedisConnection } from './connection.js';
 import { type AdoptSet, adoptSets } from './adopt-sets.js';
-import { type KeyLayout, LAYOUT_KEY, MIGRATING_KEY, movedKey, shardTagOf, unLp } from './keys.js';
+import { type KeyLayout, LAYOUT_KEY, lp, MIGRATING_KEY, movedKey, shardTagOf, unLp } from './keys.js';
 import { RedisStore } from './redis-store.js';
 import { scripts } from './scripts.js';
 
@@ -140,6 +140,10 @@ export async function migrateShards(conn: RedisConnection, to: number, progress:
       if (r.set.index) {
         const index = `${oldTag}:${r.set.index.kind}`;
         await conn.send(index, ['ZREM', index, r.set.index.member]);
+      }
+      for (const kind of r.set.listed?.kinds ?? []) {
+        const index = `${oldTag}:${kind}:${lp(r.set.listed!.tenant)}`;
+        await conn.send(index, ['ZREM', index, r.set.listed!.member]);
       }
     }
   };

@@ -20,12 +20,14 @@ function load(name: string, ...libs: string[]): LuaScript {
 }
 
 export const scripts = {
-  decideIncident: load('decide-incident', 'delivery', 'incident'),
-  decideIncidents: load('decide-incidents', 'delivery', 'incident'),
+  decideIncident: load('decide-incident', 'delivery', 'listing', 'incident'),
+  decideIncidents: load('decide-incidents', 'delivery', 'listing', 'incident'),
   getIncident: load('get-incident'),
-  closeIncident: load('close-incident'),
+  closeIncident: load('close-incident', 'listing'),
   acknowledgeIncident: load('acknowledge-incident', 'delivery'),
-  reconcileIncident: load('reconcile-incident'),
+  reconcileIncident: load('reconcile-incident', 'listing'),
+  listIncidents: load('list-incidents', 'listing'),
+  trimListings: load('trim-listings', 'listing'),
   applyEvent: load('apply-event'),
   claimWindow: load('claim-window', 'delivery'),
   fanOut: load('fan-out', 'delivery'),
@@ -54,6 +56,6 @@ export const scripts = {
   inhibitorFind: load('inhibitor-find'),
   inhibitorRemove: load('inhibitor-remove'),
   adoptRead: load('adopt-read'),
-  adoptWrite: load('adopt-write'),
+  adoptWrite: load('adopt-write', 'listing'),
   layoutMove: load('layout-move'),
 } as const;

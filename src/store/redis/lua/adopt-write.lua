@@ -45,10 +45,19 @@ for i = 2, #KEYS do
       if i == 2 and ARGV[3] == 'lv' then
         local c, d, l = string.match(redis.call('GET', key), '^(%d+),(%d+),(%d+),')
         local expires = tonumber(c) + tonumber(d) + tonumber(l)
-        if expires > now then redis.call('ZADD', KEYS[1], expires, ARGV[1]) end
+        if expires > now then
+          redis.call('ZADD', KEYS[1], expires, ARGV[1])
+          oo_list_touch(key, tonumber(c) + tonumber(d), expires, now)
+        end
       elseif i == 2 and ARGV[3] == 'f' then
         local obs = redis.call('HGET', key, 'obs')
-        if obs then redis.call('ZADD', KEYS[1], obs, ARGV[1]) end
+        if obs then
+          redis.call('ZADD', KEYS[1], obs, ARGV[1])
+          -- The tenant's device index too: the member is <len>.<tenant><len>.<device>, and a tenant id is ASCII.
+          local n, rest = string.match(ARGV[1], '^(%d+)%.(.*)$')
+          local device = string.match(string.sub(rest, tonumber(n) + 1), '^%d+%.(.*)$')
+          redis.call('ZADD', string.match(KEYS[1], '^({oo:%d+})') .. ':tf:' .. n .. '.' .. string.sub(rest, 1, tonumber(n)), obs, device)
+        end
       end
     end
     -- The marker stands for the old copy as long as that copy could be read.

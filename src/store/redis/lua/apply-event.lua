@@ -10,6 +10,9 @@
 -- ARGV[7]  retention of the seen-marker (ms)
 -- ARGV[8]  the device's member name in KEYS[5]
 -- ARGV[9]  observed_at as RFC 3339 (for the outbox entry)
+-- The tenant's own index of its devices in this shard, {oo:S}:tf:<len>.<tenant>
+-- (member = device, score = observed_at), is what a tenant's device listing
+-- reads; its key is made from KEYS[5]'s shard tag (one slot with it).
 --
 -- Returns {outcome, reason, gapFrom, gapTo, transitionFrom, transitionTo}
 --   outcome: "applied" | "duplicate" | "rejected"; reason: "" | "stale_sequence" | "stale_boot"
@@ -34,6 +37,7 @@ if gapFrom >= 0 then redis.call('HINCRBY', KEYS[1], 'gaps', gapTo - gapFrom + 1)
 redis.call('SADD', KEYS[3], boot)
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[7])
 redis.call('ZADD', KEYS[5], ARGV[6], ARGV[8])
+redis.call('ZADD', string.match(KEYS[5], '^({oo:%d+})') .. ':tf:' .. string.len(ARGV[1]) .. '.' .. ARGV[1], ARGV[6], ARGV[2])
 if from ~= '' then
   local t = redis.call('TIME')
   -- Built by hand: cjson would round a sequence above 2^47 when it encodes numbers.

@@ -23,6 +23,7 @@ local v = redis.call('GET', KEYS[1])
 if not v then return nil end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[4], ARGV[5])
+oo_list_drop(KEYS[1])
 local c, d, l, fp = string.match(v, '^(%d+),(%d+),(%d+),%d+,%d+,(.*)$')
 if tonumber(c) + tonumber(d) + tonumber(l) <= now then return nil end
 -- The close entry carries the last severity (the fingerprint is "SEVERITY|cleared").
