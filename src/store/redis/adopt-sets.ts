@@ -15,7 +15,7 @@ export interface AdoptSet {
   keys: (l: KeyLayout) => Array<readonly [string, AdoptMode]>;
   index?: { kind: 'lv' | 'f'; member: string };
   /** The tenant's own listing indexes that name the record in its shard (`{oo:S}:<kind>:<tenant>`), written by adopt-write.lua in the new one. */
-  listed?: { kinds: ReadonlyArray<'ti' | 'tx' | 'tf'>; tenant: string; member: string };
+  listed?: { kinds: ReadonlyArray<'ti' | 'tf'>; tenant: string; member: string };
 }
 
 /** A key's delivery counters (the n of an Idempotency-Key), in the shard of the outbox its entries go to. */
@@ -39,7 +39,7 @@ export const adoptSets = {
       ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),
     ],
     index: { kind: 'lv', member: l0.liveIndex(tenant, key).member },
-    listed: { kinds: ['ti', 'tx'], tenant, member: key },
+    listed: { kinds: ['ti'], tenant, member: key },
   }),
   window: (tenant: string, key: string): AdoptSet => ({
     keys: (l) => [[l.windowKey(tenant, key), 'd'], ...counters(l.outboxKeyFor(tenant, key), 'violation', tenant, key, ['create'])],

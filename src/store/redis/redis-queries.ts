@@ -5,6 +5,9 @@ import { type KeyLayout, lp, unLp } from './keys.js';
 import { scripts } from './scripts.js';
 import type { RedisDevices } from './redis-devices.js';
 
+/** Keys of one tenant's listing index in one shard that the sweep looks at per pass (oldest first). */
+const TRIM_PER_TENANT = 2000;
+
 /** Lists and counts on Redis: from per-shard indexes, never a SCAN of the keyspace. */
 export class RedisQueries implements QueryStore {
   constructor(
@@ -24,10 +27,7 @@ export class RedisQueries implements QueryStore {
   async listIncidents(tenant: string, limit: number) {
     const id = lp(tenant);
     const replies = (await Promise.all(
-      this.k.allShards('ti').map((key) => {
-        const tag = key.slice(0, -':ti'.length);
-        return this.conn.evalScript(scripts.listIncidents, [`${tag}:ti:${id}`, `${tag}:tx:${id}`], [limit]);
-      }),
+      this.k.allShards('ti').map((key) => this.conn.evalScript(scripts.listIncidents, [`${key}:${id}`], [tenant, limit])),
     )) as string[][];
     const latest = new Map<string, number>();
     for (const reply of replies) {
@@ -36,7 +36,7 @@ export class RedisQueries implements QueryStore {
         if ((latest.get(reply[i]!) ?? -1) < at) latest.set(reply[i]!, at);
       }
     }
-    // Twice the limit: room for keys that expired since their shard was trimmed.
+    // Twice the limit: room for keys that expired but whose record is kept for the grace (get leaves them out).
     const candidates = [...latest.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit * 2);
     const records = await Promise.all(candidates.map(([key]) => this.incidents.get(tenant, key)));
     return records
@@ -47,7 +47,7 @@ export class RedisQueries implements QueryStore {
 
   /** The sweep's pass: every shard's listing indexes lose what expired (one short script per shard). */
   async trimListings(): Promise<number> {
-    const trimmed = await Promise.all(this.k.allShards('tl').map((key) => this.conn.evalScript(scripts.trimListings, [key], [key.slice(0, -':tl'.length)])));
+    const trimmed = await Promise.all(this.k.allShards('tl').map((key) => this.conn.evalScript(scripts.trimListings, [key], [TRIM_PER_TENANT])));
     return trimmed.reduce<number>((a, b) => a + Number(b), 0);
   }
 

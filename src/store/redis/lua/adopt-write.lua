@@ -47,7 +47,7 @@ for i = 2, #KEYS do
         local expires = tonumber(c) + tonumber(d) + tonumber(l)
         if expires > now then
           redis.call('ZADD', KEYS[1], expires, ARGV[1])
-          oo_list_touch(key, tonumber(c) + tonumber(d), expires, now)
+          oo_list_touch(key, tonumber(c) + tonumber(d))
         end
       elseif i == 2 and ARGV[3] == 'f' then
         local obs = redis.call('HGET', key, 'obs')

@@ -42,6 +42,6 @@ redis.call('SET', KEYS[1],
   string.format('%.0f,%.0f,%.0f,%.0f,%.0f,%s', created, now - created, ttl, refires, updates, fp),
   'PX', ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
-oo_list_touch(KEYS[1], now, now + ttl, now)
+oo_list_touch(KEYS[1], now)
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))
 return outcome

@@ -1,17 +1,19 @@
 -- trim-listings: the sweep's pass over one shard: every tenant's listing
--- indexes lose what expired, so a tenant that stopped sending does not keep
--- them growing (lib/listing.lua). A tenant whose indexes emptied leaves the list.
+-- index loses the keys whose record is gone (expired), oldest first, so a
+-- tenant that stopped sending does not keep it growing (lib/listing.lua). A
+-- tenant whose index emptied leaves the list.
 --
--- KEYS[1]  the shard's list of tenants with indexes ({oo:S}:tl)
--- ARGV[1]  the shard's hash tag
+-- KEYS[1]  the shard's list of tenants with an index ({oo:S}:tl)
+-- ARGV[1]  how many keys of each tenant's index to look at
 --
 -- Returns how many keys were trimmed.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tag = string.match(KEYS[1], '^({oo:%d+})')
 local trimmed = 0
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local seen, exp = ARGV[1] .. ':ti:' .. id, ARGV[1] .. ':tx:' .. id
-  trimmed = trimmed + oo_list_trim(seen, exp, now, 1000)
-  if redis.call('ZCARD', exp) == 0 then redis.call('SREM', KEYS[1], id) end
+  local index = tag .. ':ti:' .. id
+  local tenant = string.match(id, '^%d+%.(.*)$')
+  local oldest = redis.call('ZRANGE', index, 0, tonumber(ARGV[1]) - 1)
+  trimmed = trimmed + #oldest - #oo_list_keep(index, tag .. ':i:' .. tenant .. ':', oldest)
+  if redis.call('ZCARD', index) == 0 then redis.call('SREM', KEYS[1], id) end
 end
 return trimmed

@@ -28,7 +28,7 @@ local function decide_incident(k, a, now)
     -- exact; what expired is trimmed here, as the shard's keys are decided.
     redis.call('ZADD', k[6], now + ttl, a[12])
     redis.call('ZREMRANGEBYSCORE', k[6], '-inf', now)
-    oo_list_touch(k[1], now, now + ttl, now)
+    oo_list_touch(k[1], now)
   end
 
   local v = redis.call('GET', k[1])
