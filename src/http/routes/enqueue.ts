@@ -66,6 +66,18 @@ export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, 
       },
     }),
     async (req, reply) => {
+      if (!req.scoped) {
+        // No Authorization header: with tenants configured the routing_key is the token. It is checked
+        // before the body is validated, so that an unauthenticated body, valid or not, meets the
+        // wrong-token throttle rather than the validator.
+        const index = tokenIndex(config().tenants);
+        if (index.enabled) {
+          const key = (req.body as { routing_key?: unknown } | null)?.routing_key;
+          const tenant = typeof key === 'string' ? index.lookup(key) : null;
+          if (!tenant) refuseToken(req, limiter, 'the routing_key is not a valid token');
+          admit(req, tenant, limiter);
+        }
+      }
       const parsed = parsePagerdutyEvent(req.body);
       if (!parsed.ok)
         throw new ApiError(
@@ -73,15 +85,6 @@ export function enqueueRoutes(app: FastifyInstance, pagerduty: PagerdutyIngest, 
           'Event object is invalid',
           parsed.errors.map((m) => ({ path: '', message: m })),
         );
-      if (!req.scoped) {
-        // No Authorization header: with tenants configured the routing_key is the token.
-        const index = tokenIndex(config().tenants);
-        if (index.enabled) {
-          const tenant = index.lookup(parsed.event.routing_key);
-          if (!tenant) refuseToken(req, limiter, 'the routing_key is not a valid token');
-          admit(req, tenant, limiter);
-        }
-      }
       const r = await pagerduty.apply(parsed.event, req.tenant, { requestId: req.id });
       return reply.code(202).send({ status: 'success', message: 'Event processed', dedup_key: r.dedup_key });
     },
