@@ -12,13 +12,17 @@ export const HEARTBEAT_NAME_RULE = '1..128 letters, digits, _ . : - (starting wi
  * Alertmanager alert of that name (Prometheus's always-firing Watchdog) counts
  * as a ping. `tenant` says whose it is once tenants are configured.
  */
+/** Ten years: the longest interval or grace a heartbeat may have. */
+export const MAX_HEARTBEAT_SECONDS = 10 * 365 * 86_400;
+
 export const heartbeatsConfig = z
   .array(
     z.strictObject({
       name: z.string().regex(HEARTBEAT_NAME, `must be ${HEARTBEAT_NAME_RULE}`),
       tenant: z.string().min(1).max(128).optional(),
-      interval_seconds: z.number().int().positive(),
-      grace_seconds: z.number().int().nonnegative().default(0),
+      // At most ten years each: a deadline past what a date can hold would fail every read of the heartbeat.
+      interval_seconds: z.number().int().positive().max(MAX_HEARTBEAT_SECONDS),
+      grace_seconds: z.number().int().nonnegative().max(MAX_HEARTBEAT_SECONDS).default(0),
       severity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).default('MAJOR'),
       alertname: z.string().min(1).max(1024).optional(),
     }),

@@ -32,6 +32,8 @@ test('onceonly silence add, list and expire against a running server with a toke
     for (const [args, why] of [
       [['add', 'fault_class=~"("', '--comment', 'x'], /not an RE2 regex/],
       [['add', 'fault_class=LOS', '--comment', 'x', '--duration', '2x'], /not a duration/],
+      // Once a stack trace: a number past what a date can hold.
+      [['add', 'fault_class=LOS', '--comment', 'x', '--duration', '99999999999999999999w'], /^onceonly silence add: .*at most 100 years/m],
       [['add', 'fault_class=LOS', '--comment', 'x', '--start', 'soon'], /--start/],
       [['add', 'fault_class=~".*"', '--comment', 'x'], /empty string/],
       [['list', 'nope'], /no operator/],

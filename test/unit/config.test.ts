@@ -99,6 +99,9 @@ const bad: Array<[string, RegExp]> = [
   ],
   ['heartbeats: [ { name: "bad name", interval_seconds: 60 } ]', /heartbeats\.0\.name: must be 1\.\.128 letters/],
   ['heartbeats: [ { name: backup, interval_seconds: 0 } ]', /heartbeats\.0\.interval_seconds/],
+  // Past what a date can hold, every read of the heartbeat answered 500: refused at load instead.
+  ['heartbeats: [ { name: backup, interval_seconds: 9000000000000 } ]', /heartbeats\.0\.interval_seconds: .*315360000/],
+  ['heartbeats: [ { name: backup, interval_seconds: 60, grace_seconds: 9000000000000 } ]', /heartbeats\.0\.grace_seconds/],
   ['heartbeats: [ { name: backup } ]', /heartbeats\.0\.interval_seconds/],
   ['heartbeats: [ { name: backup, interval_seconds: 60, severity: LOUD } ]', /heartbeats\.0\.severity: must be one of CRITICAL/],
   [
