@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import { REQUEST_LEASE_MS, REQUEST_MEMORY_MS, type RequestStore } from '../store/contract/index.js';
 import { Batch } from './batch.js';
 import { ApiError } from './errors.js';
+import { MAX_DEPTH, nestedDeeperThan } from '../inputs/limits.js';
 
 /**
  * Request idempotency: a POST may carry `Idempotency-Key` (1..255 printable
@@ -19,6 +20,8 @@ import { ApiError } from './errors.js';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 const NOT_FINAL = new Set([408, 409, 425, 429]);
+/** A body's own levels above its carried objects (`details` and the like, at most MAX_DEPTH deep): more cannot be valid anywhere. */
+const MAX_BODY_DEPTH = MAX_DEPTH + 8;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,6 +50,12 @@ export function idempotency(app: FastifyInstance, requests: RequestStore, config
       ]);
     // A PagerDuty-style sender with its token in the body is matched to its tenant by the route, after this: its key needs the Authorization header.
     if (config().tenants.length > 0 && !req.scoped) return;
+    // Hashing serialises the body: one nested past anything a route takes is refused first (a deep
+    // enough one would overflow the serialiser's stack), as the route's own validation would refuse it.
+    if (!(req.body instanceof Batch) && nestedDeeperThan(req.body, MAX_BODY_DEPTH))
+      throw new ApiError('invalid_input', `the body is nested more than ${MAX_BODY_DEPTH} levels deep; no route takes that`, [
+        { path: '', message: `must be at most ${MAX_BODY_DEPTH} levels deep` },
+      ]);
     const hash = requestHash(req);
     const held = await requests.begin(req.tenant, key, hash, REQUEST_LEASE_MS);
     if (held.state === 'new') {

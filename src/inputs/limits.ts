@@ -94,6 +94,18 @@ export function carriedProblem(value: unknown): string | null {
   return bytes > MAX_CARRIED_BYTES ? `must be at most ${MAX_CARRIED_BYTES / 1024} KiB as JSON (is ${Math.ceil(bytes / 1024)} KiB)` : null;
 }
 
+/** Whether `value` nests objects or arrays more than `max` levels deep; walked with an explicit stack, stopped at the first level past it. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** An object carried along, checked by `carriedProblem`. */
 export const carried = <T extends z.ZodType>(schema: T) =>
   schema.superRefine((v, ctx) => {
