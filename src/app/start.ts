@@ -218,6 +218,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     metrics,
     logger,
     https,
+    timeouts: { headersMs: cfg.http.headers_timeout_ms, requestMs: cfg.http.request_timeout_ms },
     config: () => config.current,
     clock,
     tally,

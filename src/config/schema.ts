@@ -178,6 +178,21 @@ export const configSchema = z
     allowed_hosts: z
       .array(z.string().regex(/^[a-z0-9.-]{1,253}$|^\[[0-9a-f:.]+\]$/, 'must be a host name or a bracketed IPv6 address, lower case, without a port'))
       .default([]),
+    /**
+     * How long a client may take to send a request: its headers, and the whole
+     * request with its body. Past either the connection is answered 408 and
+     * closed, so a client that dribbles a body holds nothing open for long. Read at start.
+     */
+    http: z
+      .strictObject({
+        headers_timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
+        request_timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000),
+      })
+      .refine((h) => h.headers_timeout_ms <= h.request_timeout_ms, {
+        message: 'headers_timeout_ms must not be longer than request_timeout_ms',
+        path: ['headers_timeout_ms'],
+      })
+      .default({ headers_timeout_ms: 10_000, request_timeout_ms: 60_000 }),
   })
   .superRefine((c, ctx) => {
     // A lease shorter than a call would let a second worker deliver while the first still waits.

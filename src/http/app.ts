@@ -63,6 +63,8 @@ export interface AppOptions {
   metrics: Metrics;
   logger: Logger;
   https?: { cert: Buffer; key: Buffer } | null;
+  /** how long a client may take to send its headers and its whole request (ms) */
+  timeouts?: { headersMs: number; requestMs: number };
   config: () => Config;
   clock: Clock;
   /** the decision mix per tenant, for the dashboard */
@@ -78,6 +80,10 @@ export interface AppOptions {
   groups: Pick<GroupApplier, 'view'>;
 }
 
+/** Node's own server options for the timeouts (fastify passes them to createServer). */
+const serverTimeouts = (t: AppOptions['timeouts']) =>
+  t ? { headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: Math.min(1000, t.headersMs) } : {};
+
 export function buildApp({
   dedup,
   events,
@@ -87,6 +93,7 @@ export function buildApp({
   metrics,
   logger,
   https,
+  timeouts,
   config,
   clock,
   tally,
@@ -115,7 +122,10 @@ export function buildApp({
       void (reply as FastifyReply).code(404).send(errorBody(e));
     },
     genReqId: () => randomUUID(),
-    ...(https ? { https } : {}),
+    // Node answers 408 and closes a connection whose headers or whole request take longer than
+    // these; it looks every second (its default, 30 s, would let a slow client hold on that much longer).
+    requestTimeout: timeouts?.requestMs ?? 0,
+    ...(https ? { https: { ...https, ...serverTimeouts(timeouts) } } : { http: serverTimeouts(timeouts) }),
   }) as unknown as FastifyInstance;
 
   // Every route as registered, with the doc it carries: the OpenAPI document is made from this table.

@@ -99,6 +99,8 @@ const bad: Array<[string, RegExp]> = [
   ],
   ['heartbeats: [ { name: "bad name", interval_seconds: 60 } ]', /heartbeats\.0\.name: must be 1\.\.128 letters/],
   ['heartbeats: [ { name: backup, interval_seconds: 0 } ]', /heartbeats\.0\.interval_seconds/],
+  ['http: { headers_timeout_ms: 20000, request_timeout_ms: 10000 }', /http\.headers_timeout_ms: headers_timeout_ms must not be longer than request_timeout_ms/],
+  ['http: { request_timeout_ms: 0 }', /http\.request_timeout_ms/],
   // Past what a date can hold, every read of the heartbeat answered 500: refused at load instead.
   ['heartbeats: [ { name: backup, interval_seconds: 9000000000000 } ]', /heartbeats\.0\.interval_seconds: .*315360000/],
   ['heartbeats: [ { name: backup, interval_seconds: 60, grace_seconds: 9000000000000 } ]', /heartbeats\.0\.grace_seconds/],
