@@ -73,6 +73,10 @@ export class GroupApplier {
     const labels = labelsOf(e);
     const values = c.by.map((name) => labels[name] ?? '');
     const groupKey = groupKeyOf(values);
+    // A `by` label that changed (a severity, a label the producer moved) moves the member: it leaves
+    // its old group first, so one incident is never counted in two groups' tickets.
+    const before = await this.o.groups.memberOf(e.tenant, e.key);
+    if (before && before !== groupKey) await this.leave(e.tenant, before, e.key);
     await this.join(e.tenant, groupKey, Object.fromEntries(c.by.map((n, i) => [n, values[i]!])), e.key, e.severity);
   }
 

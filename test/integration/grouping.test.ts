@@ -242,6 +242,32 @@ for (const backend of BACKENDS)
       assert.deepEqual([joined.action, joined.severity, joined.data.members], ['update', 'CRITICAL', [muted.body.dedup_key, open.body.dedup_key].sort()]);
     });
 
+    test('a member whose `by` label changes moves to its new group: it leaves the old one, never in two', async () => {
+      replicas = [await inProcessServer({ store: await stores.fresh(), config: `grouping: { by: [severity], wait_seconds: 30 }\nadapters: [ { name: tickets, type: webhook, url: "${hook.url}/groups", grouped: true } ]\n` })];
+      const [s] = replicas as [InProcessServer];
+      const [major, critical] = [groupKeyOf(['MAJOR']), groupKeyOf(['CRITICAL'])];
+      const key = (await s.post('/v1/incidents', incident('olt-move', 'rc-move', 'MAJOR'))).body.dedup_key as string;
+      const other = (await s.post('/v1/incidents', incident('olt-stay', 'rc-move', 'MAJOR'))).body.dedup_key as string;
+      await until(
+        async () => ((await s.get(`/v1/groups/${major}`)).body?.members?.length === 2 ? true : null),
+        10_000,
+        () => 'the MAJOR group never had both',
+      );
+      assert.equal((await s.post('/v1/incidents', incident('olt-move', 'rc-move', 'CRITICAL'))).body.decision, 'UPDATE');
+      await until(
+        async () => ((await s.get(`/v1/groups/${critical}`)).status === 200 ? true : null),
+        10_000,
+        () => 'the CRITICAL group never formed',
+      );
+      await until(
+        async () => ((await s.get(`/v1/groups/${major}`)).body?.members?.length === 1 ? true : null),
+        10_000,
+        () => 'the member is still in its old group',
+      );
+      assert.deepEqual((await s.get(`/v1/groups/${major}`)).body.members, [other]);
+      assert.deepEqual((await s.get(`/v1/groups/${critical}`)).body.members, [key]);
+    });
+
     test('a member that expires leaves its group; a group that closes before its wait delivers nothing', async () => {
       replicas = [await inProcessServer({ store: await stores.fresh(), config: config(hook), sweepIntervalMs: 100 })];
       const [s] = replicas as [InProcessServer];
