@@ -1,20 +1,12 @@
 import type { Command } from 'commander';
 import type { IncidentView } from '../engine/views.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
+import { textTable } from './table.js';
 
 export function formatIncidents(list: IncidentView[]): string {
   if (list.length === 0) return 'no live incidents';
   const rows = list.map((i) => [i.dedup_key, i.severity + (i.cleared ? ' cleared' : ''), String(i.refires), String(i.updates), i.created_at, i.last_seen_at]);
-  const head = ['key', 'severity', 'refires', 'updates', 'created', 'last seen'];
-  const width = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-  return [head, ...rows]
-    .map((r) =>
-      r
-        .map((v, c) => v.padEnd(width[c]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable(['key', 'severity', 'refires', 'updates', 'created', 'last seen'], rows);
 }
 
 /** `onceonly incidents list|show|close`: the live incidents of a running server. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { formatMatcher, MatcherError, parseMatcher, type Matcher } from '../mute/matcher.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
+import { textTable } from './table.js';
 
 interface Gettable {
   id: string;
@@ -29,16 +30,7 @@ export function parseDuration(text: string): number {
 export function formatSilences(list: Gettable[]): string {
   if (list.length === 0) return 'no silences';
   const rows = list.map((s) => [s.id, s.matchers.map(formatMatcher).join(' '), s.status.state, s.endsAt, s.createdBy, s.comment]);
-  const head = ['ID', 'Matchers', 'State', 'Ends At', 'Created By', 'Comment'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows]
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable(['ID', 'Matchers', 'State', 'Ends At', 'Created By', 'Comment'], rows);
 }
 
 const usage = (command: string, message: string) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseWith, ValidationError } from '../core/validation.js';
-import { boundedText, MAX_LABEL_VALUE } from '../inputs/limits.js';
+import { boundedText, freeText, identityText, MAX_LABEL_VALUE } from '../inputs/limits.js';
 import { compileMatcher, MatcherError, type Matcher } from './matcher.js';
 
 /** Matchers one silence may have. */
@@ -24,8 +24,10 @@ export const postableSilenceSchema = z.object({
   matchers: z.array(matcherSchema).min(1, 'a silence needs at least one matcher').max(MAX_SILENCE_MATCHERS),
   startsAt: time,
   endsAt: time,
-  createdBy: z.string().min(1, 'createdBy must not be empty').max(MAX_SILENCE_TEXT.createdBy),
-  comment: z.string().min(1, 'comment must not be empty').max(MAX_SILENCE_TEXT.comment),
+  // The text rules of every other field: no control characters (line breaks and tabs in a comment),
+  // no lone surrogates. A lone surrogate once made a stored silence impossible to expire on Redis.
+  createdBy: identityText(MAX_SILENCE_TEXT.createdBy),
+  comment: freeText(MAX_SILENCE_TEXT.comment).refine((c) => c.length > 0, 'comment must not be empty'),
 });
 
 export interface SilenceInput {

@@ -243,7 +243,12 @@ for (const backend of BACKENDS)
     });
 
     test('a member whose `by` label changes moves to its new group: it leaves the old one, never in two', async () => {
-      replicas = [await inProcessServer({ store: await stores.fresh(), config: `grouping: { by: [severity], wait_seconds: 30 }\nadapters: [ { name: tickets, type: webhook, url: "${hook.url}/groups", grouped: true } ]\n` })];
+      replicas = [
+        await inProcessServer({
+          store: await stores.fresh(),
+          config: `grouping: { by: [severity], wait_seconds: 30 }\nadapters: [ { name: tickets, type: webhook, url: "${hook.url}/groups", grouped: true } ]\n`,
+        }),
+      ];
       const [s] = replicas as [InProcessServer];
       const [major, critical] = [groupKeyOf(['MAJOR']), groupKeyOf(['CRITICAL'])];
       const key = (await s.post('/v1/incidents', incident('olt-move', 'rc-move', 'MAJOR'))).body.dedup_key as string;
