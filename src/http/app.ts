@@ -14,6 +14,7 @@ import type { EventAccounting } from '../observe/event-accounting.js';
 import { operationRoutes } from './routes/operations.js';
 import { accessControl, type ChargeItems, chargeItems } from './access.js';
 import { ndjsonParser } from './batch.js';
+import { utf8JsonParser } from './utf8-json.js';
 import { idempotency } from './idempotency.js';
 import { RateLimiter } from '../access/rate-limit.js';
 import type { Config } from '../config/schema.js';
@@ -141,6 +142,7 @@ export function buildApp({
   // The API speaks JSON only: fastify's built-in text/plain parser would let a
   // text body reach validation as a string; without it fastify answers 415.
   app.removeContentTypeParser('text/plain');
+  utf8JsonParser(app, BODY_LIMIT_BYTES);
 
   app.setErrorHandler((err, req, reply) => {
     const apiError = toApiError(err);

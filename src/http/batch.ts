@@ -1,6 +1,8 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from './errors.js';
 import { toApiError } from './error-mapping.js';
+import { NOT_UTF8 } from './utf8-json.js';
 
 /**
  * Batches: `POST` with `Content-Type: application/x-ndjson` on the routes that
@@ -59,7 +61,9 @@ export function ndjsonParser(app: FastifyInstance, routes: ReadonlySet<string>):
     payload.on('end', () => {
       if (finished) return;
       finished = true;
-      const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+      const body = Buffer.concat(chunks);
+      if (!isUtf8(body)) return done(new ApiError('invalid_input', NOT_UTF8, [{ path: '', message: 'not valid UTF-8' }]), undefined);
+      const lines = body.toString('utf8').split('\n');
       if (lines.at(-1) === '') lines.pop();
       if (lines.length === 0) return done(new ApiError('invalid_input', 'the batch is empty: send one JSON object per line'), undefined);
       if (lines.length > BATCH_LIMITS.lines)
