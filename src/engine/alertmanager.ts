@@ -40,6 +40,9 @@ export interface AlertOutcome {
  * the episode's end, so a peer's late `firing` of that episode (its startsAt
  * no later than that end) is stale and reopens nothing.
  */
+/** How far past this replica's clock a resolved alert's endsAt is believed (an HA peer's clock may run ahead). */
+export const RESOLVED_SKEW_MS = 60_000;
+
 export class AlertmanagerIngest {
   constructor(
     private readonly dedup: Deduplicator,
@@ -65,8 +68,11 @@ export class AlertmanagerIngest {
     const key = alertKey(a.fingerprint);
     if (a.status === 'resolved') {
       const ended = a.endsAt ? Date.parse(a.endsAt) : NaN;
-      // A resolved alert carries its end; one without a usable end ends now.
-      const resolvedAt = Number.isFinite(ended) && ended > 0 ? ended : this.clock.now();
+      const now = this.clock.now();
+      // A resolved alert carries its end; one without a usable end ends now. An end later than now
+      // (past a peer's clock skew) is taken as now: recorded as it came, it would make every firing of
+      // the alert until then a "late copy" of the closed episode (stale), hiding a real new fault.
+      const resolvedAt = Number.isFinite(ended) && ended > 0 ? Math.min(ended, now + RESOLVED_SKEW_MS) : now;
       return (await this.dedup.closeKey(tenant, key, resolvedAt, origin)) ? 'closed' : 'ignored';
     }
     const severity = alertSeverity(a.labels.severity);

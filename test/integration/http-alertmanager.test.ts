@@ -30,9 +30,21 @@ const payload = (alerts: unknown[], over: Record<string, unknown> = {}) => ({
 describe('HTTP: Alertmanager webhook', () => {
   let s: InProcessServer;
   before(async () => {
-    s = await inProcessServer({ store: 'memory' });
+    // The clock where the alerts below happen: a resolved alert's end is believed up to a minute past now.
+    s = await inProcessServer({ store: 'memory', clockStart: Date.parse('2026-11-30T12:10:30Z') });
   });
   after(() => s.stop());
+
+  test('a resolved alert whose endsAt is far in the future does not hide the next firings as stale', async () => {
+    const fp = 'f00dfeedf00dfeed';
+    assert.equal((await s.post('/v1/alertmanager', payload([alert({ fingerprint: fp })]))).body.alerts[0].outcome, 'CREATE');
+    const resolved = await s.post('/v1/alertmanager', payload([alert({ fingerprint: fp, status: 'resolved', endsAt: '2099-01-01T00:00:00Z' })]));
+    assert.equal(resolved.body.alerts[0].outcome, 'closed');
+    // A new episode two minutes later: a real fault, not a late copy of the closed one.
+    s.clock.advance(120_000);
+    const again = await s.post('/v1/alertmanager', payload([alert({ fingerprint: fp, startsAt: new Date(s.clock.now()).toISOString() })]));
+    assert.equal(again.body.alerts[0].outcome, 'CREATE');
+  });
 
   test('identity is the fingerprint: peers differing in externalURL, groupKey and startsAt are one alert; an episode opens, updates, closes', async () => {
     const first = await s.post('/v1/alertmanager', payload([alert()]));
