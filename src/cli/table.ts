@@ -4,6 +4,7 @@
  * escaped (`\x1b`, `\n`) rather than sent raw: an ESC sequence in a comment
  * must not act on the operator's terminal, and a line break must not forge a row.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 export const printable = (text: string) => text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
