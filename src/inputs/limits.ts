@@ -57,9 +57,10 @@ export const boundedText = (max: number) =>
     });
 
 /** Free text (a summary): tab and line breaks allowed. */
-export const freeText = (max: number) =>
+export const freeText = (max: number, min = 0) =>
   z
     .string()
+    .min(min, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
     .superRefine((s, ctx) => {
       const problem = textProblem(s, true);

@@ -27,7 +27,7 @@ export const postableSilenceSchema = z.object({
   // The text rules of every other field: no control characters (line breaks and tabs in a comment),
   // no lone surrogates. A lone surrogate once made a stored silence impossible to expire on Redis.
   createdBy: identityText(MAX_SILENCE_TEXT.createdBy),
-  comment: freeText(MAX_SILENCE_TEXT.comment).refine((c) => c.length > 0, 'comment must not be empty'),
+  comment: freeText(MAX_SILENCE_TEXT.comment, 1),
 });
 
 export interface SilenceInput {
