@@ -65,7 +65,14 @@ const SOCKET_CODES = new Set([
   'ENOTCONN',
   'EAI_AGAIN',
   'ERR_SOCKET_CLOSED',
+  'EPROTO',
 ]);
+/**
+ * A TLS handshake that failed (a certificate this replica does not trust, an
+ * expired one, one for another host): the store cannot be reached safely,
+ * which is the same as not at all. Never a reason to talk to it in the clear.
+ */
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH$)/;
 /** The Redis client's errors of a connection it does not have (offline, closed, timed out, no node to ask). */
 const REDIS_CLIENT = new Set([
   'ConnectionTimeoutError',
@@ -101,7 +108,7 @@ export function storeFaultOf(err: unknown): StoreFault {
   if (state !== null) return PG_UNREACHABLE.test(state) ? 'transport' : PG_FULL.test(state) ? 'full' : 'refused';
   if (err instanceof ErrorReply) return REDIS_UNREACHABLE.test(e.message) ? 'transport' : REDIS_FULL.test(e.message) ? 'full' : 'refused';
   if (REDIS_CLIENT.has(e.constructor.name) || REDIS_CLIENT.has(e.name)) return 'transport';
-  if (typeof e.code === 'string' && SOCKET_CODES.has(e.code)) return 'transport';
+  if (typeof e.code === 'string' && (SOCKET_CODES.has(e.code) || TLS_CODES.test(e.code))) return 'transport';
   if (PG_CLIENT.test(e.message)) return 'transport';
   return 'refused';
 }

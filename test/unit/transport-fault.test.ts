@@ -17,6 +17,10 @@ test('only an unreachable store fails open, by an allow-list; a full store and e
     new StoreTimeoutError('store did not answer within 50 ms'),
     new StoreUnavailableError('Postgres is unreachable'),
     ...['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH'].map(sysError),
+    // A TLS store whose certificate is not trusted (or expired, or for another host) cannot be reached.
+    ...['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'].map(
+      sysError,
+    ),
     ...['ClientClosedError', 'ClientOfflineError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError'].map(clientError),
     new ErrorReply('LOADING Redis is loading the dataset in memory'),
     new ErrorReply('BUSY Redis is busy running a script'),
