@@ -363,7 +363,8 @@ export class FailOpenStore implements DedupStore {
     if (this.degraded) {
       throw new StoreUnavailableError(`failing open: ${this.journal.size()} journaled decision(s) wait for the store`);
     }
-    await storeDeadline(this.inner.ping(), this.operationMs, this.stalls, 'the shared store (ping)');
+    // /readyz: a readiness probe answers promptly (ten decision timeouts of the store's own time), as it did before.
+    await storeDeadline(this.inner.ping(), this.timeoutMs * 10, this.stalls, 'the shared store (ping)');
   }
 
   async close() {
