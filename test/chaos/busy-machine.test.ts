@@ -8,7 +8,8 @@ import pg from 'pg';
 import { startSink } from '../fakes/http-fake.js';
 import { fire, type Shot } from '../helpers/load.js';
 import { PG_URL } from '../helpers/postgres.js';
-import { spawnServer, type ServerProcess } from '../helpers/process.js';
+import type { ServerProcess } from '../helpers/process.js';
+import { defaultReplicas } from '../helpers/default-replicas.js';
 import { startRedis } from '../helpers/redis.js';
 import { receiverQuiet } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -31,16 +32,11 @@ const spinners = (n: number): ChildProcess[] => Array.from({ length: n }, () => 
 async function underLoad(store: string, label: string) {
   const hook = await startSink(200, {});
   const dir = tempDir();
-  // Nothing but the journal's path: the fail-open timeout and its hysteresis are the defaults.
-  const cfg = (n: number) => {
-    const p = join(dir.path, `c${n}.yaml`);
-    writeFileSync(p, `failopen: { journal_path: ${join(dir.path, `j${n}.db`)} }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
-    return p;
-  };
   const replicas: ServerProcess[] = [];
   const busy = spinners(3);
   try {
-    for (const n of [1, 2]) replicas.push(await spawnServer(['--port', '0', '--store', store, '--config', cfg(n)]));
+    // The fail-open timeout and its hysteresis are the defaults.
+    await defaultReplicas(store, hook.url, dir.path, replicas);
     const [a, b] = replicas as [ServerProcess, ServerProcess];
     const shots: Shot[] = [];
     for (let k = 0; k < FAULTS; k++) {

@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSink } from '../fakes/http-fake.js';
 import { post } from '../helpers/load.js';
-import { spawnServer, type ServerProcess } from '../helpers/process.js';
+import type { ServerProcess } from '../helpers/process.js';
+import { defaultReplicas } from '../helpers/default-replicas.js';
 import { startRedis } from '../helpers/redis.js';
 import { receiverQuiet } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -24,15 +25,10 @@ test('a store paused and resumed every 300 ms: at most one provisional CREATE pe
   const redis = await startRedis();
   const hook = await startSink(200, {});
   const dir = tempDir();
-  const cfg = (n: number) => {
-    const p = join(dir.path, `c${n}.yaml`);
-    writeFileSync(p, `failopen: { journal_path: ${join(dir.path, `j${n}.db`)} }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
-    return p;
-  };
   const replicas: ServerProcess[] = [];
   let flapping = true;
   try {
-    for (const n of [1, 2]) replicas.push(await spawnServer(['--port', '0', '--store', redis.url, '--config', cfg(n)]));
+    await defaultReplicas(redis.url, hook.url, dir.path, replicas);
     const fault = { element_id: 'olt-flap', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' };
     const first = await post(`${replicas[0]!.url}/v1/incidents`, fault);
     assert.deepEqual([first.body.decision, first.body.provisional], ['CREATE', false], 'decided on the healthy store first');
