@@ -14,6 +14,7 @@ const TICK_MS = 10;
 export class LoopStalls {
   private total = 0;
   private last = performance.now();
+  private stopped = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor() {
@@ -27,10 +28,19 @@ export class LoopStalls {
 
   /** Milliseconds stalled since the meter started, including a stall still going on (the ticker has not run yet). */
   now(): number {
+    if (this.stopped) return this.total;
     return this.total + Math.max(0, performance.now() - this.last - TICK_MS);
   }
 
+  /**
+   * Stops measuring and freezes the count. Without the ticker, the time since
+   * its last tick would read as one endless stall, and a deadline still
+   * running (a probe during shutdown) would never come due.
+   */
   stop(): void {
+    if (this.stopped) return;
+    this.total = this.now();
+    this.stopped = true;
     clearInterval(this.timer);
   }
 }
