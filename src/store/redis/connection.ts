@@ -63,10 +63,20 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
     disableOfflineQueue: true,
     socket: { connectTimeout: opts.connectTimeoutMs ?? 2000, reconnectStrategy },
   });
-  client.on('error', onError);
+  // Commands waiting for the first connection fail with the first error the
+  // client reports meanwhile (refused, TLS handshake...): a replica that
+  // starts while Redis is down or untrusted learns it at once, not after
+  // the caller's deadline.
+  let waiting: Array<(err: Error) => void> = [];
+  client.on('error', (err: Error) => {
+    onError(err);
+    const fail = waiting;
+    waiting = [];
+    for (const reject of fail) reject(err);
+  });
   // Not awaited here: the server starts (and fails open) while Redis is down.
-  // Until the first connection, commands wait for it (the caller's timeout
-  // bounds that); after it, a lost connection fails commands at once.
+  // Until the first connection, commands wait for it or for the next
+  // connection error; after it, a lost connection fails commands at once.
   let first: Promise<unknown> | null = client.connect().then(
     () => (first = null),
     (err) => {
@@ -74,8 +84,13 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
       first = null;
     },
   );
+  const firstConnection = (pending: Promise<unknown>) =>
+    new Promise<unknown>((resolve, reject) => {
+      waiting.push(reject);
+      pending.then(resolve, reject).finally(() => (waiting = waiting.filter((r) => r !== reject)));
+    });
   const send = async (_key: string, args: string[]) => {
-    if (first) await first;
+    if (first) await firstConnection(first);
     return client.sendCommand(args);
   };
   return {
