@@ -52,7 +52,17 @@ export async function spawnServer(args: string[], env: Record<string, string> = 
       if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
       const exited = once(proc, 'exit');
       proc.kill(signal);
-      const [code] = (await exited) as [number | null];
+      // A replica that does not stop is a finding, not a test that hangs until the runner's timeout.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), 30_000)));
+      const first = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (first === 'late') {
+        proc.kill('SIGKILL');
+        await exited;
+        throw new Error(`the server did not exit within 30 s of ${signal}; its last lines:\n${lines.slice(-5).join('\n')}\n${err.slice(-2000)}`);
+      }
+      const [code] = first as [number | null];
       return code;
     },
   };
