@@ -179,6 +179,19 @@ export const configSchema = z
       .array(z.string().regex(/^[a-z0-9.-]{1,253}$|^\[[0-9a-f:.]+\]$/, 'must be a host name or a bracketed IPv6 address, lower case, without a port'))
       .default([]),
     /**
+     * Bounds on what a tenant's input may cost every replica (docs/security.md, "Bounds").
+     * A regex's cost is the estimated size of the program RE2 compiles it to: compiling
+     * costs that once per replica and reload, and matching costs it per character.
+     */
+    limits: z
+      .strictObject({
+        /** one silence or filter matcher's regex (`.{0,1000}` is about 2,000) */
+        regex_cost_per_matcher: z.number().int().min(10).max(100_000).default(2_500),
+        /** every regex of a tenant's silences that have not ended, together */
+        regex_cost_per_tenant: z.number().int().min(10).max(10_000_000).default(20_000),
+      })
+      .default({ regex_cost_per_matcher: 2_500, regex_cost_per_tenant: 20_000 }),
+    /**
      * How long a client may take to send a request: its headers, and the whole
      * request with its body. Past either the connection is answered 408 and
      * closed, so a client that dribbles a body holds nothing open for long. Read at start.

@@ -181,7 +181,7 @@ export function buildApp({
   groupRoutes(app, groups);
   dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences: dedup.store.silences, clock, heartbeats }, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
-  silenceRoutes(app, dedup.store.silences, silences, clock);
+  silenceRoutes(app, dedup.store.silences, silences, clock, config);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));
   return app;
 }

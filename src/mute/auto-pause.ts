@@ -29,7 +29,7 @@ export class AutoPause implements HoldSource {
     const c = this.config();
     if (c !== this.compiledFor) {
       // Checked when the config was loaded; parsing again cannot fail.
-      this.rules = c.map((r) => ({ matchers: r.matchers.map(parseMatcher), ms: r.seconds * 1000 }));
+      this.rules = c.map((r) => ({ matchers: r.matchers.map((m) => parseMatcher(m)), ms: r.seconds * 1000 }));
       this.compiledFor = c;
     }
     return this.rules;

@@ -44,8 +44,8 @@ export class Inhibition implements MuteSource {
           .update(JSON.stringify([r.source_matchers, r.target_matchers, r.equal]))
           .digest('hex')
           .slice(0, 16),
-        source: r.source_matchers.map(parseMatcher),
-        target: r.target_matchers.map(parseMatcher),
+        source: r.source_matchers.map((m) => parseMatcher(m)),
+        target: r.target_matchers.map((m) => parseMatcher(m)),
         equal: r.equal,
       }));
       this.compiledFor = c;

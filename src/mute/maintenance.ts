@@ -25,7 +25,7 @@ export class MaintenanceWindows implements MuteSource {
     const c = this.config();
     if (c !== this.compiledFor) {
       // Checked when the config was loaded; parsing again cannot fail.
-      this.windows = c.map((w) => ({ name: w.name, matchers: w.matchers.map(parseMatcher), intervals: w.time_intervals.map(parseTimeInterval) }));
+      this.windows = c.map((w) => ({ name: w.name, matchers: w.matchers.map((m) => parseMatcher(m)), intervals: w.time_intervals.map(parseTimeInterval) }));
       this.compiledFor = c;
     }
     return this.windows;

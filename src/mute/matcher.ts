@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { regexCost } from './regex-cost.js';
 
 /**
  * Alertmanager's label matchers, with its semantics: `=` and `!=` compare the
@@ -28,10 +29,25 @@ export class MatcherError extends Error {}
 /** Label names as Alertmanager accepts them in its classic form; also the input's field names. */
 const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function compileMatcher(m: Matcher): CompiledMatcher {
+export interface MatcherBounds {
+  /** The largest regex program (regex-cost.ts) a matcher may compile to; unset: no bound (the operator's own config). */
+  maxRegexCost?: number;
+}
+
+/** What a matcher costs to compile and to run per character: its regex's estimated program size; 0 for `=` and `!=`. */
+export const matcherCost = (m: Matcher): number => (m.isRegex ? regexCost(`^(?:${m.value})$`) : 0);
+
+export function compileMatcher(m: Matcher, bounds: MatcherBounds = {}): CompiledMatcher {
   if (!LABEL_NAME.test(m.name)) throw new MatcherError(`matcher name ${JSON.stringify(m.name)} is not a label name ([A-Za-z_][A-Za-z0-9_]*)`);
   let hit: (v: string) => boolean;
   if (m.isRegex) {
+    // Judged before compiling: compiling is the costly step, and its cost is what is bounded.
+    const cost = matcherCost(m);
+    if (bounds.maxRegexCost !== undefined && cost > bounds.maxRegexCost) {
+      throw new MatcherError(
+        `matcher ${m.name}: the regex would compile to about ${cost} instructions; at most ${bounds.maxRegexCost} (limits.regex_cost_per_matcher)`,
+      );
+    }
     let re: RE2JS;
     try {
       // Checked as written first, so an error quotes the tenant's pattern, not the anchored one.
@@ -62,7 +78,7 @@ const OPERATORS = [
  * `name!="value"`, `name=~"regex"`, `name!~"regex"`. The value may be
  * double-quoted (with `\"`, `\\` and `\n` escapes) or bare.
  */
-export function parseMatcher(text: string): CompiledMatcher {
+export function parseMatcher(text: string, bounds: MatcherBounds = {}): CompiledMatcher {
   const t = text.trim();
   const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(t)?.[0];
   if (!name) throw new MatcherError(`matcher ${JSON.stringify(text)} does not start with a label name`);
@@ -70,7 +86,7 @@ export function parseMatcher(text: string): CompiledMatcher {
   const op = OPERATORS.find(([o]) => rest.startsWith(o));
   if (!op) throw new MatcherError(`matcher ${JSON.stringify(text)} has no operator (=, !=, =~ or !~) after ${name}`);
   const raw = rest.slice(op[0].length).trim();
-  return compileMatcher({ name, value: unquote(raw, text), ...op[1] });
+  return compileMatcher({ name, value: unquote(raw, text), ...op[1] }, bounds);
 }
 
 function unquote(raw: string, text: string): string {

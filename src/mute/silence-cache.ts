@@ -1,6 +1,6 @@
 import type { Silence, SilenceStore } from '../store/contract/index.js';
 import { silenceState } from '../store/contract/index.js';
-import { type CompiledMatcher, compileMatcher, type Labels, matchesAll } from './matcher.js';
+import { type CompiledMatcher, compileMatcher, type Labels, matchesAll, matcherCost } from './matcher.js';
 import type { Muted, MuteSource } from './mutes.js';
 
 /** How often a replica asks the store whether the silences changed (one small read). */
@@ -100,7 +100,7 @@ export class SilenceCache implements MuteSource {
       let matchers = compiled.get(text) ?? this.compiled.get(text);
       if (!matchers) {
         try {
-          matchers = silence.matchers.map(compileMatcher);
+          matchers = silence.matchers.map((m) => compileMatcher(m));
         } catch (err) {
           // Checked when it was made; a row that no longer compiles mutes nothing rather than everything.
           this.onError(err);
@@ -121,6 +121,22 @@ export class SilenceCache implements MuteSource {
       if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels)) return { by: 'silence', id: l.silence.id };
     }
     return null;
+  }
+
+  /**
+   * The regex cost (matcher.ts) of a tenant's silences that have not ended,
+   * but the one `except` names (a silence being updated): what a new silence
+   * adds to is bounded by limits.regex_cost_per_tenant. It reads this
+   * replica's copy, fresh after this replica's own writes; one made on another
+   * replica within the last poll can be missed, so two replicas writing at
+   * once can pass the bound by at most one silence each.
+   */
+  regexCost(tenant: string, now: number, except?: string): number {
+    let sum = 0;
+    for (const l of this.byTenant.get(tenant) ?? []) {
+      if (l.silence.id !== except && silenceState(l.silence, now) !== 'expired') for (const m of l.silence.matchers) sum += matcherCost(m);
+    }
+    return sum;
   }
 
   /** Silences of every tenant that are active at `now`: for the held-delivery gauge and the dashboard. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseWith, ValidationError } from '../core/validation.js';
 import { boundedText, freeText, identityText, MAX_LABEL_VALUE } from '../inputs/limits.js';
-import { compileMatcher, MatcherError, type Matcher } from './matcher.js';
+import { compileMatcher, MatcherError, type Matcher, type MatcherBounds } from './matcher.js';
 
 /** Matchers one silence may have. */
 export const MAX_SILENCE_MATCHERS = 64;
@@ -45,14 +45,14 @@ export interface SilenceInput {
  * everything is refused), the end is after the start and not in the past. A
  * start in the past becomes now.
  */
-export function parseSilence(body: unknown, now: number): SilenceInput {
+export function parseSilence(body: unknown, now: number, bounds: MatcherBounds = {}): SilenceInput {
   const p = parseWith(postableSilenceSchema, body, 'silence');
   const refuse = (path: string, message: string): never => {
     throw new ValidationError(`invalid silence: ${path}: ${message}`, [{ path, message }]);
   };
   const matchers = p.matchers.map((m, i) => {
     try {
-      return compileMatcher(m);
+      return compileMatcher(m, bounds);
     } catch (err) {
       return refuse(`matchers.${i}`, err instanceof MatcherError ? err.message : String(err));
     }

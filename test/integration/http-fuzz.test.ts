@@ -87,6 +87,18 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
       .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml')
       .map((ct) => ({ route, body: JSON.stringify(valid), contentType: ct, what: ct })),
   ];
+  if (route === '/api/v2/silences') {
+    // Regexes a tenant should not be able to store: too costly to compile and run, not RE2, or a silence of everything.
+    const regex = fc.oneof(
+      fc.integer({ min: 2, max: 256 }).map((n) => '.{0,1000}'.repeat(n)),
+      fc.integer({ min: 1, max: 8 }).map((n) => '(?:[a-z]{50}){50}'.repeat(n + 1)),
+      fc.constantFrom('(', 'a**', '[z-a]', 'x{1001}', '\\', '(?P<>x)', '(?<n', '(a{100}){100}'),
+      fc.constantFrom('.*', 'a*', '(|x)', '.{0,5}'),
+    );
+    mutations.push(
+      regex.map((value) => json({ ...valid, matchers: [{ name: 'element_id', value, isRegex: true, isEqual: true }] }, `regex ${value.slice(0, 40)}`)),
+    );
+  }
   if (STRICT.includes(route)) {
     mutations.push(
       fc

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config/schema.js';
 import type { Clock } from '../../core/clock.js';
-import { type CompiledMatcher, MatcherError, parseMatcher } from '../../mute/matcher.js';
+import { type CompiledMatcher, MatcherError, matcherCost, parseMatcher } from '../../mute/matcher.js';
 import type { SilenceCache } from '../../mute/silence-cache.js';
 import { parseSilence, postableSilenceSchema } from '../../mute/silence-input.js';
 import { MAX_OPEN_SILENCES, type Silence, type SilenceStore, silenceState } from '../../store/contract/index.js';
@@ -34,7 +35,7 @@ function assertId(id: string): void {
  * `filter` as amtool sends it: matchers in text form; a silence is listed when
  * each filter matcher matches one of its matchers of the same name (by value).
  */
-function parseFilter(query: Record<string, unknown>): CompiledMatcher[] {
+function parseFilter(query: Record<string, unknown>, maxRegexCost: number): CompiledMatcher[] {
   const unknown = Object.keys(query).filter((k) => k !== 'filter');
   if (unknown.length > 0) {
     throw new ApiError('invalid_input', `unknown query parameter ${JSON.stringify(unknown[0])}`, [
@@ -47,7 +48,7 @@ function parseFilter(query: Record<string, unknown>): CompiledMatcher[] {
     if (typeof f !== 'string' || f.length > 4096)
       throw new ApiError('invalid_input', 'a filter is one matcher in text form', [{ path: `filter.${i}`, message: 'not a matcher' }]);
     try {
-      return parseMatcher(f);
+      return parseMatcher(f, { maxRegexCost });
     } catch (err) {
       throw new ApiError('invalid_input', `invalid filter: ${err instanceof MatcherError ? err.message : String(err)}`, [
         { path: `filter.${i}`, message: 'not a matcher' },
@@ -65,7 +66,7 @@ const filtered = (s: Silence, filter: readonly CompiledMatcher[]) =>
  * tenant. A write reloads this replica's copy at once; the others see the
  * version move within their poll.
  */
-export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: SilenceCache, clock: Clock): void {
+export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: SilenceCache, clock: Clock, config: () => Config): void {
   app.post(
     '/api/v2/silences',
     doc({
@@ -78,12 +79,24 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
       responses: {
         200: { description: 'the silence id', schema: { type: 'object', properties: { silenceID: { type: 'string' } } } },
         404: { description: 'no silence with that id', schema: errorBody },
-        409: { description: 'the tenant already has 1,000 silences that have not ended', schema: errorBody },
+        409: {
+          description: "the tenant already has 1,000 silences that have not ended, or their regexes' cost would pass limits.regex_cost_per_tenant",
+          schema: errorBody,
+        },
       },
     }),
     async (req) => {
       const now = clock.now();
-      const input = parseSilence(req.body, now);
+      const limits = config().limits;
+      const input = parseSilence(req.body, now, { maxRegexCost: limits.regex_cost_per_matcher });
+      const cost = input.matchers.reduce((sum, m) => sum + matcherCost(m), 0);
+      const held = cache.regexCost(req.tenant, now, input.id);
+      if (cost > 0 && held + cost > limits.regex_cost_per_tenant) {
+        throw new ApiError(
+          'limit_reached',
+          `this tenant's silences that have not ended hold regexes of cost ${held}; this one adds ${cost}, past ${limits.regex_cost_per_tenant} (limits.regex_cost_per_tenant): expire some first, or use fewer or simpler regexes`,
+        );
+      }
       const fields = {
         tenant: req.tenant,
         matchers: input.matchers,
@@ -121,7 +134,7 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
       responses: { 200: { description: 'silences', schema: { type: 'array', items: object } } },
     }),
     async (req) => {
-      const filter = parseFilter(req.query);
+      const filter = parseFilter(req.query, config().limits.regex_cost_per_matcher);
       const now = clock.now();
       return (await store.list(req.tenant)).filter((s) => filtered(s, filter)).map((s) => silenceView(s, now));
     },
