@@ -58,6 +58,19 @@ export function accessControl(config: () => Config, limiter: RateLimiter) {
   };
 }
 
+/**
+ * Whether a request admitted earlier would still be, under the config in
+ * force now: its token still names its tenant. A long-lived request (a
+ * dashboard stream) asks on every push, so a reload that revokes a token
+ * ends the sessions opened with it.
+ */
+export function stillAdmitted(req: FastifyRequest, cfg: Config): boolean {
+  const index = tokenIndex(cfg.tenants);
+  if (!index.enabled) return !req.scoped;
+  const token = bearer(req.headers.authorization);
+  return token !== null && index.lookup(token)?.id === req.tenant;
+}
+
 /** A missing or wrong token: 401, or 429 once this client address has presented too many. */
 export function refuseToken(req: FastifyRequest, limiter: RateLimiter, message: string): never {
   const wait = limiter.take(`failed-token:${req.ip}`, FAILED_TOKENS.per_second, FAILED_TOKENS.burst);

@@ -104,3 +104,46 @@ test(`a stream whose client stops reading is dropped once ${STREAM_BUFFER_BYTES 
   freed.destroy();
   for (const r of readers) r.destroy();
 });
+
+test('a reload that revokes a token ends the streams opened with it; a stream of a token kept goes on', async () => {
+  const keep = 'token-of-tenant-kept-00001';
+  const drop = 'token-of-tenant-gone-00002';
+  const tenants = (tokens: string[]) => `tenants:\n  - { id: acme, tokens: [${tokens.map((t) => JSON.stringify(t)).join(', ')}] }\n`;
+  const t = await inProcessServer({ store: 'memory', dashboardIntervalMs: 20, config: tenants([keep, drop]) });
+  try {
+    const stream = (token: string) =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const req = request(`${t.url}/v1/dashboard/stream`, { headers: { authorization: `Bearer ${token}` } }, resolve);
+        req.on('error', reject);
+        req.end();
+      });
+    const [kept, gone] = [await stream(keep), await stream(drop)];
+    assert.deepEqual([kept.statusCode, gone.statusCode], [200, 200]);
+    let goneText = '';
+    let keptText = '';
+    gone.on('data', (c) => (goneText += c));
+    kept.on('data', (c) => (keptText += c));
+    let ended = false;
+    gone.on('end', () => (ended = true));
+    await until(async () => goneText.includes('event: snapshot') || null, 5000);
+
+    t.writeConfig(tenants([keep]));
+    t.config.reload();
+    await until(
+      async () => ended || null,
+      10_000,
+      () => 'the stream of the revoked token is still open',
+    );
+    assert.match(goneText, /event: error\ndata: \{"message":"the token of this stream is no longer valid; the stream ends"\}/);
+    const before = keptText.length;
+    await until(
+      async () => keptText.length > before || null,
+      5000,
+      () => 'the kept stream stopped',
+    );
+    assert.ok(!kept.complete, 'the stream of a kept token is still open');
+    kept.destroy();
+  } finally {
+    await t.stop();
+  }
+});

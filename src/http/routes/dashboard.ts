@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import type { Config } from '../../config/schema.js';
+import { stillAdmitted } from '../access.js';
 import { snapshot, type DashboardDeps } from '../dashboard/snapshot.js';
 import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
@@ -26,7 +28,7 @@ const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name
  * with fetch (not EventSource) so the tenant's token travels in the
  * Authorization header, never in a URL.
  */
-export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, intervalMs = 1000): void {
+export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, config: () => Config, intervalMs = 1000): void {
   // The page and its two files, read once at start: open, like the probes (the data behind them is not).
   for (const a of PAGE) {
     const body = asset(a.file);
@@ -80,6 +82,11 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, inter
         // A client that does not read lets the kernel buffer fill, then ours: drop it rather than grow.
         if (res.writableLength > STREAM_BUFFER_BYTES) {
           res.destroy();
+          return;
+        }
+        // A session ends when its token does: a reload that revoked it ends the stream at its next tick.
+        if (!stillAdmitted(req, config())) {
+          res.end(`event: error\ndata: ${JSON.stringify({ message: 'the token of this stream is no longer valid; the stream ends' })}\n\n`);
           return;
         }
         busy = true;
