@@ -80,7 +80,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const cfg = config.current;
   const clock = options.clock ?? systemClock;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
-  const metrics = new Metrics(clock);
+  const metrics = new Metrics(clock, () => config.current.metrics.tenant_labels);
   const raw = openOrExplain(
     () =>
       openStore(options.store, clock, {

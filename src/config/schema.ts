@@ -179,6 +179,12 @@ export const configSchema = z
       .array(z.string().regex(/^[a-z0-9.-]{1,253}$|^\[[0-9a-f:.]+\]$/, 'must be a host name or a bracketed IPv6 address, lower case, without a port'))
       .default([]),
     /**
+     * /metrics is open to anyone who reaches the port: by default no series
+     * names a tenant or a heartbeat. `tenant_labels: true` labels the heartbeat
+     * gauges by tenant and heartbeat (put /metrics behind the network's own rule then).
+     */
+    metrics: z.strictObject({ tenant_labels: z.boolean().default(false) }).default({ tenant_labels: false }),
+    /**
      * Bounds on what a tenant's input may cost every replica (docs/security.md, "Bounds").
      * A regex's cost is the estimated size of the program RE2 compiles it to: compiling
      * costs that once per replica and reload, and matching costs it per character.

@@ -34,7 +34,12 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   /** The store the live-keys gauge reads; set once it is open (metrics exist first, to see a degraded start). */
   private store: DedupStore | null = null;
 
-  constructor(clock: Clock = systemClock) {
+  /**
+   * `tenantLabels`: whether metrics may name tenants and heartbeats
+   * (`metrics.tenant_labels`). /metrics is open to anyone who reaches the
+   * port, so by default no series names a tenant.
+   */
+  constructor(clock: Clock = systemClock, tenantLabels: () => boolean = () => false) {
     const store = () => this.store;
     collectDefaultMetrics({ register: this.registry, prefix: 'onceonly_' });
     // prom-client names these gauges `_total`, which promtool's lint rejects
@@ -173,26 +178,35 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         }
       },
     });
-    // Heartbeats are named in the config, so their names are a closed set the operator chose: labels may carry them.
+    // Heartbeats are named in the config, a closed set the operator chose; still, tenant and heartbeat
+    // names say who the customers are and what they run, so they are labels only when the operator says so.
     const heartbeats = () => this.heartbeats;
     new Gauge({
       name: 'onceonly_heartbeat_last_ping_timestamp_seconds',
-      help: 'When each heartbeat was last pinged (Unix seconds); absent for one never pinged.',
+      help: 'When each heartbeat was last pinged (Unix seconds); absent for one never pinged, and unless metrics.tenant_labels is true.',
       labelNames: ['tenant', 'heartbeat'],
       registers: [this.registry],
       collect() {
         this.reset();
+        if (!tenantLabels()) return;
         for (const [tenant, list] of heartbeats()) for (const h of list) if (h.lastPingAt !== null) this.labels(tenant, h.name).set(h.lastPingAt / 1000);
       },
     });
     new Gauge({
       name: 'onceonly_heartbeats_missed',
-      help: 'Heartbeats missed now (overdue, their HEARTBEAT_MISSED incident open), by tenant.',
+      help: 'Heartbeats missed now (overdue, their HEARTBEAT_MISSED incident open); by tenant when metrics.tenant_labels is true.',
       labelNames: ['tenant'],
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const [tenant, list] of heartbeats()) this.labels(tenant).set(list.filter((h) => h.state === 'missed').length);
+        const missed = (list: readonly HeartbeatStatus[]) => list.filter((h) => h.state === 'missed').length;
+        if (!tenantLabels()) {
+          let all = 0;
+          for (const list of heartbeats().values()) all += missed(list);
+          this.set(all);
+          return;
+        }
+        for (const [tenant, list] of heartbeats()) this.labels(tenant).set(missed(list));
       },
     });
     const journal = () => this.journal;
