@@ -44,6 +44,7 @@ export function accessControl(config: () => Config, limiter: RateLimiter) {
       if (!LOOPBACK_HOSTS.has(host) && !cfg.allowed_hosts.includes(host)) {
         throw new ApiError('forbidden', `host ${JSON.stringify(host)} is not served: without tenants only loopback names and allowed_hosts are`);
       }
+      refuseCrossSite(req, cfg);
       return;
     }
     if (doc?.access === 'open') return;
@@ -56,6 +57,36 @@ export function accessControl(config: () => Config, limiter: RateLimiter) {
     }
     admit(req, tenant, limiter);
   };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Without tenants a request needs no token, so a page of another site open
+ * in an operator's browser could post to the loopback API (ping a heartbeat,
+ * expire a silence): the browser sends it, Host and all. Browsers say where
+ * a request comes from (`Origin`, `Sec-Fetch-Site`); a state-changing
+ * request from another site is refused. Producers (curl, Alertmanager,
+ * agents) send neither header and are not affected.
+ */
+function refuseCrossSite(req: FastifyRequest, cfg: Config): void {
+  if (SAFE_METHODS.has(req.method)) return;
+  const site = req.headers['sec-fetch-site'];
+  if (site === 'cross-site') throw new ApiError('forbidden', 'a request from another site may not change anything here (Sec-Fetch-Site: cross-site)');
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let host: string;
+  try {
+    host = origin === 'null' ? 'null' : hostName(new URL(origin).host);
+  } catch {
+    host = 'null';
+  }
+  if (!LOOPBACK_HOSTS.has(host) && !cfg.allowed_hosts.includes(host)) {
+    throw new ApiError(
+      'forbidden',
+      `a request from origin ${JSON.stringify(origin.slice(0, 200))} may not change anything here: without tenants only loopback names and allowed_hosts are`,
+    );
+  }
 }
 
 /**

@@ -107,4 +107,41 @@ describe('without tenants, only loopback and allowed host names are served', () 
     const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { host: 'localhost' } });
     assert.equal(JSON.parse(list.body).incidents[0].refires, 5, 'six accepted arrivals of one fault; the refused ones changed nothing');
   });
+
+  test('a state-changing request a browser sends from another site is 403 and changes nothing; the page cannot be framed', async () => {
+    const key = 'cross-site-probe';
+    const post = (headers: Record<string, string>) =>
+      s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { host: '127.0.0.1:8080', ...headers }, payload: { ...incident, element_id: key } });
+    for (const headers of [
+      { origin: 'https://evil.example' },
+      { origin: 'http://localhost.evil.example:8080' },
+      { origin: 'null' },
+      { origin: 'not a url' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'cross-site', origin: 'http://127.0.0.1:8080' },
+    ]) {
+      const r = await post(headers);
+      assert.equal(r.statusCode, 403, JSON.stringify(headers));
+      assert.equal(JSON.parse(r.body).error.code, 'forbidden');
+    }
+    const ping = await s.app.inject({
+      method: 'DELETE',
+      url: '/api/v2/silence/00000000-0000-4000-8000-000000000000',
+      headers: { host: 'localhost', origin: 'https://evil.example' },
+    });
+    assert.equal(ping.statusCode, 403, 'every state-changing method, not only POST');
+    const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { host: 'localhost' } });
+    assert.ok(!JSON.stringify(JSON.parse(list.body)).includes(key), 'nothing was decided');
+    // The dashboard's own page, a same-site browser and a producer without those headers pass.
+    for (const headers of [{ origin: 'http://127.0.0.1:8080', 'sec-fetch-site': 'same-origin' }, { origin: 'http://onceonly.internal' }, {}]) {
+      assert.equal((await post(headers)).statusCode, 200, JSON.stringify(headers));
+    }
+    // Reads stay open to a cross-site GET (a browser does not let the page read the answer).
+    const read = await s.app.inject({ method: 'GET', url: '/healthz', headers: { host: 'localhost', origin: 'https://evil.example' } });
+    assert.equal(read.statusCode, 200);
+    const page = await s.app.inject({ method: 'GET', url: '/', headers: { host: 'localhost' } });
+    assert.equal(page.headers['x-frame-options'], 'DENY');
+    assert.match(String(page.headers['content-security-policy']), /frame-ancestors 'none'/);
+    assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+  });
 });

@@ -20,6 +20,10 @@ const PAGE = [
   { url: '/dashboard/style.css', file: 'style.css', type: 'text/css', summary: "The dashboard's style sheet", what: 'CSS' },
 ];
 
+/** The page loads its script, style sheet and data from this server only, and no other site may frame it. */
+const PAGE_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
 const asset = (name: string) => readFileSync(new URL(`../dashboard/public/${name}`, import.meta.url), 'utf8');
 
 /**
@@ -40,7 +44,14 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, confi
         tag: 'dashboard',
         responses: { 200: { description: a.what, schema: { type: 'string' }, contentType: a.type } },
       }),
-      (_req, reply) => reply.type(`${a.type}; charset=utf-8`).send(body),
+      (_req, reply) =>
+        reply
+          .type(`${a.type}; charset=utf-8`)
+          // Never framed (a page of another site cannot overlay it to steal clicks), and only its own files run.
+          .header('x-frame-options', 'DENY')
+          .header('content-security-policy', PAGE_POLICY)
+          .header('x-content-type-options', 'nosniff')
+          .send(body),
     );
   }
 
