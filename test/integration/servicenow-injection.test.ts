@@ -96,3 +96,42 @@ test('tenants whose ids differ only by case keep apart at ServiceNow, whose = ig
   assert.equal(mine.length, 1, 'Acme got a record of its own');
   assert.notEqual(mine[0]!.sys_id, '2f0bd8');
 });
+
+test('a legacy id two tenants could have written is not looked up: `default` and a tenant named like a key prefix keep apart', async () => {
+  const D = 'token-of-tenant-default-04';
+  const P = 'token-of-tenant-pd-000005';
+  const t = await inProcessServer({
+    config: `tenants:\n  - { id: default, tokens: [${D}] }\n  - { id: pd, tokens: [${P}] }\nadapters: [ { name: snow, type: servicenow, instance_url: "${snow.url}", username: onceonly, password: secret } ]\n`,
+  });
+  try {
+    const trigger = async (token: string, dedup_key: string, summary: string) => {
+      const since = snow.requests.length;
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/v2/enqueue',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { routing_key: 'r', event_action: 'trigger', dedup_key, payload: { summary, source: 'h', severity: 'critical' } },
+      });
+      assert.equal(r.statusCode, 202, r.body);
+      await quietAfter(t, () => snow.requests.length, since);
+    };
+    // Tenant pd's old record for its key `pd:x1` was written as `pd:pd:x1`; default's PagerDuty key `pd:pd:x1` reads the same.
+    snow.records.set('3a1ce9', { sys_id: '3a1ce9', number: 'INC0009997', correlation_id: 'pd:pd:x1', state: '1', short_description: 'pd’s own' });
+    await trigger(D, 'pd:x1', 'default’s');
+    // Default's old record for its PagerDuty key `pd:pd:x2`; tenant pd's key `pd:x2` reads the same.
+    snow.records.set('4b2df0', { sys_id: '4b2df0', number: 'INC0009996', correlation_id: 'pd:pd:x2', state: '1', short_description: 'default’s own' });
+    await trigger(P, 'x2', 'pd’s');
+    assert.deepEqual(
+      [snow.records.get('3a1ce9')!.short_description, snow.records.get('4b2df0')!.short_description],
+      ['pd’s own', 'default’s own'],
+      'neither old record was taken over',
+    );
+    for (const summary of ['default’s', 'pd’s']) {
+      const mine = [...snow.records.values()].filter((x) => x.short_description === summary);
+      assert.equal(mine.length, 1, `${summary} got a record of its own`);
+      assert.match(String(mine[0]!.correlation_id), /^onceonly-[0-9a-f]{40}$/);
+    }
+  } finally {
+    await t.stop();
+  }
+});

@@ -43,13 +43,24 @@ export function servicenowCorrelation(e: Pick<OutboxEntry, 'tenant' | 'kind' | '
   return `onceonly-${createHash('sha256').update(`${e.tenant}\u0000${e.kind}\u0000${e.key}`).digest('hex').slice(0, 40)}`;
 }
 
+/** How every key begins: its kind's prefix (incidents, PagerDuty, Alertmanager, groups), or a violation's 40 hex digits. */
+const KEY_PREFIXES = new Set(['dedup', 'pd', 'am', 'group']);
+const looksLikeKey = (s: string) => KEY_PREFIXES.has(s.slice(0, s.indexOf(':'))) || /^[0-9a-f]{40}$/.test(s);
+
 /**
  * What earlier versions wrote as correlation_id (the key, prefixed by a
  * non-default tenant), when it is made only of characters that cannot be an
  * operator: such a record is still found, and moved to the hashed id when it
  * is next touched. A legacy id with other characters is not looked up.
+ *
+ * Nor is one that two tenants could have written. `default`'s keys went
+ * unprefixed, so its `am:pd:db-down` (an alert whose fingerprint is
+ * `pd:db-down`) reads the same as the PagerDuty key `pd:db-down` of a tenant
+ * named `am`. Such a record could be another tenant's: it is left alone, and
+ * this key gets a record of its own.
  */
 function legacyCorrelation(e: OutboxEntry): string | null {
+  if (e.tenant === 'default' ? looksLikeKey(e.key.slice(e.key.indexOf(':') + 1)) : KEY_PREFIXES.has(e.tenant)) return null;
   const id = e.tenant === 'default' ? e.key : `${e.tenant}:${e.key}`;
   return /^[A-Za-z0-9:._-]{1,100}$/.test(id) ? id : null;
 }
