@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 import { formatIssues } from '../core/validation.js';
-import { resolveSecretRefs, SecretRefError } from './secret-refs.js';
+import { maskSecrets, type ReadSecret, resolveSecretRefs, SecretRefError } from './secret-refs.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -22,16 +22,17 @@ export function parseConfig(text: string, source: string): Config {
     throw new ConfigError(`${source}: not valid YAML or JSON${at}${e.code ? ` (${e.code})` : ''}`);
   }
   if (raw === null || raw === undefined) raw = {};
+  const secrets: ReadSecret[] = [];
   try {
-    raw = resolveSecretRefs(raw);
+    raw = resolveSecretRefs(raw, process.env, '', secrets);
   } catch (error) {
-    if (error instanceof SecretRefError) throw new ConfigError(`${source}: ${error.message}`);
+    if (error instanceof SecretRefError) throw new ConfigError(`${source}: ${maskSecrets(error.message, secrets)}`);
     throw error;
   }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     const detail = formatIssues(result.error.issues)
-      .map((i) => `${i.path || '(top level)'}: ${i.message}`)
+      .map((i) => `${i.path || '(top level)'}: ${maskSecrets(i.message, secrets, i.path)}`)
       .join('; ');
     throw new ConfigError(`${source}: invalid config: ${detail}`);
   }

@@ -49,7 +49,7 @@ export async function http(url: string, o: HttpOptions = {}): Promise<HttpAnswer
       ok: false,
       retryable: !unbuildable,
       reason: timeout ? 'timeout' : unbuildable ? 'unbuildable' : 'network',
-      error: `${o.method ?? 'GET'} ${origin(url)}: ${timeout ? 'timed out' : unbuildable ? `the request could not be built: ${e.message}` : (e.cause?.code ?? e.cause?.message ?? e.message)}`,
+      error: `${o.method ?? 'GET'} ${origin(url)}: ${timeout ? 'timed out' : unbuildable ? `the request could not be built: ${unbuildableWhy(e.message)}` : (e.cause?.code ?? e.cause?.message ?? e.message)}`,
     });
   }
   const text = await res.text().catch(() => '');
@@ -69,6 +69,17 @@ export async function http(url: string, o: HttpOptions = {}): Promise<HttpAnswer
     error: `${o.method ?? 'GET'} ${origin(url)}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(),
     ...(after !== null ? { retryAfterMs: after } : {}),
   });
+}
+
+/**
+ * Why the HTTP client would not build a request, without its words: they
+ * quote the header value or URL it refused, and those hold secrets (a token
+ * read from a file with a line break in it, a Slack webhook's path).
+ */
+function unbuildableWhy(message: string): string {
+  if (/header/i.test(message)) return 'a header name or value the HTTP client refuses (a line break or control character in a configured header or secret?)';
+  if (/url/i.test(message)) return 'the URL is not valid';
+  return 'the HTTP client refused it';
 }
 
 /** Runs an adapter's calls; an HttpFailure (or any error) becomes the result instead of escaping. */

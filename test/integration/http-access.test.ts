@@ -112,14 +112,15 @@ describe('without tenants, only loopback and allowed host names are served', () 
     const key = 'cross-site-probe';
     const post = (headers: Record<string, string>) =>
       s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { host: '127.0.0.1:8080', ...headers }, payload: { ...incident, element_id: key } });
-    for (const headers of [
+    const crossSite: Array<Record<string, string>> = [
       { origin: 'https://evil.example' },
       { origin: 'http://localhost.evil.example:8080' },
       { origin: 'null' },
       { origin: 'not a url' },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'cross-site', origin: 'http://127.0.0.1:8080' },
-    ]) {
+    ];
+    for (const headers of crossSite) {
       const r = await post(headers);
       assert.equal(r.statusCode, 403, JSON.stringify(headers));
       assert.equal(JSON.parse(r.body).error.code, 'forbidden');
@@ -133,7 +134,12 @@ describe('without tenants, only loopback and allowed host names are served', () 
     const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { host: 'localhost' } });
     assert.ok(!JSON.stringify(JSON.parse(list.body)).includes(key), 'nothing was decided');
     // The dashboard's own page, a same-site browser and a producer without those headers pass.
-    for (const headers of [{ origin: 'http://127.0.0.1:8080', 'sec-fetch-site': 'same-origin' }, { origin: 'http://onceonly.internal' }, {}]) {
+    const sameSite: Array<Record<string, string>> = [
+      { origin: 'http://127.0.0.1:8080', 'sec-fetch-site': 'same-origin' },
+      { origin: 'http://onceonly.internal' },
+      {},
+    ];
+    for (const headers of sameSite) {
       assert.equal((await post(headers)).statusCode, 200, JSON.stringify(headers));
     }
     // Reads stay open to a cross-site GET (a browser does not let the page read the answer).

@@ -1,6 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { manualClock } from '../../src/core/clock.js';
+import { HttpFailure, http } from '../../src/delivery/http.js';
 import { parseConfig } from '../../src/config/load.js';
 import { openStore } from '../../src/store/open.js';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
@@ -68,4 +72,53 @@ test('store URLs and config errors never echo a password or a value', () => {
     () => parseConfig('tenants:\n  - { id: a, tokens: [sup3r-secret-token-value-x] \n', 'onceonly.yaml'),
     (e: Error) => /not valid YAML or JSON at line \d+/.test(e.message) && !e.message.includes('sup3r-secret'),
   );
+});
+
+test('a config error never shows a value read from ${env:} or ${file:}, whatever field it lands in', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'onceonly-secret-'));
+  try {
+    const file = join(dir, 'header');
+    writeFileSync(file, 'Bearer hdr-s3cret-value\r\nX-Injected: 1\n');
+    // A header secret with a line break is refused at load, naming the field, not at the first delivery with the value in the error.
+    assert.throws(
+      () => parseConfig(`adapters: [ { name: h, type: webhook, url: "http://127.0.0.1:1/x", headers: { authorization: "\${file:${file}}" } } ]\n`, 'c.yaml'),
+      (e: Error) => /adapters\.0\.headers\.authorization: must not hold a line break/.test(e.message) && !e.message.includes('hdr-s3cret'),
+    );
+    // Fields whose messages quote the value: a matcher, a time zone.
+    const env = { ...process.env, OO_ZONE: 'Zone/env-s3cret-zone', OO_MATCH: 'element_id=~"env-s3cret-(("' };
+    const saved = process.env;
+    process.env = env;
+    try {
+      for (const text of [
+        'maintenance:\n  - { name: w, matchers: ["element_id=olt"], time_intervals: [ { location: "${env:OO_ZONE}" } ] }\n',
+        'maintenance:\n  - { name: w, matchers: ["${env:OO_MATCH}"], time_intervals: [ { weekdays: [saturday] } ] }\n',
+      ]) {
+        assert.throws(
+          () => parseConfig(text, 'c.yaml'),
+          (e: Error) => e.message.includes('invalid config') && !e.message.includes('env-s3cret') && e.message.includes('***'),
+        );
+      }
+    } finally {
+      process.env = saved;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a request the HTTP client will not build fails without quoting its header or URL', async () => {
+  for (const [url, headers] of [
+    ['http://127.0.0.1:1/x', { authorization: 'Bearer rt-s3cret\r\nX: y' }],
+    ['http://[::1/rt-s3cret-path', {}],
+  ] as const) {
+    const err = await http(url, { method: 'POST', headers, body: '{}' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof HttpFailure, String(err));
+    assert.equal(err.result.ok, false);
+    const text = JSON.stringify(err.result);
+    assert.ok(!text.includes('rt-s3cret'), text);
+    assert.match(text, /could not be built/);
+  }
 });

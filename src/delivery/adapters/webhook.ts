@@ -6,13 +6,22 @@ import { http } from '../http.js';
 import { defineAdapter, httpUrl, kindsOf, wireBody, type AdapterDeps } from './common.js';
 import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+const HEADER_VALUE = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/;
+
 export const webhookConfig = registerAdapterConfig(
   adapterBase.extend({
     type: z.literal('webhook'),
     url: httpUrl,
     /** signs every body: `X-Onceonly-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">` */
     secret: z.string().min(16, 'use at least 16 characters').optional(),
-    headers: z.record(z.string(), z.string()).default({}),
+    // Checked here, not by the HTTP client at the first delivery, whose error would quote the value (often a secret).
+    headers: z
+      .record(
+        z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)"),
+        z.string().max(8192).regex(HEADER_VALUE, 'must not hold a line break or a control character'),
+      )
+      .default({}),
   }),
 );
 export type WebhookConfig = z.output<typeof webhookConfig>;
