@@ -41,8 +41,20 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; issues?: Issue[] };
 }
 
+/**
+ * Issues an error body lists at most. A body of 1,000 bad alerts had 3,000
+ * issues, a 220 KB answer to a 150 KB post, kept whole for its
+ * Idempotency-Key: what a sender learns from the first hundred is what it
+ * needs, and the answer stays smaller than the request.
+ */
+export const MAX_ISSUES_SHOWN = 100;
+
 export function errorBody(e: ApiError): ErrorBody {
-  return { error: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) } };
+  const issues =
+    e.issues && e.issues.length > MAX_ISSUES_SHOWN
+      ? [...e.issues.slice(0, MAX_ISSUES_SHOWN), { path: '', message: `and ${e.issues.length - MAX_ISSUES_SHOWN} more issues, not listed` }]
+      : e.issues;
+  return { error: { code: e.code, message: e.message, ...(issues ? { issues } : {}) } };
 }
 
 /** Maps fastify's own body-parsing errors onto the registry. */

@@ -87,6 +87,26 @@ describe('Idempotency-Key on POST', () => {
     assert.equal(JSON.parse(mine.payload).decision, 'CREATE');
   });
 
+  test('a refusal lists at most 100 issues, so the answer kept for a key is smaller than the request that made it', async () => {
+    const alerts = Array.from({ length: 1000 }, (_, i) => ({
+      status: 'firing',
+      labels: { alertname: `a${i}` },
+      annotations: {},
+      startsAt: 'not a time',
+      endsAt: 'not a time',
+      fingerprint: 'not hex!',
+    }));
+    const body = { version: '4', status: 'firing', alerts };
+    const first = await post('/v1/alertmanager', body, 'many-issues-1');
+    assert.equal(first.statusCode, 400);
+    const issues = JSON.parse(first.payload).error.issues as Array<{ path: string; message: string }>;
+    assert.equal(issues.length, 101);
+    assert.match(issues[100]!.message, /^and \d+ more issues, not listed$/);
+    assert.ok(first.payload.length < JSON.stringify(body).length, `answer ${first.payload.length} bytes, request ${JSON.stringify(body).length}`);
+    const again = await post('/v1/alertmanager', body, 'many-issues-1');
+    assert.deepEqual([again.statusCode, again.headers['idempotent-replayed'], again.payload], [400, 'true', first.payload], 'kept whole and replayed');
+  });
+
   test('a key that is not 1..255 printable ASCII is 400 and nothing is decided', async () => {
     for (const bad of ['', 'x'.repeat(256), 'ключ', 'a\tb']) {
       const r = await post('/v1/incidents', incident(4), bad);

@@ -64,7 +64,7 @@ export function apiMarkdown(doc: Json): string {
     '',
     '## Errors',
     '',
-    'Every 4xx and 5xx is `{"error": {"code", "message", "issues"}}` (`issues` on validation errors: `[{"path", "message"}]`), except `/v2/enqueue`, which answers as PagerDuty does. A refused request changes nothing.',
+    'Every 4xx and 5xx is `{"error": {"code", "message", "issues"}}` (`issues` on validation errors: `[{"path", "message"}]`, the first 100 and then one saying how many more), except `/v2/enqueue`, which answers as PagerDuty does. A refused request changes nothing.',
     '',
     '| code | status |',
     '| --- | --- |',
