@@ -179,12 +179,7 @@ export function buildApp({
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
   heartbeatRoutes(app, heartbeats);
   groupRoutes(app, groups);
-  dashboardRoutes(
-    app,
-    { dedup, tally, deliveryTally, events, accounting, deliveries, silences: dedup.store.silences, clock, heartbeats },
-    config,
-    dashboardIntervalMs,
-  );
+  dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences, clock, heartbeats }, config, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   silenceRoutes(app, dedup.store.silences, silences, clock, config);
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));

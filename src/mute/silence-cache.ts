@@ -116,6 +116,11 @@ export class SilenceCache implements MuteSource {
     this.compiled = compiled;
   }
 
+  /** A tenant's silences as last loaded (ended ones too): what the dashboard shows, read without the store. */
+  async list(tenant: string): Promise<readonly Silence[]> {
+    return (this.byTenant.get(tenant) ?? []).map((l) => l.silence);
+  }
+
   mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
     for (const l of this.byTenant.get(tenant) ?? []) {
       if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels)) return { by: 'silence', id: l.silence.id };

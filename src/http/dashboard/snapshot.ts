@@ -5,7 +5,7 @@ import type { DeviceView, EventIngest } from '../../engine/events.js';
 import type { EventAccounting, EventStats } from '../../observe/event-accounting.js';
 import type { DecisionTally, Tally } from '../../observe/decision-tally.js';
 import type { DeliveryTally, DeliveryTotals } from '../../observe/delivery-tally.js';
-import type { DeliveryStore, SilenceStore } from '../../store/contract/index.js';
+import type { DeliveryStore, Silence } from '../../store/contract/index.js';
 import { silenceState } from '../../store/contract/index.js';
 import { silenceView } from '../routes/silences.js';
 import { deadLetterView } from '../routes/dead-letters.js';
@@ -19,7 +19,8 @@ export interface DashboardDeps {
   accounting: EventAccounting;
   deliveries: DeliveryStore;
   deliveryTally: DeliveryTally;
-  silences: SilenceStore;
+  /** This replica's copy of the silences (the cache), not the store: a snapshot a second per stream must not reread them all. */
+  silences: { list(tenant: string): Promise<readonly Silence[]> };
   clock: Clock;
   heartbeats: Pick<HeartbeatMonitor, 'list'>;
 }
@@ -45,13 +46,46 @@ export interface Snapshot {
     lag_seconds: number | null;
   };
   dead_letters: ReturnType<typeof deadLetterView>[];
-  /** This tenant's silences in force or to come (the API lists ended ones too). */
-  silences: ReturnType<typeof silenceView>[];
+  /**
+   * This tenant's silences in force or to come: the first 50 (in force first, soonest to end first),
+   * each with its first 8 matchers (`more_matchers` counts the rest) and text cut at 200 characters.
+   * The API lists them whole, and ended ones too.
+   */
+  silences: Array<ReturnType<typeof silenceView> & { more_matchers?: number }>;
+  /** How many silences are in force or to come, shown or not. */
+  silences_total: number;
   /** This tenant's heartbeats: last ping and state. */
   heartbeats: ReturnType<typeof heartbeatView>[];
 }
 
 const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+
+/** Silences a snapshot lists, and the characters it shows of a matcher value or a comment: a snapshot goes to every stream every second. */
+const SILENCES_SHOWN = 50;
+const MATCHERS_SHOWN = 8;
+const TEXT_SHOWN = 200;
+const cut = (t: string) => (t.length > TEXT_SHOWN ? `${t.slice(0, TEXT_SHOWN)}…` : t);
+
+/** Silences in force first, then those to come; each by its end. */
+function shownSilences(all: readonly Silence[], now: number) {
+  const unended = all.filter((x) => silenceState(x, now) !== 'expired');
+  const rank = (x: Silence) => (silenceState(x, now) === 'active' ? 0 : 1);
+  const shown = [...unended]
+    .sort((a, b) => rank(a) - rank(b) || a.endsAt - b.endsAt)
+    .slice(0, SILENCES_SHOWN)
+    .map((x) => {
+      const v = silenceView(x, now);
+      const more = v.matchers.length - MATCHERS_SHOWN;
+      return {
+        ...v,
+        matchers: v.matchers.slice(0, MATCHERS_SHOWN).map((m) => ({ ...m, value: cut(m.value) })),
+        ...(more > 0 ? { more_matchers: more } : {}),
+        createdBy: cut(v.createdBy),
+        comment: cut(v.comment),
+      };
+    });
+  return { shown, total: unended.length };
+}
 
 /** Dead letters counted for a tenant's dashboard; the list shows the newest 50. */
 const DEAD_COUNTED = 1000;
@@ -75,6 +109,7 @@ export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean
     d.heartbeats.list(tenant).catch(() => []),
   ]);
   const events = d.accounting.snapshot(tenant);
+  const shown = shownSilences(silences, now);
   return {
     at: new Date(now).toISOString(),
     tenant,
@@ -91,7 +126,8 @@ export async function snapshot(d: DashboardDeps, tenant: string, scoped: boolean
       lag_seconds: backlog ? (backlog.oldestAt === null ? 0 : Math.max(0, Math.round((now - backlog.oldestAt) / 1000))) : null,
     },
     dead_letters: (dead ?? []).slice(0, DEAD_SHOWN).map(deadLetterView),
-    silences: silences.filter((x) => silenceState(x, now) !== 'expired').map((x) => silenceView(x, now)),
+    silences: shown.shown,
+    silences_total: shown.total,
     heartbeats: heartbeats.map(heartbeatView),
   };
 }

@@ -186,7 +186,8 @@ function deadLetters(snap) {
 }
 
 function silences(snap) {
-  $('#silence-count').textContent = `(${snap.silences.length})`;
+  const total = snap.silences_total ?? snap.silences.length;
+  $('#silence-count').textContent = total > snap.silences.length ? `(${snap.silences.length} of ${total})` : `(${total})`;
   const holds = Object.entries(snap.delivery.holds ?? {})
     .map(([by, n]) => `${by.replace('_', '-')} ${n}`)
     .join(', ');
@@ -196,7 +197,8 @@ function silences(snap) {
       const tr = document.createElement('tr');
       tr.dataset.id = s.id;
       const op = (m) => (m.isRegex ? (m.isEqual ? '=~' : '!~') : m.isEqual ? '=' : '!=');
-      cell(tr, s.matchers.map((m) => `${m.name}${op(m)}${JSON.stringify(m.value)}`).join(' '), 'key');
+      const more = s.more_matchers ? ` (+${s.more_matchers} more)` : '';
+      cell(tr, s.matchers.map((m) => `${m.name}${op(m)}${JSON.stringify(m.value)}`).join(' ') + more, 'key');
       cell(tr, s.status.state);
       cell(tr, new Date(s.endsAt).toLocaleString());
       cell(tr, s.createdBy);
