@@ -44,6 +44,17 @@ test('control characters and lone surrogates in createdBy or comment are refused
   assert.equal(ok.status, 200, 'a comment may break lines and hold tabs');
 });
 
+test('a silence holds at most 16,384 characters of matchers, createdBy and comment together; past that it is refused and not stored', async () => {
+  const before = (await s.get('/api/v2/silences')).body.length;
+  const r = await s.post('/api/v2/silences', {
+    ...silence('noc', 'c'.repeat(4096)),
+    matchers: Array.from({ length: 4 }, (_, i) => ({ name: `l${i}`, value: 'v'.repeat(4096), isRegex: false, isEqual: true })),
+  });
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.match(r.body.error.message, /at most 16384 characters of matchers, createdBy and comment together/);
+  assert.equal((await s.get('/api/v2/silences')).body.length, before, 'nothing was stored');
+});
+
 test('the CLI shows stored control characters escaped, never raw', () => {
   const out = formatSilences([
     {
