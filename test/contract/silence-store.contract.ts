@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
-import { SILENCE_RETENTION_MS, type Silence } from '../../src/store/contract/index.js';
+import { MAX_ENDED_SILENCES, SILENCE_RETENTION_MS, type Silence } from '../../src/store/contract/index.js';
 import type { StoreFixture } from './incident-store.contract.js';
 
 let seq = 0;
@@ -110,6 +110,37 @@ export function silenceStoreContract(
       await s.expire(tenant, first!.id, t0 + 1);
       assert.equal(await s.create(silence(), 5, t0 + 2), true, 'an expired one frees its place');
       assert.equal(await s.create(silence({ tenant: `${tenant}-b` }), 5, t0 + 2), true, 'another tenant has its own count');
+    });
+
+    test(`a tenant keeps at most ${MAX_ENDED_SILENCES} ended silences: a create deletes its oldest-ended beyond that, not another tenant's`, async () => {
+      const s = fx.store.silences;
+      const other = `${tenant}-other`;
+      // Ended ones (ends in the past of `now`), oldest-ended first, as a create-and-expire loop leaves them.
+      const ended = (i: number, t = tenant) => silence({ tenant: t, startsAt: t0 - 10 * H, endsAt: t0 - 5 * H + i * 1000, comment: `ended ${i}` });
+      const now = t0;
+      const made: string[] = [];
+      // Stored while they were open (the write happens before their end), as they would have been.
+      for (let i = 0; i < MAX_ENDED_SILENCES + 5; i++) {
+        const x = ended(i);
+        assert.equal(await s.create(x, MAX_ENDED_SILENCES + 10, x.endsAt - 1), true);
+        made.push(x.id);
+      }
+      assert.equal(await s.create(ended(0, other), 5, t0 - 6 * H), true);
+      assert.equal(await s.create(silence(), 5, now), true, 'an open one is created');
+      const kept = await s.list(tenant);
+      const endedKept = kept.filter((x) => x.endsAt <= now);
+      assert.equal(endedKept.length, MAX_ENDED_SILENCES, 'the ended ones are trimmed to the bound');
+      assert.equal(kept.length, MAX_ENDED_SILENCES + 1, 'and the new open one is there');
+      const ids = new Set(kept.map((x) => x.id));
+      assert.ok(
+        made.slice(0, 5).every((id) => !ids.has(id)),
+        'the five oldest-ended went',
+      );
+      assert.ok(
+        made.slice(5).every((id) => ids.has(id)),
+        'the newest-ended stayed',
+      );
+      assert.equal((await s.list(other)).length, 1, "another tenant's ended silence is untouched");
     });
 
     test('an ended silence is swept after the retention, not before', {

@@ -33,6 +33,12 @@ export const SILENCE_RETENTION_MS = 120 * 3_600_000;
 
 /** Silences a tenant may have that have not ended: a broken script cannot fill the store. */
 export const MAX_OPEN_SILENCES = 1000;
+/**
+ * Ended silences a tenant keeps (shown as expired until SILENCE_RETENTION_MS):
+ * a create beyond it deletes the tenant's oldest-ended first, so a script that
+ * creates and expires in a loop cannot fill the store either.
+ */
+export const MAX_ENDED_SILENCES = 1000;
 
 export type SilenceUpdate = 'updated' | 'absent' | 'expired';
 
@@ -44,7 +50,10 @@ export type SilenceUpdate = 'updated' | 'absent' | 'expired';
  * who muted what.
  */
 export interface SilenceStore {
-  /** Stores a new silence unless its tenant already has `maxOpen` silences that end after `now`; false when refused. */
+  /**
+   * Stores a new silence unless its tenant already has `maxOpen` silences that end after `now`; false when refused.
+   * In the same step, the tenant's ended silences beyond MAX_ENDED_SILENCES are deleted, oldest-ended first.
+   */
   create(s: Silence, maxOpen: number, now: number, origin?: Origin): Promise<boolean>;
   /** Replaces a silence of the same tenant and id that has not ended by `now`; otherwise changes nothing and says why. */
   update(s: Silence, now: number, origin?: Origin): Promise<SilenceUpdate>;

@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import { SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import { MAX_ENDED_SILENCES, SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
 import { memoryId } from './memory-incidents.js';
 import { sweepMap } from './sweep.js';
 
@@ -21,6 +21,8 @@ export class MemorySilences implements SilenceStore {
     for (const x of this.byId.values()) if (x.tenant === s.tenant && x.endsAt > now) open++;
     if (open >= maxOpen) return false;
     this.byId.set(memoryId(s.tenant, s.id), copy(s));
+    const ended = [...this.byId.values()].filter((x) => x.tenant === s.tenant && x.endsAt <= now).sort((a, b) => b.endsAt - a.endsAt);
+    for (const x of ended.slice(MAX_ENDED_SILENCES)) this.byId.delete(memoryId(x.tenant, x.id));
     this.v++;
     return true;
   }

@@ -1,5 +1,14 @@
 import type { PoolClient } from 'pg';
-import { type Origin, SILENCE_RETENTION_MS, SWEEP_BATCH, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import {
+  MAX_ENDED_SILENCES,
+  MAX_OPEN_SILENCES,
+  type Origin,
+  SILENCE_RETENTION_MS,
+  SWEEP_BATCH,
+  type Silence,
+  type SilenceStore,
+  type SilenceUpdate,
+} from '../contract/index.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/silences.js';
 import type { PgDb } from './pg-db.js';
@@ -10,6 +19,7 @@ const SQL = {
   bump: shared.BUMP_VERSION,
   version: shared.VERSION,
   create: forPg(shared.CREATE_SILENCE),
+  trim: forPg(shared.TRIM_ENDED_SILENCES),
   update: forPg(shared.UPDATE_SILENCE),
   expire: forPg(shared.EXPIRE_SILENCE),
   get: forPg(shared.GET_SILENCE),
@@ -35,6 +45,7 @@ export class PgSilences implements SilenceStore {
     return transaction(this.x.pool, null, async (c) => {
       await c.query(SQL.bump);
       if ((await c.query(SQL.create.text, bind(SQL.create, { ...shared.silenceParams(s), now, maxOpen }))).rowCount !== 1) return false;
+      await c.query(SQL.trim.text, bind(SQL.trim, { tenant: s.tenant, now, keep: MAX_ENDED_SILENCES, batch: MAX_OPEN_SILENCES }));
       await this.audit(c, now, s.tenant, s.id, 'CREATE', s.createdBy, origin);
       return true;
     });

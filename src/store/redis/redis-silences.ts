@@ -1,4 +1,4 @@
-import { SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import { MAX_ENDED_SILENCES, SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { silenceKeys as K } from './keys.js';
 import { scripts } from './scripts.js';
@@ -20,7 +20,7 @@ export class RedisSilences implements SilenceStore {
   }
 
   async create(s: Silence, maxOpen: number, now: number) {
-    return Number(await this.write('create', s.tenant, s.id, now, [body(s), s.endsAt, maxOpen])) === 1;
+    return Number(await this.write('create', s.tenant, s.id, now, [body(s), s.endsAt, maxOpen, MAX_ENDED_SILENCES])) === 1;
   }
 
   async update(s: Silence, now: number) {

@@ -18,6 +18,11 @@ INSERT INTO silences (tenant, id, matchers, starts_at, ends_at, created_by, comm
 SELECT @tenant, @id, @matchers, @startsAt, @endsAt, @createdBy, @comment, @updatedAt
  WHERE (SELECT count(*) FROM silences WHERE tenant = @tenant AND ends_at > @now) < @maxOpen`;
 
+/** The tenant's ended silences beyond the newest-ended @keep (at most @batch of them), deleted. */
+export const TRIM_ENDED_SILENCES = `
+DELETE FROM silences WHERE (tenant, id) IN (
+  SELECT tenant, id FROM silences WHERE tenant = @tenant AND ends_at <= @now ORDER BY ends_at DESC, id LIMIT @batch OFFSET @keep)`;
+
 export const UPDATE_SILENCE = `
 UPDATE silences SET matchers = @matchers, starts_at = @startsAt, ends_at = @endsAt, created_by = @createdBy, comment = @comment, updated_at = @updatedAt
  WHERE tenant = @tenant AND id = @id AND ends_at > @now`;

@@ -1,5 +1,5 @@
 import type { Silence, SilenceStore, SilenceUpdate } from '../contract/index.js';
-import { SILENCE_RETENTION_MS } from '../contract/index.js';
+import { MAX_ENDED_SILENCES, MAX_OPEN_SILENCES, SILENCE_RETENTION_MS } from '../contract/index.js';
 import * as shared from '../sql/silences.js';
 import type { SqliteDb } from './sqlite-db.js';
 
@@ -13,6 +13,7 @@ export class SqliteSilences implements SilenceStore {
       bump: db.prepare(shared.BUMP_VERSION),
       version: db.prepare<[], { v: number }>(shared.VERSION),
       create: db.prepare(shared.CREATE_SILENCE),
+      trim: db.prepare(shared.TRIM_ENDED_SILENCES),
       update: db.prepare(shared.UPDATE_SILENCE),
       expire: db.prepare(shared.EXPIRE_SILENCE),
       get: db.prepare<[{ tenant: string; id: string }], shared.SilenceRow>(shared.GET_SILENCE),
@@ -24,7 +25,10 @@ export class SqliteSilences implements SilenceStore {
   create(s: Silence, maxOpen: number, now: number) {
     return this.x.writes.submit(() => {
       const ok = this.s.create.run({ ...shared.silenceParams(s), now, maxOpen }).changes === 1;
-      if (ok) this.s.bump.run();
+      if (ok) {
+        this.s.trim.run({ tenant: s.tenant, now, keep: MAX_ENDED_SILENCES, batch: MAX_OPEN_SILENCES });
+        this.s.bump.run();
+      }
       return ok;
     });
   }

@@ -6,6 +6,7 @@
 -- KEYS[1] the silence   KEYS[2] the tenant's index   KEYS[3] everyone's index   KEYS[4] the version
 -- ARGV[1] create | update | expire   ARGV[2] now (ms)   ARGV[3] retention (ms)
 -- ARGV[4] the silence as JSON (create, update)   ARGV[5] its end (ms)   ARGV[6] open silences allowed (create)
+-- ARGV[7] ended silences the tenant keeps (create: the oldest-ended beyond it are deleted)
 --
 -- Returns create: 1 stored, 0 refused (too many open); update: updated | absent | expired;
 -- expire: 1 when the silence exists (ended now, or already), 0 when not.
@@ -23,6 +24,15 @@ local old = redis.call('GET', KEYS[1])
 if mode == 'create' then
   if old or redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf') >= tonumber(ARGV[6]) then return 0 end
   store(ARGV[4], tonumber(ARGV[5]))
+  -- The index is ordered by end: the tenant's oldest-ended come first. All keys share the {oo:sil} slot.
+  local excess = redis.call('ZCOUNT', KEYS[2], '-inf', now) - tonumber(ARGV[7])
+  if excess > 0 then
+    for _, k in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, excess)) do
+      redis.call('DEL', k)
+      redis.call('ZREM', KEYS[2], k)
+      redis.call('ZREM', KEYS[3], k)
+    end
+  end
   return 1
 end
 if not old then return mode == 'update' and 'absent' or 0 end
