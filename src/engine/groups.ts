@@ -23,8 +23,25 @@ export function groupSeverity(members: Record<string, string>): string {
 
 /** Conflicting commits tried before the delivery is left to be retried (only other replicas conflict: see `serial`). */
 const MAX_TRIES = 50;
+/**
+ * Members a group's delivery lists (the first, sorted); `member_count` says
+ * how many there are, and GET /v1/groups/{key} lists them all. Each change
+ * used to send the whole list: 1,000 members made every update carry 1,000
+ * keys, and a batch of joins a quadratic volume.
+ */
+export const MEMBERS_SENT = 100;
+/** Member reads GET /v1/groups/{key} has in flight at once. */
+const VIEW_READS = 64;
 /** Groups the expiry sweep looks at per pass. */
 const SWEEP_GROUPS = 1000;
+
+/** A group change decided: the next state (null: gone), its action, and which member changed how. */
+interface Decided {
+  next: GroupState | null;
+  action: OutboxAction;
+  last?: GroupState;
+  change: { member: string; what: 'joined' | 'left' | 'severity' };
+}
 
 /**
  * Groups of incidents. Every incident create, update and close is already an
@@ -86,7 +103,7 @@ export class GroupApplier {
       const next: GroupState = g
         ? { ...g, members: { ...g.members, [member]: severity } }
         : { tenant, groupKey, by, members: { [member]: severity }, createdAt: this.o.clock.now() };
-      return { next, action: g ? 'update' : 'create' };
+      return { next, action: g ? 'update' : 'create', change: { member, what: g && member in g.members ? 'severity' : 'joined' } };
     });
     // After the commit: a retry of this delivery finds the member in already and writes this again.
     await this.o.groups.remember(tenant, member, groupKey);
@@ -96,17 +113,14 @@ export class GroupApplier {
     await this.change(tenant, groupKey, (g) => {
       if (!g || !(member in g.members)) return null;
       const { [member]: _, ...members } = g.members;
-      return Object.keys(members).length === 0 ? { next: null, action: 'close', last: g } : { next: { ...g, members }, action: 'update' };
+      const change = { member, what: 'left' } as const;
+      return Object.keys(members).length === 0 ? { next: null, action: 'close', last: g, change } : { next: { ...g, members }, action: 'update', change };
     });
     await this.o.groups.remember(tenant, member, null);
   }
 
   /** Reads, decides, commits; again on a conflict. `decide` answers null when the group is already as it should be. */
-  private change(
-    tenant: string,
-    groupKey: string,
-    decide: (g: GroupState | null) => { next: GroupState | null; action: OutboxAction; last?: GroupState } | null,
-  ): Promise<void> {
+  private change(tenant: string, groupKey: string, decide: (g: GroupState | null) => Decided | null): Promise<void> {
     const id = `${tenant}\u0000${groupKey}`;
     const run = (this.serial.get(id) ?? Promise.resolve()).catch(() => {}).then(() => this.commitLoop(tenant, groupKey, decide));
     this.serial.set(id, run);
@@ -118,24 +132,21 @@ export class GroupApplier {
     return run;
   }
 
-  private async commitLoop(
-    tenant: string,
-    groupKey: string,
-    decide: (g: GroupState | null) => { next: GroupState | null; action: OutboxAction; last?: GroupState } | null,
-  ): Promise<void> {
+  private async commitLoop(tenant: string, groupKey: string, decide: (g: GroupState | null) => Decided | null): Promise<void> {
     for (let i = 0; i < MAX_TRIES; i++) {
       const g = await this.o.groups.get(tenant, groupKey);
       const d = decide(g);
       if (!d) return;
       const shown = d.next ?? d.last!;
-      if (await this.o.groups.commit(tenant, groupKey, g?.version ?? 0, d.next, this.entry(shown, d.action))) return;
+      if (await this.o.groups.commit(tenant, groupKey, g?.version ?? 0, d.next, this.entry(shown, d.action, d.change))) return;
     }
     throw new Error(`group ${groupKey} kept changing under ${MAX_TRIES} tries`);
   }
 
-  /** What a grouped adapter receives: the group's key, its highest severity, and its members. */
-  private entry(g: GroupState, action: OutboxAction): OutboxEntry {
+  /** What a grouped adapter receives: the group's key, its highest severity, its member count, the first members, and the change. */
+  private entry(g: GroupState, action: OutboxAction, change: Decided['change']): OutboxEntry {
     const members = Object.keys(g.members).sort();
+    const sent = members.slice(0, MEMBERS_SENT);
     const by = Object.entries(g.by)
       .map(([k, v]) => `${k}=${v}`)
       .join(' ');
@@ -146,7 +157,16 @@ export class GroupApplier {
       key: g.groupKey,
       severity: groupSeverity(g.members),
       summary: action === 'close' ? `group ${by}: every member closed` : `${members.length} incident${members.length === 1 ? '' : 's'}: ${by}`,
-      data: { ...g.by, group_key: g.groupKey, by: g.by, members, created_at: new Date(g.createdAt).toISOString() },
+      data: {
+        ...g.by,
+        group_key: g.groupKey,
+        by: g.by,
+        members: sent,
+        member_count: members.length,
+        ...(sent.length < members.length ? { members_truncated: true } : {}),
+        change,
+        created_at: new Date(g.createdAt).toISOString(),
+      },
       at: this.o.clock.now(),
     };
   }
@@ -174,7 +194,15 @@ export class GroupApplier {
     const g = await this.o.groups.get(tenant, groupKey);
     if (!g) return null;
     const live: Record<string, string> = {};
-    for (const [m, s] of Object.entries(g.members)) if (await this.o.incidents.get(tenant, m)) live[m] = s;
+    // Read a chunk at a time, in parallel: one read after another made 1,000 members take seconds.
+    const all = Object.entries(g.members);
+    for (let i = 0; i < all.length; i += VIEW_READS) {
+      const chunk = all.slice(i, i + VIEW_READS);
+      const found = await Promise.all(chunk.map(([m]) => this.o.incidents.get(tenant, m)));
+      chunk.forEach(([m, s], j) => {
+        if (found[j]) live[m] = s;
+      });
+    }
     if (Object.keys(live).length === 0) return null;
     return {
       group_key: g.groupKey,
