@@ -67,6 +67,8 @@ export interface DedupStore {
   init?(): Promise<void>;
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
+  /** Fail-open's health probe, when it differs from ping: one that does not queue behind this replica's own work. */
+  probeHealth?(): Promise<void>;
   close(): Promise<void>;
 }
 

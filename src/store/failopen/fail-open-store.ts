@@ -323,7 +323,7 @@ export class FailOpenStore implements DedupStore {
       }
       const started = performance.now();
       try {
-        await storeDeadline(this.inner.ping(), this.timeoutMs, this.stalls, 'the shared store (probe)');
+        await storeDeadline(this.probeOnce(), this.timeoutMs, this.stalls, 'the shared store (probe)');
         return 'up';
       } catch (err) {
         if (!isTransportFault(err)) return 'up';
@@ -357,6 +357,11 @@ export class FailOpenStore implements DedupStore {
 
   sweepExpired() {
     return this.inner.sweepExpired();
+  }
+
+  /** One health probe: the store's own probe when it has one (a connection that does not queue behind this replica's work). */
+  private probeOnce(): Promise<void> {
+    return this.inner.probeHealth ? this.inner.probeHealth() : this.inner.ping();
   }
 
   async ping() {
@@ -403,7 +408,7 @@ export class FailOpenStore implements DedupStore {
   private async tryRecover(): Promise<void> {
     if (this.closed) return;
     try {
-      await storeDeadline(this.inner.ping(), this.timeoutMs, this.stalls, 'the shared store (probe)');
+      await storeDeadline(this.probeOnce(), this.timeoutMs, this.stalls, 'the shared store (probe)');
     } catch {
       this.healthyProbes = 0;
       return;

@@ -11,6 +11,8 @@ export interface RedisConnection {
   /** EVALSHA, and EVAL (which caches the script) only when the server answers NOSCRIPT. */
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown>;
   ping(): Promise<void>;
+  /** A PING on a connection of its own (single Redis), so it does not wait behind this replica's queued commands; absent: ping. */
+  probe?(): Promise<void>;
   /** Keys matching `match`, SCANned on every master, up to about `max` of them. */
   scan(match: string, max: number): Promise<string[]>;
   close(): Promise<void>;
@@ -58,6 +60,31 @@ async function scanNode(send: (args: string[]) => Promise<unknown>, match: strin
 export function redisConnection(url: string, opts: RedisConnectionOptions = {}): RedisConnection {
   const onError = opts.onError ?? (() => {});
   if (url.startsWith('redis+cluster://')) return clusterConnection(url, opts, onError);
+  const main = singleClient(url, opts, onError);
+  // Probes have a connection of their own: on the main one, a PING waits
+  // behind every script this replica has pipelined (a 10,000-line batch),
+  // and a busy replica would read its own queue as a store that is gone.
+  // Redis serves connections in turn, so the probe's PING is answered
+  // between the scripts. Its errors are the main connection's to report.
+  const probe = singleClient(url, opts, () => {});
+  return {
+    evalScript: (script, keys, args) => evalWith(main.send, script, keys, args),
+    send: main.send,
+    async ping() {
+      await main.send('', ['PING']);
+    },
+    async probe() {
+      await probe.send('', ['PING']);
+    },
+    scan: (match, max) => scanNode((args) => main.send('', args), match, max),
+    async close() {
+      await Promise.all([main.close(), probe.close()]);
+    },
+  };
+}
+
+/** One client of a single Redis: commands, and a close that never waits on a server that is gone. */
+function singleClient(url: string, opts: RedisConnectionOptions, onError: (err: Error) => void) {
   const client: RedisClientType = createClient({
     url,
     disableOfflineQueue: true,
@@ -89,17 +116,11 @@ export function redisConnection(url: string, opts: RedisConnectionOptions = {}):
       waiting.push(reject);
       pending.then(resolve, reject).finally(() => (waiting = waiting.filter((r) => r !== reject)));
     });
-  const send = async (_key: string, args: string[]) => {
-    if (first) await firstConnection(first);
-    return client.sendCommand(args);
-  };
   return {
-    evalScript: (script, keys, args) => evalWith(send, script, keys, args),
-    send,
-    async ping() {
-      await send('', ['PING']);
+    send: async (_key: string, args: string[]) => {
+      if (first) await firstConnection(first);
+      return client.sendCommand(args);
     },
-    scan: (match, max) => scanNode((args) => send('', args), match, max),
     async close() {
       // Let a first connection in progress settle, or it would open after the close.
       if (first) await Promise.race([first, new Promise((r) => setTimeout(r, 200))]);

@@ -123,6 +123,10 @@ export class RedisStore implements SharedStore {
     return this.conn.ping();
   }
 
+  probeHealth() {
+    return this.conn.probe ? this.conn.probe() : this.conn.ping();
+  }
+
   close() {
     return this.conn.close();
   }
