@@ -60,6 +60,11 @@ const text: fc.Arbitrary<string> = fc.oneof(
       '%2e%2e%2f',
       '<!channel> <@U1|x>',
       `dedup:${'0'.repeat(32)}`,
+      // SCAN-glob and hash-tag characters: once spliced into a Redis SCAN pattern, they reached other tenants' keys.
+      '*',
+      '}:i:acme:junk-1',
+      '{oo:*}',
+      'a?b[c-z]\\*',
       '',
     ),
   },
@@ -206,6 +211,8 @@ interface Shot {
   ip: string;
   /** DELETE: the incident key, as the model knows it */
   key?: string;
+  /** POST: an Idempotency-Key, new each time (a repeat would be a replay, which the model does not count) */
+  idempotencyKey?: string;
 }
 
 const tenantArb = fc.constantFrom<Tenant>('acme', 'beta');
@@ -240,7 +247,13 @@ const shot = (liveKeys: () => string[]): fc.Arbitrary<Shot> =>
         }),
       },
     );
-    const post = posts.chain((p) => url(p.route).map((u) => ({ tenant, auth: a, ip: from, method: 'POST' as const, url: u, ...p })));
+    // Now and then with an Idempotency-Key, so hostile bodies (deep ones too) meet its hashing as well as the route's checks.
+    const idem = fc.option(fc.uuid(), { freq: 4 });
+    const post = posts.chain((p) =>
+      fc
+        .tuple(url(p.route), idem)
+        .map(([u, k]) => ({ tenant, auth: a, ip: from, method: 'POST' as const, url: u, ...p, ...(k === null ? {} : { idempotencyKey: k }) })),
+    );
     const keys = liveKeys();
     const del = fc
       .oneof({ weight: 4, arbitrary: keys.length > 0 ? fc.constantFrom(...keys) : fc.constant(`dedup:${'a'.repeat(32)}`) }, { weight: 1, arbitrary: text })
@@ -353,6 +366,7 @@ adapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]
       if (s.auth === 'token') headers.authorization = `Bearer ${TOKENS[s.tenant]}`;
       if (s.auth === 'wrong') headers.authorization = `Bearer ${TOKENS[s.tenant]}x`;
       if (s.auth === 'other') headers.authorization = `Basic ${Buffer.from('a:b').toString('base64')}`;
+      if (s.idempotencyKey) headers['idempotency-key'] = s.idempotencyKey;
       const res = await server.app.inject({ method: s.method, url: s.url, headers, remoteAddress: s.ip, ...(s.body !== undefined ? { payload: s.body } : {}) });
       const status = res.statusCode;
       model.statuses.set(status, (model.statuses.get(status) ?? 0) + 1);
