@@ -377,7 +377,14 @@ export class FailOpenStore implements DedupStore {
     this.stalls.stop();
     if (this.probe) clearInterval(this.probe);
     clearInterval(this.watch);
-    await this.replaying?.catch(() => {});
+    // A probe in flight when the store is gone never comes due once the stall meter stops (see
+    // LoopStalls.stop): wait for it a while, not for ever, or a replica whose store is unreachable
+    // (an untrusted TLS certificate, say) never exits on SIGTERM.
+    if (this.replaying) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.replaying.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, this.operationMs)))]);
+      clearTimeout(timer);
+    }
     await this.inner.close();
     await this.journal.close();
   }

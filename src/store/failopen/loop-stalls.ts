@@ -14,7 +14,6 @@ const TICK_MS = 10;
 export class LoopStalls {
   private total = 0;
   private last = performance.now();
-  private stopped = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor() {
@@ -28,19 +27,17 @@ export class LoopStalls {
 
   /** Milliseconds stalled since the meter started, including a stall still going on (the ticker has not run yet). */
   now(): number {
-    if (this.stopped) return this.total;
     return this.total + Math.max(0, performance.now() - this.last - TICK_MS);
   }
 
   /**
-   * Stops measuring and freezes the count. Without the ticker, the time since
-   * its last tick would read as one endless stall, and a deadline still
-   * running (a probe during shutdown) would never come due.
+   * Stops the ticker. From then on the time since its last tick reads as one
+   * growing stall, so a deadline still running never comes due: a closed
+   * replica's calls in flight wait for their own answers and take no local
+   * path, as a stopped process's would. Whoever closes must not wait on them
+   * unboundedly (FailOpenStore.close bounds its wait for a probe).
    */
   stop(): void {
-    if (this.stopped) return;
-    this.total = this.now();
-    this.stopped = true;
     clearInterval(this.timer);
   }
 }
