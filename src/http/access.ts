@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../access/rate-limit.js';
-import { bearer, type TenantConfig, tokenIndex } from '../access/tenants.js';
+import { bearer, type TenantConfig, type TokenIndex, tokenIndex } from '../access/tenants.js';
 import type { Config } from '../config/schema.js';
 import { ApiError } from './errors.js';
 
@@ -50,8 +50,7 @@ export function accessControl(config: () => Config, limiter: RateLimiter) {
     if (doc?.access === 'open') return;
     // PagerDuty-style senders may carry the token as routing_key in the body instead: decided by the route.
     if (req.headers.authorization === undefined && doc?.tokenInBody) return;
-    const token = bearer(req.headers.authorization);
-    const tenant = token ? index.lookup(token) : null;
+    const tenant = bearerTenant(req, index);
     if (!tenant) {
       refuseToken(req, limiter, req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid');
     }
@@ -98,8 +97,13 @@ function refuseCrossSite(req: FastifyRequest, cfg: Config): void {
 export function stillAdmitted(req: FastifyRequest, cfg: Config): boolean {
   const index = tokenIndex(cfg.tenants);
   if (!index.enabled) return !req.scoped;
+  return bearerTenant(req, index)?.id === req.tenant;
+}
+
+/** The tenant whose token the request's `Authorization: Bearer` carries, if any. */
+function bearerTenant(req: FastifyRequest, index: TokenIndex): TenantConfig | null {
   const token = bearer(req.headers.authorization);
-  return token !== null && index.lookup(token)?.id === req.tenant;
+  return token ? index.lookup(token) : null;
 }
 
 /** A missing or wrong token: 401, or 429 once this client address has presented too many. */
