@@ -421,6 +421,12 @@ CREATE TABLE onceonly.reconciled (
     expires_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.request_quota (
+    tenant text NOT NULL,
+    n_keys bigint NOT NULL,
+    n_bytes bigint NOT NULL
+);
+
 CREATE TABLE onceonly.requests (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -428,7 +434,8 @@ CREATE TABLE onceonly.requests (
     status integer,
     content_type text,
     body text,
-    expires_at bigint NOT NULL
+    expires_at bigint NOT NULL,
+    size bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE onceonly.resolutions (
@@ -523,6 +530,9 @@ ALTER TABLE ONLY onceonly.outbox
 
 ALTER TABLE ONLY onceonly.reconciled
     ADD CONSTRAINT reconciled_pkey PRIMARY KEY (tenant, key, journal_id);
+
+ALTER TABLE ONLY onceonly.request_quota
+    ADD CONSTRAINT request_quota_pkey PRIMARY KEY (tenant);
 
 ALTER TABLE ONLY onceonly.requests
     ADD CONSTRAINT requests_pkey PRIMARY KEY (tenant, key);

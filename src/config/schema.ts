@@ -195,8 +195,20 @@ export const configSchema = z
         regex_cost_per_matcher: z.number().int().min(10).max(100_000).default(2_500),
         /** every regex of a tenant's silences that have not ended, together */
         regex_cost_per_tenant: z.number().int().min(10).max(10_000_000).default(20_000),
+        /** Idempotency-Keys a tenant's records hold at once (until they expire); past it a new key is refused 429 */
+        idempotency_keys_per_tenant: z.number().int().min(1).max(10_000_000).default(100_000),
+        /** bytes of kept answers a tenant holds at once; an answer past it is kept as its status and SHA-256 only */
+        idempotency_bytes_per_tenant: z.number().int().min(1_024).max(10_000_000_000).default(67_108_864),
+        /** one kept answer's bytes; a longer one is kept as its status and SHA-256 only */
+        idempotency_answer_bytes: z.number().int().min(256).max(16_777_216).default(1_048_576),
       })
-      .default({ regex_cost_per_matcher: 2_500, regex_cost_per_tenant: 20_000 }),
+      .default({
+        regex_cost_per_matcher: 2_500,
+        regex_cost_per_tenant: 20_000,
+        idempotency_keys_per_tenant: 100_000,
+        idempotency_bytes_per_tenant: 67_108_864,
+        idempotency_answer_bytes: 1_048_576,
+      }),
     /**
      * How long a client may take to send a request: its headers, and the whole
      * request with its body. Past either the connection is answered 408 and

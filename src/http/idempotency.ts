@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
-import { REQUEST_LEASE_MS, REQUEST_MEMORY_MS, type RequestStore } from '../store/contract/index.js';
+import { answerBytes, REQUEST_LEASE_MS, REQUEST_MEMORY_MS, type RequestStore, type StoredAnswer } from '../store/contract/index.js';
 import { Batch } from './batch.js';
 import { ApiError } from './errors.js';
 import { MAX_DEPTH, nestedDeeperThan } from '../inputs/limits.js';
@@ -16,6 +16,11 @@ import { MAX_DEPTH, nestedDeeperThan } from '../inputs/limits.js';
  *
  * Kept: answers that are final (2xx, and 4xx but 408, 409, 425 and 429). A
  * 5xx, or an answer that says "later", frees the key, so the retry runs.
+ *
+ * Bounded per tenant (`limits.idempotency_*`): a new key past the tenant's
+ * count is refused 429 before the request runs; an answer longer than one
+ * answer's bound, or one that would pass the tenant's bytes, is kept as its
+ * status and SHA-256 only (`digestOf`), and a replay says so.
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
@@ -38,6 +43,25 @@ function requestHash(req: FastifyRequest): string {
     .digest('hex');
 }
 
+/**
+ * An answer as kept when its body is too large to keep: its status, and a
+ * JSON body naming the first body's size and SHA-256 (an error keeps its
+ * code), so a replay tells the sender what it got without the store paying
+ * for it again.
+ */
+export function digestOf(a: StoredAnswer): StoredAnswer {
+  const bytes = answerBytes(a);
+  const sha256 = createHash('sha256').update(a.body).digest('hex');
+  const message = `the first answer's body (${bytes} bytes) was larger than this tenant's Idempotency-Key answers may keep; this is its status and SHA-256`;
+  const kept = { bytes, sha256 };
+  if (a.status < 400) return { status: a.status, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ replayed: kept, message }) };
+  let code = 'invalid_input';
+  try {
+    code = String((JSON.parse(a.body) as { error?: { code?: unknown } }).error?.code ?? code);
+  } catch {}
+  return { status: a.status, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ error: { code, message }, replayed: kept }) };
+}
+
 export function idempotency(app: FastifyInstance, requests: RequestStore, config: () => Config): void {
   app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.method !== 'POST') return;
@@ -57,7 +81,15 @@ export function idempotency(app: FastifyInstance, requests: RequestStore, config
         { path: '', message: `must be at most ${MAX_BODY_DEPTH} levels deep` },
       ]);
     const hash = requestHash(req);
-    const held = await requests.begin(req.tenant, key, hash, REQUEST_LEASE_MS);
+    const limits = config().limits;
+    const held = await requests.begin(req.tenant, key, hash, REQUEST_LEASE_MS, limits.idempotency_keys_per_tenant);
+    if (held.state === 'full')
+      throw new ApiError(
+        'rate_limited',
+        `this tenant already holds ${limits.idempotency_keys_per_tenant} Idempotency-Keys (limits.idempotency_keys_per_tenant), each kept 24 h; retry later, or send without the header`,
+        undefined,
+        60,
+      );
     if (held.state === 'new') {
       req.idempotency = { key, hash, replayed: false };
       return;
@@ -78,7 +110,11 @@ export function idempotency(app: FastifyInstance, requests: RequestStore, config
     try {
       if (status < 500 && !NOT_FINAL.has(status) && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
         const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-        await requests.finish(req.tenant, idem.key, idem.hash, { status, contentType, body: String(payload) }, REQUEST_MEMORY_MS);
+        const whole = { status, contentType, body: String(payload) };
+        const digest = digestOf(whole);
+        const limits = config().limits;
+        const kept = answerBytes(whole) > limits.idempotency_answer_bytes ? { whole: digest, digest } : { whole, digest };
+        await requests.finish(req.tenant, idem.key, idem.hash, kept, REQUEST_MEMORY_MS, limits.idempotency_bytes_per_tenant);
       } else {
         await requests.abandon(req.tenant, idem.key, idem.hash);
       }

@@ -289,8 +289,9 @@ test('every kind of record moves: incidents, windows, devices and their seen eve
       await old.groups.remember('default', id, `g-${id}`);
       await old.flaps.record('default', id, 'create', 1000 + i, 600_000);
       await old.flaps.record('default', id, 'close', 2000 + i, 600_000);
-      assert.equal((await old.requests.begin('default', `req-${id}`, 'h1', 60_000)).state, 'new');
-      await old.requests.finish('default', `req-${id}`, 'h1', { status: 200, contentType: 'application/json', body: `{"i":${i}}` }, 600_000);
+      assert.equal((await old.requests.begin('default', `req-${id}`, 'h1', 60_000, 1_000_000)).state, 'new');
+      const a = { status: 200, contentType: 'application/json', body: `{"i":${i}}` };
+      await old.requests.finish('default', `req-${id}`, 'h1', { whole: a, digest: a }, 600_000, 1_000_000_000);
       assert.equal((await old.incidents.decide({ tenant: 'default', key: `inc-${id}`, fingerprint: 'MAJOR|0', ttlMs: 600_000 })).outcome.kind, 'created');
     }
     const m = await migrateShards(tool, 13);
@@ -314,7 +315,7 @@ test('every kind of record moves: incidents, windows, devices and their seen eve
           (await now.flaps.history('default', id, 0)).map((t) => t.action),
           ['create', 'close'],
         );
-        const again = await now.requests.begin('default', `req-${id}`, 'h1', 60_000);
+        const again = await now.requests.begin('default', `req-${id}`, 'h1', 60_000, 1_000_000);
         assert.equal(again.state === 'done' && again.answer.body, `{"i":${i}}`);
       }
       assert.equal(await now.queries.countStaleDevices(Number.MAX_SAFE_INTEGER), n, 'each device once in the freshness indexes');

@@ -38,7 +38,7 @@ const IDEMPOTENCY_PARAMETER = {
   in: 'header',
   required: false,
   description:
-    'Optional, 1..255 printable ASCII. The first answer is kept 24 h per tenant and key; a repeat with the same body gets it again with `Idempotent-Replayed: true`; another body with the key is 422, a repeat while the first runs 409.',
+    "Optional, 1..255 printable ASCII. The first answer is kept 24 h per tenant and key; a repeat with the same body gets it again with `Idempotent-Replayed: true`; another body with the key is 422, a repeat while the first runs 409. A tenant holds at most `limits.idempotency_keys_per_tenant` keys at once (a new one past it is 429 and runs nothing); an answer past `limits.idempotency_answer_bytes`, or past the tenant's `limits.idempotency_bytes_per_tenant`, is kept as its status and SHA-256 only, and its replay says so.",
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 

@@ -20,9 +20,28 @@ export interface StoredAnswer {
   body: string;
 }
 
+/**
+ * What a kept answer costs its tenant's bound: its body's UTF-8 bytes. A
+ * tenant's records (in flight or answered, until they expire and are swept)
+ * count against `limits.idempotency_keys_per_tenant`, their bodies against
+ * `limits.idempotency_bytes_per_tenant`.
+ */
+export const answerBytes = (a: StoredAnswer) => Buffer.byteLength(a.body, 'utf8');
+
+/**
+ * An answer as it may be kept: whole, or (when it would pass the tenant's
+ * byte bound) its status and digest only, which costs next to nothing.
+ */
+export interface KeptAnswer {
+  whole: StoredAnswer;
+  digest: StoredAnswer;
+}
+
 export type RequestBegin =
   /** no live record: this call recorded the key in flight, and the caller runs the request */
   | { state: 'new' }
+  /** no live record, and the tenant's records already hold `maxKeys` keys: nothing was recorded */
+  | { state: 'full' }
   /** another request with this key is running */
   | { state: 'in_flight'; bodyHash: string }
   /** answered before: replay it when the body is the same */
@@ -31,12 +50,17 @@ export type RequestBegin =
 export interface RequestStore {
   /**
    * One atomic step: when (tenant, key) has no live record, records it in
-   * flight for `leaseMs` with `bodyHash` and answers `new`; otherwise answers
-   * the live record, unchanged.
+   * flight for `leaseMs` with `bodyHash` and answers `new`, unless the
+   * tenant's records already hold `maxKeys` keys (`full`, nothing recorded);
+   * otherwise answers the live record, unchanged.
    */
-  begin(tenant: string, key: string, bodyHash: string, leaseMs: number): Promise<RequestBegin>;
-  /** Records the answer of the request `begin` let run, kept `keepMs` from now. */
-  finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number): Promise<void>;
+  begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number): Promise<RequestBegin>;
+  /**
+   * Records the answer of the request `begin` let run, kept `keepMs` from
+   * now: whole when the tenant's kept bytes stay within `maxBytes` with it,
+   * otherwise its digest form. Answers which it kept.
+   */
+  finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number): Promise<'whole' | 'digest'>;
   /** Frees the key of a request that failed so that a retry should run it again; only while it is still in flight with `bodyHash`. */
   abandon(tenant: string, key: string, bodyHash: string): Promise<void>;
 }

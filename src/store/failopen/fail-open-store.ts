@@ -15,7 +15,7 @@ import type {
   HeartbeatStore,
   FlapStore,
   GroupStore,
-  StoredAnswer,
+  KeptAnswer,
   ReconcileOutcome,
   SharedStore,
   WindowStore,
@@ -172,9 +172,10 @@ export class FailOpenStore implements DedupStore {
     // not replayed to the shared store (they live a day; a retry through
     // another replica after the outage runs again, as without a key).
     this.requests = this.facet('requests', inner.requests, {
-      begin: (tenant: string, key: string, bodyHash: string, leaseMs: number) => journal.requests.begin(tenant, key, bodyHash, leaseMs),
-      finish: (tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number) =>
-        journal.requests.finish(tenant, key, bodyHash, answer, keepMs),
+      begin: (tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number) =>
+        journal.requests.begin(tenant, key, bodyHash, leaseMs, maxKeys),
+      finish: (tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) =>
+        journal.requests.finish(tenant, key, bodyHash, answer, keepMs, maxBytes),
       abandon: (tenant: string, key: string, bodyHash: string) => journal.requests.abandon(tenant, key, bodyHash),
     });
     // Silences are made by people; while the store is away a new one is

@@ -1,44 +1,86 @@
-import { type RequestBegin, type RequestStore, type StoredAnswer, SWEEP_BATCH } from '../contract/index.js';
+import type pg from 'pg';
+import { answerBytes, type KeptAnswer, type RequestBegin, type RequestStore, SWEEP_BATCH } from '../contract/index.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/requests.js';
 import type { PgDb } from './pg-db.js';
 import { transaction } from './pool.js';
 
 const SQL = {
-  begin: forPg(shared.BEGIN_REQUEST),
+  lock: forPg(shared.LOCK_QUOTA),
+  add: forPg(shared.ADD_QUOTA),
   held: forPg(shared.HELD_REQUEST),
-  finish: forPg(shared.FINISH_REQUEST),
+  put: forPg(shared.PUT_REQUEST),
   abandon: forPg(shared.ABANDON_REQUEST),
-  sweep: forPg(shared.SWEEP_REQUESTS),
+  tenants: forPg(shared.EXPIRED_TENANTS),
+  sweep: forPg(shared.SWEEP_TENANT),
 };
 
-/** Idempotency-Keys in Postgres. */
+type Statement = keyof typeof SQL;
+
+/**
+ * Idempotency-Keys in Postgres. Each operation is one transaction that first
+ * locks its tenant's quota row (the upsert holds it to the end), so the
+ * read of the key's record and the writes after it are one atomic step for
+ * that tenant, and its count and bytes stay exact across replicas.
+ */
 export class PgRequests implements RequestStore {
   constructor(private readonly x: PgDb) {}
 
-  /**
-   * One INSERT … ON CONFLICT … WHERE decides; when it did not run the
-   * request, the SELECT after it (same transaction, a fresh snapshot under
-   * READ COMMITTED) reads the record that holds the key.
-   */
-  begin(tenant: string, key: string, bodyHash: string, leaseMs: number) {
+  private async q<R extends pg.QueryResultRow>(c: pg.PoolClient, s: Statement, values: Record<string, unknown>) {
+    return (await c.query<R>(SQL[s].text, bind(SQL[s], values))).rows;
+  }
+
+  /** Locks the tenant's quota and reads the key's record, in that order. */
+  private async locked(c: pg.PoolClient, tenant: string, key: string) {
+    const [q] = await this.q<shared.QuotaRow>(c, 'lock', { tenant });
+    const [row] = await this.q<shared.HeldRow>(c, 'held', { tenant, key });
+    return { q: q!, row };
+  }
+
+  begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number) {
     return transaction(this.x.pool, null, async (c): Promise<RequestBegin> => {
       const now = this.x.clock.now();
-      const r = await c.query(SQL.begin.text, bind(SQL.begin, { tenant, key, bodyHash, until: now + leaseMs, now }));
-      if (r.rowCount === 1) return { state: 'new' };
-      return shared.heldAs((await c.query<shared.HeldRow>(SQL.held.text, bind(SQL.held, { tenant, key }))).rows[0]);
+      const { q, row } = await this.locked(c, tenant, key);
+      const step = shared.beginStep(q, row, now, maxKeys);
+      if (step.delta) {
+        await this.q(c, 'put', shared.putValues(tenant, key, bodyHash, now + leaseMs));
+        await this.q(c, 'add', { tenant, ...step.delta });
+      }
+      return step.answer;
     });
   }
 
-  async finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number) {
-    await this.x.pool.query(SQL.finish.text, bind(SQL.finish, { tenant, key, bodyHash, ...answer, until: this.x.clock.now() + keepMs }));
+  finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) {
+    return transaction(this.x.pool, null, async (c) => {
+      const { q, row } = await this.locked(c, tenant, key);
+      const step = shared.finishStep(q, row, answerBytes(answer.whole), answerBytes(answer.digest), maxBytes);
+      await this.q(c, 'put', shared.putValues(tenant, key, bodyHash, this.x.clock.now() + keepMs, answer[step.kept], step.size));
+      await this.q(c, 'add', { tenant, ...step.delta });
+      return step.kept;
+    });
   }
 
-  async abandon(tenant: string, key: string, bodyHash: string) {
-    await this.x.pool.query(SQL.abandon.text, bind(SQL.abandon, { tenant, key, bodyHash }));
+  abandon(tenant: string, key: string, bodyHash: string) {
+    return transaction(this.x.pool, null, async (c) => {
+      await this.q(c, 'lock', { tenant });
+      const [gone] = await this.q<{ size: string }>(c, 'abandon', { tenant, key, bodyHash });
+      if (gone) await this.q(c, 'add', { tenant, keys: -1, bytes: -Number(gone.size) });
+    });
   }
 
+  /** Tenant by tenant, each in its own transaction that locks its quota first (the one lock order). */
   async sweep(): Promise<number> {
-    return (await this.x.pool.query(SQL.sweep.text, bind(SQL.sweep, { now: this.x.clock.now(), batch: SWEEP_BATCH }))).rowCount ?? 0;
+    const now = this.x.clock.now();
+    const { rows } = await this.x.pool.query<{ tenant: string }>(SQL.tenants.text, bind(SQL.tenants, { now, batch: SWEEP_BATCH }));
+    let n = 0;
+    for (const { tenant } of rows) {
+      n += await transaction(this.x.pool, null, async (c) => {
+        await this.q(c, 'lock', { tenant });
+        const gone = await this.q<{ size: string }>(c, 'sweep', { tenant, now, batch: SWEEP_BATCH });
+        await this.q(c, 'add', { tenant, keys: -gone.length, bytes: -gone.reduce((a, r) => a + Number(r.size), 0) });
+        return gone.length;
+      });
+    }
+    return n;
   }
 }

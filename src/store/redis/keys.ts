@@ -54,6 +54,13 @@ import { createHash } from 'node:crypto';
  * (a caller on N is refused there); {oo:S}:ad:KEY, beside a key of the new
  * layout: that key was adopted from the old layout (never adopt it twice).
  *
+ * A tenant's Idempotency-Key bound, in a slot of the tenant's own (not
+ * sharded: it counts the tenant's records across every shard, and does not
+ * move with the shard count; T is 12 characters of a hash of the tenant):
+ *   {oo:rq:T}:z:LPB(tenant)     the tenant's recorded keys (zset LPB(key) → expiry ms)
+ *   {oo:rq:T}:b:LPB(tenant)     their kept answers' bytes (hash LPB(key) → bytes)
+ *   {oo:rq:T}:n:LPB(tenant)     the sum of those bytes
+ *
  * Heartbeats, all in one slot (they are few, and come from the config):
  *   {oo:hb}:LPB(tenant)         the tenant's heartbeats (hash name → "since,last ping,claimed miss", ms)
  *
@@ -96,6 +103,13 @@ export function unLp(text: string): string[] | null {
 
 /** Length-prefixed by UTF-8 bytes: the same string Lua's `#` makes. */
 export const lpBytes = (...parts: string[]) => parts.map((p) => `${Buffer.byteLength(p)}.${p}`).join('');
+
+/** A tenant's Idempotency-Key bound: its keys, their answers' bytes, and their sum (KEYS of the request-quota scripts). */
+export function requestQuotaKeys(tenant: string): string[] {
+  const t = `{oo:rq:${createHash('sha256').update(tenant).digest().subarray(0, 9).toString('base64url')}}`;
+  const id = lpBytes(tenant);
+  return [`${t}:z:${id}`, `${t}:b:${id}`, `${t}:n:${id}`];
+}
 
 /** The delivery keys of shard S. */
 export function deliveryKeys(shard: number) {

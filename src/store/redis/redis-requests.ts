@@ -1,6 +1,6 @@
-import type { RequestBegin, RequestStore, StoredAnswer } from '../contract/index.js';
+import { answerBytes, type KeptAnswer, REQUEST_MEMORY_MS, type RequestBegin, type RequestStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import type { KeyLayout } from './keys.js';
+import { type KeyLayout, lpBytes, requestQuotaKeys } from './keys.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
 import type { ShardMigration } from './shard-migration.js';
@@ -13,7 +13,16 @@ interface Held {
   b?: string;
 }
 
-/** Idempotency-Keys on Redis: a string per key with its lifetime as a PX expiry. */
+/** How long a tenant's bound is kept after its last write: past the longest any record it counts can live. */
+const QUOTA_TTL_MS = REQUEST_MEMORY_MS + 3_600_000;
+
+/**
+ * Idempotency-Keys on Redis: a string per key with its lifetime as a PX
+ * expiry, in the key's shard. The tenant's bound (its keys and their bytes)
+ * is in a slot of the tenant's own, so it is a second step: counted before a
+ * record is begun and before an answer is kept. A replica that dies between
+ * the two leaves a key counted until its lease ends; never the other way.
+ */
 export class RedisRequests implements RequestStore {
   constructor(
     private readonly conn: RedisConnection,
@@ -25,9 +34,11 @@ export class RedisRequests implements RequestStore {
     return this.migration.ready(adoptSets.request(tenant, key));
   }
 
-  /** GET, and SET … PX when absent, in one script. */
-  async begin(tenant: string, key: string, bodyHash: string, leaseMs: number): Promise<RequestBegin> {
+  /** The tenant's bound counts the key (or says it is full), then GET, and SET … PX when absent, in one script. */
+  async begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number): Promise<RequestBegin> {
     this.migration.unmoved(await this.adopt(tenant, key));
+    const counted = await this.conn.evalScript(scripts.requestReserve, requestQuotaKeys(tenant), [lpBytes(key), leaseMs, maxKeys, QUOTA_TTL_MS]);
+    if (Number(counted) !== 1) return { state: 'full' };
     const held = await this.conn.evalScript(scripts.requestBegin, [this.k.requestKey(tenant, key)], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
     if (held === null || held === undefined) return { state: 'new' };
     const r = JSON.parse(String(held)) as Held;
@@ -35,16 +46,32 @@ export class RedisRequests implements RequestStore {
     return { state: 'done', bodyHash: r.h, answer: { status: r.s, contentType: r.c ?? 'application/json', body: r.b ?? '' } };
   }
 
-  /** One SET … PX: the answer replaces the in-flight record. */
-  async finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number): Promise<void> {
+  /** The tenant's bound chooses the form, then one SET … PX: the answer replaces the in-flight record. */
+  async finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number): Promise<'whole' | 'digest'> {
     this.migration.unmoved(await this.adopt(tenant, key));
+    const kept =
+      String(
+        await this.conn.evalScript(scripts.requestSettle, requestQuotaKeys(tenant), [
+          lpBytes(key),
+          keepMs,
+          answerBytes(answer.whole),
+          answerBytes(answer.digest),
+          maxBytes,
+          QUOTA_TTL_MS,
+        ]),
+      ) === 'whole'
+        ? 'whole'
+        : 'digest';
+    const a = answer[kept];
     const k = this.k.requestKey(tenant, key);
-    const held: Held = { h: bodyHash, s: answer.status, c: answer.contentType, b: answer.body };
+    const held: Held = { h: bodyHash, s: a.status, c: a.contentType, b: a.body };
     await this.conn.send(k, ['SET', k, JSON.stringify(held), 'PX', String(keepMs)]);
+    return kept;
   }
 
   async abandon(tenant: string, key: string, bodyHash: string): Promise<void> {
     this.migration.unmoved(await this.adopt(tenant, key));
-    await this.conn.evalScript(scripts.requestAbandon, [this.k.requestKey(tenant, key)], [bodyHash]);
+    const freed = await this.conn.evalScript(scripts.requestAbandon, [this.k.requestKey(tenant, key)], [bodyHash]);
+    if (Number(freed) === 1) await this.conn.evalScript(scripts.requestRelease, requestQuotaKeys(tenant), [lpBytes(key)]);
   }
 }

@@ -2,47 +2,105 @@ import type { RequestBegin } from '../contract/index.js';
 
 /**
  * Idempotency-Key statements both SQL backends run as written (see named.ts),
- * each inside its operation's one transaction.
+ * each inside its operation's one transaction. Every operation on a tenant's
+ * records first takes its quota row (LOCK_QUOTA: on Postgres the upsert
+ * locks the row until the transaction ends), so a tenant's begins, finishes,
+ * abandons and sweeps are serialised against each other and its count and
+ * bytes are exact; the one lock order, quota then records, cannot deadlock.
  */
 
-/** The key's record: changes 1 row exactly when no live record held it (this request runs). */
-export const BEGIN_REQUEST = `
-INSERT INTO requests (tenant, key, body_hash, status, content_type, body, expires_at)
-VALUES (@tenant, @key, @bodyHash, NULL, NULL, NULL, @until)
-ON CONFLICT (tenant, key) DO UPDATE SET body_hash = excluded.body_hash, status = NULL, content_type = NULL, body = NULL, expires_at = excluded.expires_at
-WHERE requests.expires_at <= @now`;
+/** The tenant's quota row, made if absent, locked, and read. */
+export const LOCK_QUOTA = `
+INSERT INTO request_quota (tenant, n_keys, n_bytes) VALUES (@tenant, 0, 0)
+ON CONFLICT (tenant) DO UPDATE SET n_keys = request_quota.n_keys
+RETURNING n_keys AS "keys", n_bytes AS "bytes"`;
 
-/** The live record that kept BEGIN_REQUEST from running the request. */
+export const ADD_QUOTA = `
+UPDATE request_quota SET n_keys = n_keys + @keys, n_bytes = n_bytes + @bytes WHERE tenant = @tenant`;
+
+/** The key's record, live or not. */
 export const HELD_REQUEST = `
-SELECT body_hash AS "bodyHash", status, content_type AS "contentType", body FROM requests WHERE tenant = @tenant AND key = @key`;
+SELECT body_hash AS "bodyHash", status, content_type AS "contentType", body, size, expires_at AS "expiresAt"
+FROM requests WHERE tenant = @tenant AND key = @key`;
 
-export const FINISH_REQUEST = `
-INSERT INTO requests (tenant, key, body_hash, status, content_type, body, expires_at)
-VALUES (@tenant, @key, @bodyHash, @status, @contentType, @body, @until)
+/** Records the key (in flight, or answered), over an expired record that held it. */
+export const PUT_REQUEST = `
+INSERT INTO requests (tenant, key, body_hash, status, content_type, body, size, expires_at)
+VALUES (@tenant, @key, @bodyHash, @status, @contentType, @body, @size, @until)
 ON CONFLICT (tenant, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status,
-  content_type = excluded.content_type, body = excluded.body, expires_at = excluded.expires_at`;
+  content_type = excluded.content_type, body = excluded.body, size = excluded.size, expires_at = excluded.expires_at`;
 
 export const ABANDON_REQUEST = `
-DELETE FROM requests WHERE tenant = @tenant AND key = @key AND body_hash = @bodyHash AND status IS NULL`;
+DELETE FROM requests WHERE tenant = @tenant AND key = @key AND body_hash = @bodyHash AND status IS NULL
+RETURNING size`;
 
-export const SWEEP_REQUESTS = `
-DELETE FROM requests WHERE (tenant, key) IN (SELECT tenant, key FROM requests WHERE expires_at <= @now LIMIT @batch)`;
+/** Tenants with expired records, the first of a sweep's batch. */
+export const EXPIRED_TENANTS = `
+SELECT DISTINCT tenant FROM (SELECT tenant FROM requests WHERE expires_at <= @now LIMIT @batch) AS due`;
+
+/** One tenant's expired records, up to a batch, with what they cost. */
+export const SWEEP_TENANT = `
+DELETE FROM requests WHERE tenant = @tenant AND key IN
+  (SELECT key FROM requests WHERE tenant = @tenant AND expires_at <= @now LIMIT @batch)
+RETURNING size`;
 
 export interface HeldRow {
   bodyHash: string;
   status: number | null;
   contentType: string | null;
   body: string | null;
+  size: number | string;
+  expiresAt: number | string;
 }
 
-/** What a held row means to the caller of `begin`. */
-export function heldAs(row: HeldRow | undefined): RequestBegin {
-  // Gone between the two statements (swept, or abandoned by its owner): say in flight, the retry comes back.
-  if (!row) return { state: 'in_flight', bodyHash: '' };
+export interface QuotaRow {
+  keys: number | string;
+  bytes: number | string;
+}
+
+/** What a live held row means to the caller of `begin`. */
+export function heldAs(row: HeldRow): RequestBegin {
   if (row.status === null) return { state: 'in_flight', bodyHash: row.bodyHash };
   return {
     state: 'done',
     bodyHash: row.bodyHash,
     answer: { status: Number(row.status), contentType: row.contentType ?? 'application/json', body: row.body ?? '' },
   };
+}
+
+/** A change to a tenant's quota row. */
+export interface QuotaDelta {
+  keys: number;
+  bytes: number;
+}
+
+/**
+ * What `begin` does, read from the locked quota and the key's record: answer
+ * a live record as it is; refuse a new key past `maxKeys`; otherwise record
+ * the key in flight (over an expired record, which frees its bytes).
+ */
+export function beginStep(q: QuotaRow, row: HeldRow | undefined, now: number, maxKeys: number): { answer: RequestBegin; delta?: QuotaDelta } {
+  if (row && Number(row.expiresAt) > now) return { answer: heldAs(row) };
+  if (!row && Number(q.keys) >= maxKeys) return { answer: { state: 'full' } };
+  return { answer: { state: 'new' }, delta: { keys: row ? 0 : 1, bytes: row ? -Number(row.size) : 0 } };
+}
+
+/** What `finish` keeps: the whole answer when the tenant's bytes stay within `maxBytes` with it (the record's old bytes freed). */
+export function finishStep(q: QuotaRow, row: HeldRow | undefined, whole: number, digest: number, maxBytes: number) {
+  const freed = row ? Number(row.size) : 0;
+  const kept: 'whole' | 'digest' = Number(q.bytes) - freed + whole <= maxBytes ? 'whole' : 'digest';
+  const size = kept === 'whole' ? whole : digest;
+  return { kept, size, delta: { keys: row ? 0 : 1, bytes: size - freed } };
+}
+
+/** The statement values of a record in flight or answered. */
+export function putValues(
+  tenant: string,
+  key: string,
+  bodyHash: string,
+  until: number,
+  answer?: { status: number; contentType: string; body: string },
+  size = 0,
+) {
+  return { tenant, key, bodyHash, until, status: answer?.status ?? null, contentType: answer?.contentType ?? null, body: answer?.body ?? null, size };
 }

@@ -1,4 +1,4 @@
-import type { RequestBegin, RequestStore, StoredAnswer } from '../contract/index.js';
+import { answerBytes, type KeptAnswer, type RequestBegin, type RequestStore } from '../contract/index.js';
 import * as shared from '../sql/requests.js';
 import type { SqliteDb } from './sqlite-db.js';
 
@@ -9,37 +9,61 @@ export class SqliteRequests implements RequestStore {
   constructor(private readonly x: SqliteDb) {
     const db = x.db;
     this.s = {
-      begin: db.prepare(shared.BEGIN_REQUEST),
+      lock: db.prepare<[Record<string, unknown>], shared.QuotaRow>(shared.LOCK_QUOTA),
+      add: db.prepare(shared.ADD_QUOTA),
       held: db.prepare<[Record<string, unknown>], shared.HeldRow>(shared.HELD_REQUEST),
-      finish: db.prepare(shared.FINISH_REQUEST),
-      abandon: db.prepare(shared.ABANDON_REQUEST),
-      sweep: db.prepare(shared.SWEEP_REQUESTS),
+      put: db.prepare(shared.PUT_REQUEST),
+      abandon: db.prepare<[Record<string, unknown>], { size: number }>(shared.ABANDON_REQUEST),
+      tenants: db.prepare<[Record<string, unknown>], { tenant: string }>(shared.EXPIRED_TENANTS),
+      sweep: db.prepare<[Record<string, unknown>], { size: number }>(shared.SWEEP_TENANT),
     };
   }
 
-  /** The claim and the look at what holds the key are one transaction. */
-  begin(tenant: string, key: string, bodyHash: string, leaseMs: number) {
+  private add(tenant: string, delta: shared.QuotaDelta) {
+    this.s.add.run({ tenant, ...delta });
+  }
+
+  /** The quota, the look at what holds the key and the claim are one transaction. */
+  begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number) {
     return this.x.writes.submit((): RequestBegin => {
       const now = this.x.clock.now();
-      if (this.s.begin.run({ tenant, key, bodyHash, until: now + leaseMs, now }).changes === 1) return { state: 'new' };
-      return shared.heldAs(this.s.held.get({ tenant, key }));
+      const q = this.s.lock.get({ tenant })!;
+      const step = shared.beginStep(q, this.s.held.get({ tenant, key }), now, maxKeys);
+      if (step.delta) {
+        this.s.put.run(shared.putValues(tenant, key, bodyHash, now + leaseMs));
+        this.add(tenant, step.delta);
+      }
+      return step.answer;
     });
   }
 
-  finish(tenant: string, key: string, bodyHash: string, answer: StoredAnswer, keepMs: number) {
+  finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) {
     return this.x.writes.submit(() => {
-      this.s.finish.run({ tenant, key, bodyHash, ...answer, until: this.x.clock.now() + keepMs });
+      const q = this.s.lock.get({ tenant })!;
+      const step = shared.finishStep(q, this.s.held.get({ tenant, key }), answerBytes(answer.whole), answerBytes(answer.digest), maxBytes);
+      this.s.put.run(shared.putValues(tenant, key, bodyHash, this.x.clock.now() + keepMs, answer[step.kept], step.size));
+      this.add(tenant, step.delta);
+      return step.kept;
     });
   }
 
   abandon(tenant: string, key: string, bodyHash: string) {
     return this.x.writes.submit(() => {
-      this.s.abandon.run({ tenant, key, bodyHash });
+      const gone = this.s.abandon.get({ tenant, key, bodyHash });
+      if (gone) this.add(tenant, { keys: -1, bytes: -gone.size });
     });
   }
 
   /** Inside a sweep's transaction. */
   sweep(batch: number): number {
-    return this.s.sweep.run({ now: this.x.clock.now(), batch }).changes;
+    const now = this.x.clock.now();
+    let n = 0;
+    for (const { tenant } of this.s.tenants.all({ now, batch })) {
+      const gone = this.s.sweep.all({ tenant, now, batch: batch - n });
+      this.add(tenant, { keys: -gone.length, bytes: -gone.reduce((a, r) => a + r.size, 0) });
+      n += gone.length;
+      if (n >= batch) break;
+    }
+    return n;
   }
 }
