@@ -126,11 +126,11 @@ export class Deduplicator {
    */
   async decide(claim: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
     const arrive = this.races.depart(claim.tenant, claim.key);
-    let raced: (claimAgeMs: number) => boolean = () => false;
-    const { outcome, provisional } = await this.store.incidents.decide(claim, origin).finally(() => {
-      raced = arrive();
-    });
-    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms, raced);
+    // Settled once, when the claim is back: by the store if it asks (for its audit row), else here.
+    let raced: ((claimAgeMs: number) => boolean) | undefined;
+    const back = () => (raced ??= arrive());
+    const { outcome, provisional } = await this.store.incidents.decide(claim, { ...origin, raced: (age) => back()(age) }).finally(back);
+    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms, back());
     // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
     const reason = provisional ? 'provisional' : decided.reason;
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };

@@ -29,4 +29,11 @@ export interface AuditRow {
 /** Who asked: the request an operation serves, written into its audit row. Passed down as an argument, never read from ambient state. */
 export interface Origin {
   requestId?: string;
+  /**
+   * Asked once the claim is back, by a store that writes a SUPPRESS's reason
+   * into its own trail: whether a claim that met a CREATE this old (ms)
+   * raced it (`lost_race`) or was a plain repeat. The engine's answer
+   * (engine/race-watch.ts), so the trail says what the answer said.
+   */
+  raced?: (claimAgeMs: number) => boolean;
 }

@@ -31,6 +31,13 @@ const SQL = {
     `DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= $1 LIMIT $2)`,
     `DELETE FROM reconciled WHERE (tenant, key, journal_id) IN (SELECT tenant, key, journal_id FROM reconciled WHERE expires_at <= $1 LIMIT $2)`,
   ],
+  /**
+   * The function labels a SUPPRESS inside the race window `lost_race` (it
+   * cannot know the claim's flight); when the engine finds the copy did not
+   * race, its audit row is told so right after.
+   */
+  notRaced: `UPDATE audit SET reason = 'unchanged' WHERE tenant = $1 AND key = $2 AND at = $3 AND replica = $4 AND request_id = $5
+  AND decision = 'SUPPRESS' AND reason = 'lost_race'`,
   /** Markers whose incident is gone. */
   sweepAcks: `DELETE FROM acks WHERE (tenant, key) IN (SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i USING (tenant, key) WHERE i.key IS NULL LIMIT $1)`,
 };
@@ -90,10 +97,24 @@ export class PgIncidents implements SharedIncidentStore {
       requestId,
     ]);
     const { outcome, previousFingerprint, expiredUpdates, ...record } = rows[0]!;
+    if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);
     return {
       outcome: claimOutcome({ outcome, previousFingerprint, expiredUpdates, createdAt: record.createdAt }, claim, now),
       record: { tenant: claim.tenant, key: claim.key, ...record },
     };
+  }
+
+  /**
+   * A SUPPRESS the function labelled `lost_race` by its window, which the
+   * engine finds was a plain repeat (sent after the CREATE was answered,
+   * however soon): its audit row says `unchanged`, as the answer does. A
+   * second statement, after the decision committed: a replica that dies
+   * between the two leaves that one row saying `lost_race`.
+   */
+  private async relabel(claim: IncidentClaim, now: number, createdAt: number, replica: string, requestId: string, origin?: Origin) {
+    const age = now - createdAt;
+    if (!origin?.raced || age > this.x.ledger!.raceWindowMs() || origin.raced(age)) return;
+    await this.x.pool.query(SQL.notRaced, [claim.tenant, claim.key, now, replica, requestId]);
   }
 
   /**
