@@ -6,6 +6,7 @@
  *
  * - costly regexes: silences of `.{0,1000}` repeated 256 times (refused);
  * - silence churn: silences at the 16,384-character bound, created and expired;
+ * - the same churn beside 990 open silences at that bound (what a reload after each write reads);
  * - a large group: incidents joining one group (grouping by root cause), past 100 members;
  * - large refusals: Alertmanager posts of 1,000 bad alerts with an Idempotency-Key;
  * - keyed posts past the tenant's Idempotency-Key count (set to 2,000 here), refused 429.
@@ -35,7 +36,8 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 async function call(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(url, {
     method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    // A bodiless call (DELETE) says no content type: an empty JSON body is refused (400).
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, body: await res.text() };
@@ -48,6 +50,13 @@ const silence = (matchers: Array<{ name: string; value: string; isRegex: boolean
   createdBy: 'bench',
   comment,
 });
+
+/** A silence near the 16,384-character bound: 60 matchers of about 200 characters and a 3,000-character comment. */
+const bigSilence = (i: number) =>
+  silence(
+    Array.from({ length: 60 }, (_, m) => ({ name: `l${m}`, value: `${i}-${'x'.repeat(200)}`, isRegex: false })),
+    'c'.repeat(3000),
+  );
 
 /** What the heavy tenant sends, one call at a time per connection. */
 const loads: Array<[string, (base: string, i: number) => Promise<unknown>]> = [
@@ -63,11 +72,18 @@ const loads: Array<[string, (base: string, i: number) => Promise<unknown>]> = [
   [
     'silence churn at the size bound',
     async (base, i) => {
-      const big = silence(
-        Array.from({ length: 60 }, (_, m) => ({ name: `l${m}`, value: `${i}-${'x'.repeat(200)}`, isRegex: false })),
-        'c'.repeat(3000),
-      );
-      const r = await call(`${base}/api/v2/silences`, HEAVY, 'POST', big);
+      const r = await call(`${base}/api/v2/silences`, HEAVY, 'POST', bigSilence(i));
+      if (r.status === 200) await call(`${base}/api/v2/silence/${JSON.parse(r.body).silenceID}`, HEAVY, 'DELETE');
+    },
+  ],
+  [
+    'silence churn beside 990 open silences at the size bound',
+    async (base, i) => {
+      if (i < HEAVY_CONNECTIONS) {
+        // Once, by the first call of each connection: the tenant's 990 open silences of 16 KB.
+        for (let n = i; n < 990; n += HEAVY_CONNECTIONS) await call(`${base}/api/v2/silences`, HEAVY, 'POST', bigSilence(-1 - n));
+      }
+      const r = await call(`${base}/api/v2/silences`, HEAVY, 'POST', bigSilence(i));
       if (r.status === 200) await call(`${base}/api/v2/silence/${JSON.parse(r.body).silenceID}`, HEAVY, 'DELETE');
     },
   ],

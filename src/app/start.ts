@@ -133,6 +133,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     (err) => silenceReadFailed(err instanceof Error ? err : new Error(String(err))),
     SILENCE_POLL_MS,
     raw instanceof FailOpenStore ? raw.journal : undefined,
+    () => clock.now(),
   );
   await silences.start();
 

@@ -17,6 +17,13 @@ export interface SilenceSnapshot {
   keptSilences(): Silence[] | null;
 }
 
+const sameMatchers = (a: Silence['matchers'], b: Silence['matchers']) =>
+  a.length === b.length &&
+  a.every((m, i) => {
+    const o = b[i]!;
+    return m.name === o.name && m.value === o.value && m.isRegex === o.isRegex && m.isEqual === o.isEqual;
+  });
+
 /**
  * This replica's copy of the silences in the shared store. It polls one
  * number, the store's silence version, and reloads the silences (and compiles
@@ -29,8 +36,8 @@ export interface SilenceSnapshot {
  */
 export class SilenceCache implements MuteSource {
   private byTenant = new Map<string, Loaded[]>();
-  /** compiled matchers by their JSON */
-  private compiled = new Map<string, CompiledMatcher[]>();
+  /** each silence's matchers as last compiled, by tenant and id */
+  private compiled = new Map<string, { source: Silence['matchers']; matchers: CompiledMatcher[] }>();
   private loadedVersion: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
@@ -41,6 +48,14 @@ export class SilenceCache implements MuteSource {
     private readonly onError: (err: unknown) => void = () => {},
     private readonly pollMs = SILENCE_POLL_MS,
     private readonly snapshot?: SilenceSnapshot,
+    /**
+     * The replica's clock: with it, a reload reads only the silences that
+     * have not ended. A tenant keeps up to 1,000 ended ones (each up to
+     * 16 KB) for the API's list, and they mute nothing; reading them again
+     * at every write made one tenant's churn cost every other tenant a
+     * reload of megabytes. Without it, everything is read.
+     */
+    private readonly now?: () => number,
   ) {}
 
   /** Loads now (from the snapshot, when the store cannot answer), then keeps watching the version. */
@@ -84,7 +99,7 @@ export class SilenceCache implements MuteSource {
   private async load(): Promise<void> {
     const v = await this.store.version();
     if (v === this.loadedVersion) return;
-    const all = await this.store.list(null);
+    const all = await this.store.list(null, this.now?.());
     this.install(all);
     this.loadedVersion = v;
     // After the copy is in use: a snapshot that cannot be written costs only a restart during an outage.
@@ -93,11 +108,14 @@ export class SilenceCache implements MuteSource {
 
   private install(all: readonly Silence[]): void {
     const next = new Map<string, Loaded[]>();
-    const compiled = new Map<string, CompiledMatcher[]>();
+    const compiled = new Map<string, { source: Silence['matchers']; matchers: CompiledMatcher[] }>();
     for (const silence of all) {
-      // Matchers seen at the last load are not compiled again (a reload after each write would otherwise be quadratic).
-      const text = JSON.stringify(silence.matchers);
-      let matchers = compiled.get(text) ?? this.compiled.get(text);
+      // A silence whose matchers are as at the last load is not compiled again (a reload after each write would
+      // otherwise be quadratic). Compared field by field, not as JSON text: with 1,000 silences of 16 KB, making
+      // that text was a third of a reload's time.
+      const id = `${silence.tenant}\u0000${silence.id}`;
+      const before = this.compiled.get(id);
+      let matchers = before && sameMatchers(before.source, silence.matchers) ? before.matchers : undefined;
       if (!matchers) {
         try {
           matchers = silence.matchers.map((m) => compileMatcher(m));
@@ -107,7 +125,7 @@ export class SilenceCache implements MuteSource {
           continue;
         }
       }
-      compiled.set(text, matchers);
+      compiled.set(id, { source: silence.matchers, matchers });
       const list = next.get(silence.tenant) ?? [];
       list.push({ silence, matchers });
       next.set(silence.tenant, list);
@@ -116,7 +134,7 @@ export class SilenceCache implements MuteSource {
     this.compiled = compiled;
   }
 
-  /** A tenant's silences as last loaded (ended ones too): what the dashboard shows, read without the store. */
+  /** A tenant's silences as last loaded (those not ended at the load, with a clock): what the dashboard shows, read without the store. */
   async list(tenant: string): Promise<readonly Silence[]> {
     return (this.byTenant.get(tenant) ?? []).map((l) => l.silence);
   }

@@ -83,6 +83,13 @@ export function silenceStoreContract(
       assert.equal(await s.update({ ...a, comment: 'x' }, t0 + 5000), 'expired');
       assert.equal(await s.expire(tenant, 'no-such-id', t0), false);
       assert.equal((await s.list(tenant)).length, 2, 'ended silences stay listed');
+      const later = silence({ startsAt: t0 + H, endsAt: t0 + 4 * H });
+      await s.create(later, 10, t0);
+      const notEnded = async (after: number) => (await s.list(null, after)).filter((x) => x.tenant === tenant).map((x) => x.id);
+      // Ends: a at t0 + 1 s, pending at t0 + 2 s, later at t0 + 4 h; listed by start.
+      assert.deepEqual(await notEnded(t0 + 1000), [pending.id, later.id], 'a reload lists only what ends after the time it gives');
+      assert.deepEqual(await notEnded(t0 + 999), [a.id, pending.id, later.id], 'one ending a moment after it is listed');
+      assert.deepEqual(await notEnded(t0 + 4 * H), [], 'one ending at it is not');
     });
 
     test('tenants are apart: one cannot see, update or expire another’s silence; list(null) sees all', async () => {

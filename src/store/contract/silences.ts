@@ -60,8 +60,12 @@ export interface SilenceStore {
   /** Ends a silence at `now` (one still pending ends before it starts); false when the tenant has no such silence. An ended one stays as it is. */
   expire(tenant: string, id: string, now: number, origin?: Origin): Promise<boolean>;
   get(tenant: string, id: string): Promise<Silence | null>;
-  /** A tenant's silences, or (null) every tenant's: what a replica loads when the version moves. */
-  list(tenant: string | null): Promise<Silence[]>;
+  /**
+   * A tenant's silences, or (null) every tenant's; with `endedAfter`, only
+   * those that end after it (what a replica loads when the version moves:
+   * the ended ones a tenant keeps, up to MAX_ENDED_SILENCES, mute nothing).
+   */
+  list(tenant: string | null, endedAfter?: number): Promise<Silence[]>;
   /** A number every write changes: a replica reloads when it differs from the one it loaded with. */
   version(): Promise<number>;
 }

@@ -57,9 +57,9 @@ export class MemorySilences implements SilenceStore {
     return s ? copy(s) : null;
   }
 
-  async list(tenant: string | null): Promise<Silence[]> {
+  async list(tenant: string | null, endedAfter = Number.NEGATIVE_INFINITY): Promise<Silence[]> {
     this.assertOpen();
-    return [...this.byId.values()].filter((s) => tenant === null || s.tenant === tenant).map(copy);
+    return [...this.byId.values()].filter((s) => (tenant === null || s.tenant === tenant) && s.endsAt > endedAfter).map(copy);
   }
 
   async version(): Promise<number> {

@@ -78,8 +78,8 @@ export class PgSilences implements SilenceStore {
     return r ? shared.silenceOf(r) : null;
   }
 
-  async list(tenant: string | null): Promise<Silence[]> {
-    return (await this.x.pool.query<shared.SilenceRow>(SQL.list.text, bind(SQL.list, { tenant }))).rows.map(shared.silenceOf);
+  async list(tenant: string | null, endedAfter = shared.EVER): Promise<Silence[]> {
+    return (await this.x.pool.query<shared.SilenceRow>(SQL.list.text, bind(SQL.list, { tenant, after: endedAfter }))).rows.map(shared.silenceOf);
   }
 
   async version(): Promise<number> {

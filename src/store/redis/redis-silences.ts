@@ -37,9 +37,9 @@ export class RedisSilences implements SilenceStore {
     return v ? (JSON.parse(String(v)) as Silence) : null;
   }
 
-  async list(tenant: string | null): Promise<Silence[]> {
+  async list(tenant: string | null, endedAfter?: number): Promise<Silence[]> {
     const index = tenant === null ? K.all : K.tenant(tenant);
-    const found = (await this.conn.evalScript(scripts.silenceList, [index], [])) as string[];
+    const found = (await this.conn.evalScript(scripts.silenceList, [index], [endedAfter === undefined ? '-inf' : `(${endedAfter}`])) as string[];
     return found.map((v) => JSON.parse(v) as Silence).sort((a, b) => a.startsAt - b.startsAt || (a.id < b.id ? -1 : 1));
   }
 

@@ -35,8 +35,11 @@ const COLUMNS = `tenant, id, matchers, starts_at AS "startsAt", ends_at AS "ends
 
 export const GET_SILENCE = `SELECT ${COLUMNS} FROM silences WHERE tenant = @tenant AND id = @id`;
 
-/** @tenant null: every tenant's. */
-export const LIST_SILENCES = `SELECT ${COLUMNS} FROM silences WHERE CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant ORDER BY starts_at, id`;
+/** @tenant null: every tenant's; those that end after @after. */
+export const LIST_SILENCES = `SELECT ${COLUMNS} FROM silences WHERE (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant) AND ends_at > @after ORDER BY starts_at, id`;
+
+/** What `list` binds for "ended any time". */
+export const EVER = Number.MIN_SAFE_INTEGER;
 
 /** Silences that ended at or before @before, at most @batch. */
 export const SWEEP_SILENCES = `

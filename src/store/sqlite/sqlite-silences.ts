@@ -17,7 +17,7 @@ export class SqliteSilences implements SilenceStore {
       update: db.prepare(shared.UPDATE_SILENCE),
       expire: db.prepare(shared.EXPIRE_SILENCE),
       get: db.prepare<[{ tenant: string; id: string }], shared.SilenceRow>(shared.GET_SILENCE),
-      list: db.prepare<[{ tenant: string | null }], shared.SilenceRow>(shared.LIST_SILENCES),
+      list: db.prepare<[{ tenant: string | null; after: number }], shared.SilenceRow>(shared.LIST_SILENCES),
       sweep: db.prepare(shared.SWEEP_SILENCES),
     };
   }
@@ -58,8 +58,8 @@ export class SqliteSilences implements SilenceStore {
     return r ? shared.silenceOf(r) : null;
   }
 
-  async list(tenant: string | null): Promise<Silence[]> {
-    return this.s.list.all({ tenant }).map(shared.silenceOf);
+  async list(tenant: string | null, endedAfter = shared.EVER): Promise<Silence[]> {
+    return this.s.list.all({ tenant, after: endedAfter }).map(shared.silenceOf);
   }
 
   async version(): Promise<number> {
