@@ -2,7 +2,14 @@ import { startFake, type FakeServer } from './http-fake.js';
 
 export interface JiraIssue {
   key: string;
-  fields: { summary: string; description: string; labels: string[]; project: { key: string }; status: { name: string; statusCategory: { key: string } } };
+  fields: {
+    summary: string;
+    description: string;
+    labels: string[];
+    project: { key: string };
+    issuetype: { name?: string; id?: string };
+    status: { name: string; statusCategory: { key: string } };
+  };
   comments: string[];
 }
 
@@ -10,6 +17,9 @@ type Status = JiraIssue['fields']['status'];
 const TODO: Status = { name: 'To Do', statusCategory: { key: 'new' } };
 const DOING: Status = { name: 'In Progress', statusCategory: { key: 'indeterminate' } };
 const DONE: Status = { name: 'Done', statusCategory: { key: 'done' } };
+
+/** The issue types of the fake's projects (Jira's defaults for a software project). */
+const ISSUE_TYPES = new Set(['Task', 'Bug', 'Story', 'Epic', 'Incident']);
 
 /** Jira's default software workflow: which transitions each status offers, and where they lead. */
 const WORKFLOW: Record<string, Array<{ id: string; name: string; to: Status }>> = {
@@ -41,7 +51,8 @@ export interface JiraFakeOptions {
  * /issue/{key} reads the issue as it is now; POST /issue, POST
  * /issue/{key}/comment, GET and POST /issue/{key}/transitions follow the
  * default workflow (To Do, In Progress, Done), refusing a transition the
- * issue's status does not offer. Basic auth required.
+ * issue's status does not offer. A create without a project, a known issue
+ * type or a summary is refused as Jira refuses it. Basic auth required.
  */
 export async function startJiraFake(
   o: JiraFakeOptions = {},
@@ -89,10 +100,18 @@ export async function startJiraFake(
       return { status: 200, body: deployment === 'cloud' ? { issues: page, isLast: page.length === hits.length } : { total: hits.length, issues: page } };
     }
     if (r.method === 'POST' && r.path === '/rest/api/2/issue') {
-      const f = (r.body as { fields: JiraIssue['fields'] }).fields;
-      if (!f?.project?.key || !f.summary) return { status: 400, body: { errorMessages: [], errors: { summary: 'required' } } };
-      const key = `${f.project.key}-${++seq}`;
-      const issue: JiraIssue = { key, fields: { ...f, status: TODO }, comments: [] };
+      // Jira's create refuses an issue without its required system fields (project, issue type, summary), each named
+      // in `errors` under its field id, as Jira REST v2 "Create issue" answers 400.
+      const f = (r.body as { fields?: Partial<JiraIssue['fields']> } | null)?.fields;
+      const errors: Record<string, string> = {};
+      if (!f?.project?.key) errors.project = 'Specify a valid project ID or key';
+      if (!f?.issuetype?.name && !f?.issuetype?.id) errors.issuetype = 'Specify an issue type';
+      else if (f.issuetype.name !== undefined && !ISSUE_TYPES.has(f.issuetype.name)) errors.issuetype = 'Specify a valid issue type';
+      if (!f?.summary) errors.summary = 'You must specify a summary of the issue.';
+      if (Object.keys(errors).length > 0) return { status: 400, body: { errorMessages: [], errors } };
+      const fields = f as JiraIssue['fields'];
+      const key = `${fields.project.key}-${++seq}`;
+      const issue: JiraIssue = { key, fields: { ...fields, status: TODO }, comments: [] };
       issues.set(key, issue);
       reindex(issue);
       return { status: 201, body: { id: String(seq), key, self: `${fake.url}/rest/api/2/issue/${seq}` } };

@@ -572,7 +572,14 @@ describe('delivery', () => {
         const { labels, summary, description } = b.fields;
         jira.put({
           key: 'QA-0',
-          fields: { labels, summary, description, project: { key: 'QA' }, status: { name: 'To Do', statusCategory: { key: 'new' } } },
+          fields: {
+            labels,
+            summary,
+            description,
+            project: { key: 'QA' },
+            issuetype: { name: 'Task' },
+            status: { name: 'To Do', statusCategory: { key: 'new' } },
+          },
           comments: [],
         });
         // The other replica records its issue as the key's first (its claim

@@ -38,6 +38,19 @@ describe('HTTP: SPC violations', () => {
     assert.ok(answers.slice(1).every((a) => a.decision === 'SUPPRESS' && a.key === answers[0]!.key));
   });
 
+  // Planted fault it catches: the claim kept one window (300 s) instead of two; the late sample was then a second CREATE.
+  test('a claim lives two windows: a late sample of its window, 400 s after the first, is still SUPPRESS', async () => {
+    const sample = (over: Record<string, unknown>) => v({ process_id: 'late-line-7', timestamp: 1770000300, ...over });
+    const first = (await s.post('/v1/violations', sample({}))).body as { decision: string; key: string };
+    assert.equal(first.decision, 'CREATE');
+    s.clock.advance(400_000);
+    const late = (await s.post('/v1/violations', sample({ timestamp: 1770000310, value: 13.5 }))).body as { decision: string; key: string };
+    assert.deepEqual([late.decision, late.key], ['SUPPRESS', first.key], 'a sample of the same window arriving 400 s late');
+    s.clock.advance(200_001);
+    const after = (await s.post('/v1/violations', sample({}))).body as { decision: string; key: string };
+    assert.deepEqual([after.decision, after.key], ['CREATE', first.key], 'past two windows the claim is gone: a new alarm');
+  });
+
   test('both sides of a window boundary are two alarms', async () => {
     const left = await s.post('/v1/violations', v({ process_id: 'litho-1', timestamp: 1770000299 }));
     const right = await s.post('/v1/violations', v({ process_id: 'litho-1', timestamp: 1770000300 }));

@@ -86,6 +86,28 @@ for (const deployment of ['cloud', 'datacenter'] as const) {
   });
 }
 
+// Planted fault it catches: the create's fields without `issuetype` (the fake refused it as Jira does: a dead letter).
+test('a create carries the project, the configured issue type and a summary, which Jira requires', async () => {
+  const jira = keep(await startJiraFake({ searchLagMs: 0 }));
+  const h = keep(deliveryHarness({ adapters: [jiraAt(jira.url, { issue_type: 'Bug' })] }));
+  await h.incidents.decideIncident(incident({ element_id: 'olt-issuetype' }));
+  await h.drain();
+  assert.deepEqual(
+    h.settled.map((x) => [x.action, x.outcome, x.error ?? '']),
+    [['create', 'delivered', '']],
+  );
+  const [issue] = [...jira.issues.values()];
+  assert.deepEqual([issue!.fields.project.key, issue!.fields.issuetype.name], ['NOC', 'Bug']);
+  assert.ok(issue!.fields.summary.length > 0);
+  // The fake refuses what Jira refuses: the same call without an issue type.
+  const bare = await fetch(`${jira.url}/rest/api/2/issue`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from('bot@example.com:api-token').toString('base64')}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ fields: { project: { key: 'NOC' }, summary: 's' } }),
+  });
+  assert.deepEqual([bare.status, await bare.json()], [400, { errorMessages: [], errors: { issuetype: 'Specify an issue type' } }]);
+});
+
 test('cloud: an issue made before onceonly kept ids is found by the v3 search once indexed, and kept from then on', async () => {
   const jira = keep(await startJiraFake({ deployment: 'cloud', searchLagMs: 0 }));
   const h = keep(deliveryHarness({ adapters: [jiraAt(jira.url, { deployment: 'cloud' })] }));

@@ -42,6 +42,7 @@ test('the fake reads JQL as Jira does: the hostile keys, pasted raw, would match
       description: '',
       labels: ['onceonly', 'onceonly-acmeacmeacmeacmeacmeacme'],
       project: { key: 'OPS' },
+      issuetype: { name: 'Task' },
       status: { name: 'To Do', statusCategory: { key: 'new' } },
     },
     comments: [],
