@@ -9,12 +9,53 @@ export interface SnowRecord {
   [field: string]: unknown;
 }
 
+/** The stock incident table's columns the fake knows (a write of any other is ignored, a query on one matches nothing). */
+const INCIDENT_COLUMNS = new Set([
+  'sys_id',
+  'number',
+  'short_description',
+  'description',
+  'impact',
+  'urgency',
+  'priority',
+  'state',
+  'active',
+  'correlation_id',
+  'correlation_display',
+  'close_code',
+  'close_notes',
+  'work_notes',
+  'comments',
+  'assignment_group',
+  'assigned_to',
+  'cmdb_ci',
+  'category',
+  'subcategory',
+  'caller_id',
+  'opened_at',
+  'resolved_at',
+  'closed_at',
+  'sys_created_on',
+  'sys_updated_on',
+]);
+/** The stock incident table's Closed state: its write ACL refuses any change to a Closed record. */
+const CLOSED = '7';
+
 /**
  * A stand-in for the ServiceNow Table API (/api/now/table/{table}): records in
  * memory; GET with an encoded sysparm_query (`correlation_id=X^ORDERBYnumber`, and
  * `^OR`, `^NQ`, `!=`, `ISNOTEMPTY` as ServiceNow reads them),
  * POST creates (201), PATCH /{sys_id} updates; every call needs the configured
  * basic auth. Like ServiceNow, nothing stops two records sharing a correlation_id.
+ *
+ * It refuses what ServiceNow refuses, in its answer shape
+ * (`{"error": {"message", "detail"}, "status": "failure"}`):
+ * - a table the instance does not have: 400 "Invalid table <name>" (Table API);
+ * - a change to a Closed (state 7) incident: 403 "Operation Failed", as the
+ *   stock incident write ACL answers an integration user;
+ * and, as ServiceNow does, it ignores a write to a column the table does not
+ * have, and a query on one matches no rows (`glide.invalid_query.returns_no_rows`,
+ * true on current instances).
  */
 export async function startServicenowFake(user = 'onceonly', password = 'secret'): Promise<FakeServer & { records: Map<string, SnowRecord> }> {
   /** correlation_id → sys_ids, kept with every write, so a lookup by key does not scan every record. */
@@ -41,8 +82,11 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
   const fake = await startFake((r) => {
     if (r.headers.authorization !== auth) return { status: 401, body: { error: { message: 'User Not Authenticated' }, status: 'failure' } };
     const m = /^\/api\/now\/table\/([a-z0-9_]+)(?:\/([0-9a-f-]+))?$/.exec(r.path);
-    if (!m) return { status: 400, body: { error: { message: 'Invalid table' }, status: 'failure' } };
+    if (!m) return { status: 400, body: { error: { message: 'Requested URI does not represent any resource', detail: null }, status: 'failure' } };
+    if (m[1] !== 'incident') return { status: 400, body: { error: { message: `Invalid table ${m[1]}`, detail: null }, status: 'failure' } };
     const id = m[2];
+    /** The columns of a write the table has; ServiceNow drops the rest without a word. */
+    const known = (body: unknown) => Object.fromEntries(Object.entries((body ?? {}) as Record<string, unknown>).filter(([k]) => INCIDENT_COLUMNS.has(k)));
     if (r.method === 'GET' && !id) {
       // An encoded query as ServiceNow reads it: `^NQ` separates whole queries (their union); in
       // one, `^` joins terms with AND and `^OR` with OR; `ORDERBYfield` sorts; a term is
@@ -56,7 +100,7 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
       };
       // As on ServiceNow, `=` and `!=` on a string field ignore case.
       const matches = (x: SnowRecord, t: Term) => {
-        if (!t) return false;
+        if (!t || !INCIDENT_COLUMNS.has(t.field)) return false;
         const v = String(x[t.field] ?? '').toLowerCase();
         const want = t.value.toLowerCase();
         return t.op === '=' ? v === want : t.op === '!=' ? v !== want : v !== '';
@@ -83,14 +127,19 @@ export async function startServicenowFake(user = 'onceonly', password = 'secret'
       return { status: 200, body: { result: hits.slice(0, limit) } };
     }
     if (r.method === 'POST' && !id) {
-      const rec: SnowRecord = { state: '1', ...(r.body as object), sys_id: randomUUID().replace(/-/g, ''), number: `INC${String(++seq).padStart(7, '0')}` };
+      const rec: SnowRecord = { state: '1', ...known(r.body), sys_id: randomUUID().replace(/-/g, ''), number: `INC${String(++seq).padStart(7, '0')}` };
       records.set(rec.sys_id, rec);
       return { status: 201, body: { result: rec } };
     }
     if (r.method === 'PATCH' && id) {
       const rec = records.get(id);
       if (!rec) return { status: 404, body: { error: { message: 'No Record found' }, status: 'failure' } };
-      const { work_notes, ...fields } = r.body as Record<string, unknown>;
+      if (rec.state === CLOSED)
+        return {
+          status: 403,
+          body: { error: { message: 'Operation Failed', detail: 'ACL Exception Update Failed due to security constraints' }, status: 'failure' },
+        };
+      const { work_notes, ...fields } = known(r.body);
       const before = String(rec.correlation_id ?? '');
       Object.assign(rec, fields);
       index(rec, before);

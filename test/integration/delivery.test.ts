@@ -303,6 +303,65 @@ describe('delivery', () => {
     );
   });
 
+  // ServiceNow closes a Resolved incident on its own after some days, and its stock ACL refuses any write to a Closed one.
+  // Defect this found: the adapter reopened a Closed record with a PATCH, which real ServiceNow answers 403: a dead letter.
+  test('ServiceNow: a fault back after its record was Closed makes a new record; the Closed one is left as it is', async () => {
+    const snow = await fake(startServicenowFake());
+    const h = harness({ adapters: [{ name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' }] });
+    const { dedup_key: key } = await h.incidents.decideIncident(incident({ element_id: 'olt-closed-1' }));
+    await h.drain();
+    await h.incidents.closeIncident(key);
+    await h.drain();
+    const [first] = [...snow.records.values()];
+    assert.equal(first!.state, '6', 'resolved by the close');
+    first!.state = '7'; // the instance's auto-close, days later
+    await h.incidents.decideIncident(incident({ element_id: 'olt-closed-1' }));
+    await h.drain();
+    assert.deepEqual(
+      h.settled.map((x) => [x.action, x.outcome, x.error ?? '']),
+      [
+        ['create', 'delivered', ''],
+        ['close', 'delivered', ''],
+        ['create', 'delivered', ''],
+      ],
+    );
+    const records = [...snow.records.values()];
+    assert.deepEqual(
+      records.map((r) => [r.number, r.state]),
+      [
+        [first!.number, '7'],
+        [records[1]!.number, '1'],
+      ],
+      'a new record; the Closed one untouched',
+    );
+    assert.equal(records[1]!.correlation_id, first!.correlation_id);
+    await h.incidents.decideIncident(incident({ element_id: 'olt-closed-1', severity: 'CRITICAL' }));
+    await h.drain();
+    assert.deepEqual([records[1]!.impact, records[1]!.work_notes_count], ['1', 1], 'the next change goes to the open record');
+    assert.equal(snow.records.size, 2);
+  });
+
+  test('the ServiceNow fake refuses what ServiceNow refuses, in its answer shape', async () => {
+    const snow = await fake(startServicenowFake());
+    const auth = { authorization: `Basic ${Buffer.from('onceonly:secret').toString('base64')}`, 'content-type': 'application/json' };
+    const at = async (path: string, method: string, body?: unknown) => {
+      const r = await fetch(`${snow.url}${path}`, { method, headers: auth, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      return [r.status, await r.json()] as const;
+    };
+    assert.deepEqual(await at('/api/now/table/incidnet', 'GET'), [400, { error: { message: 'Invalid table incidnet', detail: null }, status: 'failure' }]);
+    const [created, made] = await at('/api/now/table/incident', 'POST', { short_description: 's', no_such_column: 'x', correlation_id: 'c-1' });
+    assert.equal(created, 201);
+    const rec = (made as { result: Record<string, unknown> }).result;
+    assert.equal('no_such_column' in rec, false, 'a column the table lacks is ignored');
+    assert.deepEqual((await at('/api/now/table/incident?sysparm_query=no_such_column%3Dx', 'GET'))[1], { result: [] }, 'a query on it matches nothing');
+    snow.records.get(String(rec.sys_id))!.state = '7';
+    assert.deepEqual(await at(`/api/now/table/incident/${rec.sys_id}`, 'PATCH', { short_description: 'changed' }), [
+      403,
+      { error: { message: 'Operation Failed', detail: 'ACL Exception Update Failed due to security constraints' }, status: 'failure' },
+    ]);
+    assert.equal(snow.records.get(String(rec.sys_id))!.short_description, 's');
+  });
+
   test('incidents: create, update and close reach ServiceNow, Jira, PagerDuty and the webhook; a re-create reopens', async () => {
     const [snow, jira, pd, hook] = await Promise.all([
       fake(startServicenowFake()),

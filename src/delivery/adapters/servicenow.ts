@@ -22,6 +22,11 @@ export const servicenowConfig = registerAdapterConfig(
     /** the `state` a create sets on a found record that was resolved or closed (2 = In Progress) */
     reopen_state: z.string().default('2'),
     close_code: z.string().default('Solved (Permanently)'),
+    /**
+     * the `state` of a record that can no longer change (7 = Closed in the stock incident table, whose
+     * write ACL refuses any update): a new fault of its key makes a new record instead of reopening it
+     */
+    closed_state: z.string().default('7'),
     /** the `state` a duplicate made by a concurrent create is set to (8 = Canceled in the stock incident table) */
     duplicate_state: z.string().default('8'),
   }),
@@ -103,6 +108,16 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
   }
 
   /**
+   * The key's records that are still open, oldest first. Closed and
+   * cancelled ones are history: a Closed incident cannot be written (its ACL
+   * refuses any update), so the key's ticket is its oldest open record, and a
+   * new fault after a Closed one makes a new record.
+   */
+  async function openRecords(e: OutboxEntry): Promise<Found[]> {
+    return (await records(e)).filter((r) => r.state !== c.closed_state && r.state !== c.duplicate_state);
+  }
+
+  /**
    * Younger records of the key that are not cancelled yet are duplicates of
    * the oldest: cancel them, pointing at it. A create that raced another is
    * merged right after its POST, but if that second look failed (a timeout
@@ -118,11 +133,12 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
     });
   }
 
+  /** `rows`: the key's open records, oldest first. */
   async function cancelDuplicates(rows: Found[]): Promise<number> {
     const [oldest, ...younger] = rows;
     let n = 0;
     for (const r of younger) {
-      if (!oldest || r.state === c.duplicate_state) continue;
+      if (!oldest) continue;
       await cancelAsDuplicate(r, oldest);
       n++;
     }
@@ -134,7 +150,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
     (e) => kinds.has(e.kind),
     async (job) => {
       const e = job.entry;
-      const rows = await records(e);
+      const rows = await openRecords(e);
       const found = rows[0] ?? null;
       const level = LEVEL[e.severity] ?? '3';
       if (e.action === 'close') {
@@ -150,8 +166,8 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
       }
       const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
       if (found) {
-        // A create for a key whose record was resolved (closed, then the fault came back) reopens it.
-        const reopen = e.action === 'create' && (found.state === c.resolved_state || found.state === '7');
+        // A create for a key whose record was resolved (closed by onceonly, then the fault came back) reopens it.
+        const reopen = e.action === 'create' && found.state === c.resolved_state;
         await call(`${base}/${found.sys_id}`, 'PATCH', {
           ...fields,
           ...(reopen ? { state: c.reopen_state } : {}),
@@ -169,7 +185,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
       // wakes up mid-call). So look again: if an older record holds the key,
       // this one is the duplicate: cancel it, pointing at the older one, and
       // apply the change there. Both racers converge on the oldest record.
-      const oldest = (await records(e))[0];
+      const oldest = (await openRecords(e))[0];
       if (made?.sys_id && oldest && oldest.sys_id !== made.sys_id) {
         await cancelAsDuplicate(made, oldest);
         await call(`${base}/${oldest.sys_id}`, 'PATCH', {
