@@ -34,13 +34,31 @@ function problems(e: any): string[] {
  * trigger's summary, source and severity, a dedup_key for acknowledge and
  * resolve) and answers 400 `invalid event` with PagerDuty's `errors` list, or
  * 202 with the dedup_key. `accepted` holds the events it took, in order.
+ *
+ * Its rate limit is PagerDuty's ("Events API Rate Limits"): about 120 calls a
+ * minute per integration key, counted over the 60 seconds before each call;
+ * past it the call is answered `429 - Request Limit Exceeded` (no Retry-After)
+ * and the event is not ingested. `perMinute` and `windowMs` scale it down for
+ * tests that must meet it in a second.
  */
-export async function startPagerdutyFake(): Promise<FakeServer & { accepted: Recorded[] }> {
+export async function startPagerdutyFake(o: { perMinute?: number; windowMs?: number } = {}): Promise<FakeServer & { accepted: Recorded[] }> {
+  const { perMinute = 120, windowMs = 60_000 } = o;
   const accepted: Recorded[] = [];
+  /** Each integration key's calls in the last window (times, oldest first). */
+  const calls = new Map<string, number[]>();
+  const limited = (key: string) => {
+    const now = Date.now();
+    const recent = (calls.get(key) ?? []).filter((t) => t > now - windowMs);
+    const over = recent.length >= perMinute;
+    if (!over) recent.push(now);
+    calls.set(key, recent);
+    return over;
+  };
   const fake = await startFake((r) => {
     if (r.method !== 'POST' || r.path !== '/v2/enqueue') return { status: 404, body: { status: 'not found' } };
     const errors = problems(r.body);
     if (errors.length > 0) return { status: 400, body: { status: 'invalid event', message: 'Event object is invalid', errors } };
+    if (limited(String(r.body.routing_key))) return { status: 429, body: { status: 'throttle event', message: 'Request Limit Exceeded' } };
     accepted.push(r);
     return { status: 202, body: { status: 'success', message: 'Event processed', dedup_key: r.body.dedup_key } };
   });

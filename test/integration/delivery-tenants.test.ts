@@ -44,7 +44,7 @@ test('two tenants with the same fault and the same device get their own ticket, 
       { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
       { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },
       { name: 'pd', type: 'pagerduty', routing_key: 'R0UT1NGKEY0000000000000000000001', url: `${pd.url}/v2/enqueue` },
-      { name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X`, kinds: ['incident'] },
+      { name: 'chat', type: 'slack', url: chat.hookUrl, kinds: ['incident'] },
       { name: 'mes', type: 'mqtt', url: BROKER, kinds: ['event'] },
     ],
   });

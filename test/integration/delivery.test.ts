@@ -66,7 +66,7 @@ describe('delivery', () => {
         { name: 'snow', type: 'servicenow', instance_url: snow.url, username: 'onceonly', password: 'secret' },
         { name: 'jira', type: 'jira', base_url: jira.url, project: 'QA', username: 'bot@example.com', api_token: 'api-token' },
         { name: 'pd', type: 'pagerduty', routing_key: RK, url: `${pd.url}/v2/enqueue` },
-        { name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X` },
+        { name: 'chat', type: 'slack', url: chat.hookUrl },
       ],
     });
     const decisions: string[] = [];
@@ -263,7 +263,7 @@ describe('delivery', () => {
   test('Slack throttles with 429 and Retry-After: the next message waits that long, then goes; none is lost', async () => {
     // One message a second, as Slack allows a webhook; the stand-in's second runs on the real clock.
     const chat = await fake(startSlackFake(1, 1000));
-    const h = harness({ adapters: [{ name: 'chat', type: 'slack', url: `${chat.url}/services/T/B/X` }], delivery: { base_delay_ms: 100 } });
+    const h = harness({ adapters: [{ name: 'chat', type: 'slack', url: chat.hookUrl }], delivery: { base_delay_ms: 100 } });
     await h.incidents.decideIncident(incident({ element_id: 'olt-1', severity: 'CRITICAL' }));
     await h.incidents.decideIncident(incident({ element_id: 'olt-2', severity: 'CRITICAL' }));
     await h.drain();
@@ -279,6 +279,40 @@ describe('delivery', () => {
     await h.drain();
     assert.equal(chat.posted.length, 2, 'sent once Retry-After had passed');
     assert.equal(new Set(chat.posted.map((r) => /`(dedup:[0-9a-f]{32})`/.exec(r.body.text)?.[1])).size, 2, 'one line for each incident');
+  });
+
+  test('a mistyped Slack webhook is refused as Slack refuses it (404 no_service): a dead letter at once, naming the answer', async () => {
+    const chat = await fake(startSlackFake(100));
+    const h = harness({ adapters: [{ name: 'chat', type: 'slack', url: `${chat.url}/services/T0000TEST/B0000TEST/mistyped` }] });
+    await h.incidents.decideIncident(incident({ element_id: 'olt-slack-404', severity: 'CRITICAL' }));
+    await h.drain();
+    assert.deepEqual(
+      h.settled.map((x) => [x.outcome, x.reason]),
+      [['dead', 'http_404']],
+    );
+    assert.match(h.settled[0]!.error ?? '', /no_service/);
+    assert.equal(chat.posted.length, 0);
+  });
+
+  test('PagerDuty over its rate limit answers 429 and ingests nothing: every event is retried until taken, each once', async () => {
+    // PagerDuty's 120 a minute per integration key, scaled to 10 a second.
+    const pd = await fake(startPagerdutyFake({ perMinute: 10, windowMs: 1000 }));
+    const h = harness({ adapters: [{ name: 'pd', type: 'pagerduty', routing_key: RK, url: `${pd.url}/v2/enqueue` }], delivery: { base_delay_ms: 100 } });
+    for (let i = 0; i < 25; i++) await h.incidents.decideIncident(incident({ element_id: `olt-burst-${i}`, severity: 'CRITICAL' }));
+    await h.drain();
+    assert.equal(pd.accepted.length, 10, 'the first ten in the window were taken');
+    assert.ok(
+      h.settled.filter((x) => x.outcome === 'retried').every((x) => x.reason === 'http_429'),
+      'the rest were answered 429 and retried',
+    );
+    for (let round = 0; round < 10 && pd.accepted.length < 25; round++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      h.clock.advance(60_000);
+      await h.drain();
+    }
+    assert.equal(pd.accepted.length, 25, 'every event taken in the end');
+    assert.equal(new Set(pd.accepted.map((r) => r.body.dedup_key)).size, 25, 'each once');
+    assert.equal(h.settled.filter((x) => x.outcome === 'dead').length, 0, 'none dead-lettered');
   });
 
   test('ambiguous failure: ServiceNow applies the create and drops the connection; the retry finds it by correlation_id', async () => {
