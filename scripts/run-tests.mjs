@@ -5,7 +5,7 @@
 // contains PATTERN. What the chosen files need beyond npm is installed or
 // started first (scripts/test-prereqs.mjs).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensure } from './test-prereqs.mjs';
 
@@ -27,6 +27,29 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+// Tests that spawn the CLI (e2e, chaos, migrate-shards) run dist/. `npm test` builds it first (pretest);
+// run directly, with a pattern, a dist/ older than any file of src/ is rebuilt here, so no test runs stale code.
+if (process.env.npm_lifecycle_event !== 'test') {
+  const mtimes = (dir) =>
+    readdirSync(dir).flatMap((name) => {
+      const p = join(dir, name);
+      const st = statSync(p);
+      return st.isDirectory() ? mtimes(p) : [st.mtimeMs];
+    });
+  const entry = join(root, 'dist/cli/main.js');
+  const built = existsSync(entry) ? statSync(entry).mtimeMs : 0;
+  if (Math.max(...mtimes(join(root, 'src'))) > built) {
+    console.error('dist/ is older than src/: building it first (npm run build)');
+    const b = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+    if (b.status !== 0) process.exit(b.status ?? 1);
+  }
+}
+
+// One seed for the whole run: every test that draws at random derives its own from it (test/helpers/seed.ts),
+// so a failure is replayed with the same TEST_SEED.
+if (!process.env.TEST_SEED) process.env.TEST_SEED = String(Date.now() % 2 ** 31);
+console.log(`TEST_SEED=${process.env.TEST_SEED} (set it to replay this run's random draws)`);
+
 // What the chosen files need beyond npm (their `// needs: …` lines), installed or started first.
 const needs = new Set(files.flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/^\/\/ needs: (.+)$/gm)].flatMap((m) => m[1].trim().split(/\s+/))));
 ensure([...needs]);

@@ -19,10 +19,11 @@ import { startSink, type FakeServer, type Recorded } from '../fakes/http-fake.js
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { checkHistory, describe as describeViolation, History } from './history.js';
+import { testSeed } from '../helpers/seed.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const RUNS = Number(process.env.MODEL_RUNS ?? 200);
-const SEED = Number(process.env.MODEL_SEED ?? Date.now() % 2 ** 31);
+const SEED = testSeed('chaos/model', 'MODEL_SEED');
 const KEYS = ['olt-1', 'olt-2', 'olt-3'];
 const LEASE_MS = 300;
 const TIMEOUT_MS = 200;

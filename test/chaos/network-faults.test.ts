@@ -22,8 +22,9 @@ import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 import { drive, settledTickets, shuffle, startReplicas, toServicenow, type IngestShot, type Replicas } from './harness.js';
 import { checkHistory, describe as describeViolation, History } from './history.js';
+import { testSeed } from '../helpers/seed.js';
 
-const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
+const SEED = testSeed('chaos/network-faults', 'CHAOS_SEED');
 /** How far past the fail-open timeout an answer may come on a loaded 2-core machine (a bound on hanging, not a timing goal). */
 const HANG_BOUND_MS = 1500;
 

@@ -8,11 +8,12 @@ import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { drive, settledTickets, shuffle, startReplicas, toServicenow, type IngestShot } from './harness.js';
 import { checkHistory, describe as describeViolation, History } from './history.js';
+import { testSeed } from '../helpers/seed.js';
 
 const KEYS = Number(process.env.CHAOS_KEYS ?? 10_000);
 const COPIES = 5;
 const CLIENTS = 32;
-const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
+const SEED = testSeed('chaos/replica-kills', 'CHAOS_SEED');
 
 // two replicas on one Redis deliver to a ServiceNow
 // stand-in while each is SIGKILLed three times mid-run (the first after 20%

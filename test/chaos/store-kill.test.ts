@@ -9,10 +9,11 @@ import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 import { drive, settledTickets, shuffle, startReplicas, toServicenow, type IngestShot } from './harness.js';
 import { checkHistory, describe as describeViolation, History } from './history.js';
+import { testSeed } from '../helpers/seed.js';
 
 const KEYS = 3000;
 const TIMEOUT_MS = 250;
-const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
+const SEED = testSeed('chaos/store-kill', 'CHAOS_SEED');
 
 const shotFor = (k: number): IngestShot => {
   const body = { element_id: `pe-${k}`, fault_class: 'BGP_DOWN', root_cause_id: 'core-2', severity: 'MAJOR' };

@@ -9,6 +9,7 @@ import { BATCH_LIMITS, NDJSON } from '../../src/http/batch.js';
 import { BACKENDS, backendStores } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { testSeed } from '../helpers/seed.js';
 
 /** A small seeded generator, so a failure can be replayed line by line. */
 function rng(seed: number) {
@@ -97,7 +98,7 @@ async function compare(batchServer: RunningServer, singleServer: InProcessServer
   return tally;
 }
 
-const SEED = Number(process.env.ONCEONLY_BATCH_SEED ?? Date.now() % 2 ** 31);
+const SEED = testSeed('integration/batches', 'ONCEONLY_BATCH_SEED');
 
 describe(`a batch decides exactly what its lines sent one by one decide (seed ${SEED})`, () => {
   const dir = tempDir();

@@ -12,6 +12,7 @@ import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 import { receiverQuiet } from '../helpers/settle.js';
+import { testSeed } from '../helpers/seed.js';
 
 /**
  * The fuzz suite: generated requests, valid and hostile, to every input route
@@ -28,7 +29,7 @@ import { receiverQuiet } from '../helpers/settle.js';
  * 21,000 a run); ONCEONLY_FUZZ_SEED replays a run.
  */
 const PER_STORE = Number(process.env.ONCEONLY_FUZZ_REQUESTS ?? 7000);
-const SEED = Number(process.env.ONCEONLY_FUZZ_SEED ?? Date.now() % 2 ** 31);
+const SEED = testSeed('integration/fuzz-backends', 'ONCEONLY_FUZZ_SEED');
 const TOKENS = { acme: 'fuzz-token-acme-0000000001', beta: 'fuzz-token-beta-0000000002' } as const;
 type Tenant = keyof typeof TOKENS;
 const OPEN = new Set(['/healthz', '/readyz', '/metrics', '/', '/dashboard/app.js', '/dashboard/style.css']);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { inProcessServer } from '../helpers/server.js';
+import { testSeed } from '../helpers/seed.js';
 
 // 10,000 generated malformed requests across every endpoint that takes a
 // body: each must be refused with a 4xx that names the problem, none may be a
@@ -145,7 +146,7 @@ test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx ea
             : typeof body.error?.message === 'string' && body.error.message !== '';
         },
       ),
-      { numRuns: 10_000 },
+      { numRuns: 10_000, seed: testSeed('integration/http-fuzz') },
     );
     console.log('statuses:', Object.fromEntries(statuses));
     assert.equal(

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
+import { testSeed } from '../helpers/seed.js';
 
 const A = 'token-of-tenant-acme-0001';
 const B = 'token-of-tenant-beta-0002';
@@ -148,7 +149,7 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
         const r = await beta(method, url);
         return r.status === 404 && r.body.error.code === 'not_found';
       }),
-      { numRuns: 1000 },
+      { numRuns: 1000, seed: testSeed('integration/http-tenants') },
     );
     assert.equal(n, 1000);
     assert.deepEqual(await snapshot(), before, "acme's incident, device and dead letter are as they were");

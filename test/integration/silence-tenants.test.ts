@@ -1,4 +1,4 @@
-// needs: redis, postgres
+// needs: redis postgres
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';

@@ -11,6 +11,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { startRedis } from '../helpers/redis.js';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { testSeed } from '../helpers/seed.js';
 
 /**
  * A small reference model of seed 002, written separately from the code under
@@ -100,7 +101,7 @@ async function check(
         await done();
       }
     }),
-    { numRuns: runs },
+    { numRuns: runs, seed: testSeed('integration/events-model') },
   );
 }
 
