@@ -141,7 +141,6 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
           (await (await fetch(`${u}/v1/stats`)).json()) as { received: number; applied: number; duplicate: number; rejected: Record<string, number> },
       ),
     );
-    const balanced = stats.every((x) => x.received === x.applied + x.duplicate + Object.values(x.rejected).reduce((a, b) => a + b, 0));
     const lost = history.ops.filter(History.indeterminate).length;
     console.log(
       `device events under chaos: ${s.sent} events sent (${s.identities} identities), ${history.ops.length} attempts, ${lost} lost with a killed replica; ` +
@@ -153,9 +152,9 @@ test(`device events under chaos: ${DEVICES} devices × ${EVENTS} events with rep
     const against = repeatsAgainstKills(notifies, replicas.kills, 2000);
     assert.deepEqual(against.unexplained.slice(0, 5), [], 'every repeated notification is explained by a kill');
     assert.ok(against.most <= replicas.kills.length + 1, `no notification arrived more than once per kill (${against.most})`);
-    assert.ok(balanced, 'received = applied + duplicate + rejected on every replica');
-    // The invariant holds by construction if a request is never counted at all; the replica that was never
-    // killed must have counted exactly the requests the client got an answer from it for, each in its bucket.
+    // received = applied + duplicate + rejected holds by construction (each request is counted with its outcome);
+    // what can fail is the count itself: the replica that was never killed must have counted exactly the requests
+    // the client got an answer from it for, each in its bucket.
     const fromSurvivor = history.ops.filter((o) => o.replica === 1 && o.status !== 0);
     const bucket = (outcome: string) => fromSurvivor.filter((o) => o.outcome === outcome).length;
     assert.deepEqual(

@@ -258,15 +258,47 @@ describe('redis: backend-only', () => {
     }
   });
 
+  // Counted from a reset, so calls made by earlier tests on this server cannot satisfy it.
   test('scripts are called by SHA and reloaded after SCRIPT FLUSH (NOSCRIPT)', async () => {
     const store = new RedisStore(redisConnection(redis.single.url));
+    const stat = (cmd: string) => {
+      const m = new RegExp(`cmdstat_${cmd}:calls=(\\d+).*failed_calls=(\\d+)`).exec(redis.single.cli('INFO', 'commandstats'));
+      return { calls: Number(m?.[1] ?? 0), failed: Number(m?.[2] ?? 0) };
+    };
     try {
       const claim = { tenant: 't', key: `k-${Date.now()}`, fingerprint: 'MAJOR|0', ttlMs: 60_000 };
-      assert.equal((await store.incidents.decide(claim)).outcome.kind, 'created');
-      redis.single.cli('SCRIPT', 'FLUSH');
+      assert.equal((await store.incidents.decide(claim)).outcome.kind, 'created'); // the script is now loaded
+      redis.single.cli('CONFIG', 'RESETSTAT');
       assert.equal((await store.incidents.decide(claim)).outcome.kind, 'unchanged');
-      const stats = redis.single.cli('INFO', 'commandstats');
-      assert.match(stats, /cmdstat_evalsha:calls=\d+/);
+      assert.deepEqual(
+        [stat('evalsha'), stat('eval')],
+        [
+          { calls: 1, failed: 0 },
+          { calls: 0, failed: 0 },
+        ],
+        'by SHA only, the source not sent',
+      );
+      redis.single.cli('SCRIPT', 'FLUSH');
+      redis.single.cli('CONFIG', 'RESETSTAT');
+      assert.equal((await store.incidents.decide(claim)).outcome.kind, 'unchanged');
+      assert.deepEqual(
+        [stat('evalsha'), stat('eval')],
+        [
+          { calls: 1, failed: 1 },
+          { calls: 1, failed: 0 },
+        ],
+        'NOSCRIPT, then the source once',
+      );
+      redis.single.cli('CONFIG', 'RESETSTAT');
+      assert.equal((await store.incidents.decide(claim)).outcome.kind, 'unchanged');
+      assert.deepEqual(
+        [stat('evalsha'), stat('eval')],
+        [
+          { calls: 1, failed: 0 },
+          { calls: 0, failed: 0 },
+        ],
+        'by SHA again once reloaded',
+      );
     } finally {
       await store.close();
     }

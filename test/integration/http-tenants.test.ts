@@ -95,7 +95,7 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
     const after = (await acme('GET', '/v1/stats')).body;
     assert.equal(after.received, before.received + 1);
     assert.equal(after.rejected.forbidden, (before.rejected.forbidden ?? 0) + 1);
-    assert.equal(after.received, after.applied + after.duplicate + Object.values(after.rejected as Record<string, number>).reduce((a, b) => a + b, 0));
+    assert.deepEqual([after.applied, after.duplicate], [before.applied, before.duplicate], 'the one request the client sent was refused, nothing else counted');
     const theirs = (await beta('GET', '/v1/stats')).body;
     assert.equal(theirs.applied, 0, "beta's stats do not show acme's events");
   });
