@@ -1,0 +1,177 @@
+#!/usr/bin/env node
+// `npm run mutate`: plants each fault below in src/, one at a time, runs the
+// tests named for the guarantee it breaks, and restores the file. A fault the
+// tests do not catch (they pass with it planted) fails the run. Not part of
+// `npm test`: it reruns suites many times (several minutes). Add a fault here
+// with every new guarantee, named for the test that guards it.
+//
+//   npm run mutate                 every fault
+//   npm run mutate -- violation    only faults whose name contains "violation"
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/**
+ * name: what breaks; file: where; find: text that occurs exactly once there;
+ * replace: the fault; tests: the files that must catch it (and `pattern`, a
+ * test-name filter); build: the tests run the built CLI (dist/).
+ */
+const FAULTS = [
+  {
+    name: 'a route without an access rule is open',
+    file: 'src/http/access.ts',
+    find: "    if (doc?.access === 'open') return;",
+    replace: "    if (doc?.access === 'open' || !doc) return;",
+    tests: ['test/integration/access-deny-by-default.test.ts'],
+  },
+  {
+    name: "a violation's claim lives one window, not two",
+    file: 'src/engine/violations.ts',
+    find: ': 2 * cfg.window_seconds * 1000, outbox, origin)',
+    replace: ': cfg.window_seconds * 1000, outbox, origin)',
+    tests: ['test/integration/http-violations.test.ts'],
+  },
+  {
+    name: 'a Jira create without its issue type',
+    file: 'src/delivery/adapters/jira.ts',
+    find: '          issuetype: { name: c.issue_type },\n',
+    replace: '',
+    tests: ['test/integration/jira-deployments.test.ts'],
+    pattern: 'issue type',
+  },
+  {
+    name: "one tenant's silence mutes another tenant's alert",
+    file: 'src/mute/silence-cache.ts',
+    find: "    for (const l of this.byTenant.get(tenant) ?? []) {\n      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels))",
+    replace:
+      "    for (const l of [...this.byTenant.values()].flat()) {\n      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels))",
+    tests: ['test/integration/silence-tenants.test.ts'],
+  },
+  {
+    name: "a replay calls another replica's key claimed, not merged (Redis)",
+    file: 'src/store/redis/lua/reconcile-incident.lua',
+    find: "    outcome = 'merged'",
+    replace: "    outcome = 'claimed'",
+    tests: ['test/integration/failopen-merge.test.ts'],
+  },
+  {
+    name: "a replay calls another replica's key claimed, not merged (Postgres)",
+    file: 'src/store/postgres/migrations/006_decide_functions.sql',
+    find: "  outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;",
+    replace: "  outcome := 'claimed';",
+    tests: ['test/integration/failopen-merge.test.ts'],
+    pattern: 'postgres',
+  },
+  {
+    name: 'Redis scripts sent whole every time, not called by SHA',
+    file: 'src/store/redis/connection.ts',
+    find: "    return await send(keys[0]!, ['EVALSHA', script.sha, ...rest]);",
+    replace: "    return await send(keys[0]!, ['EVAL', script.source, ...rest]);",
+    tests: ['test/contract/redis.test.ts'],
+    pattern: 'called by SHA',
+  },
+  {
+    name: 'ServiceNow reopens a Closed record (refused by its ACL: a dead letter)',
+    file: 'src/delivery/adapters/servicenow.ts',
+    find: '.filter((r) => r.state !== c.closed_state && r.state !== c.duplicate_state)',
+    replace: '.filter((r) => r.state !== c.duplicate_state)',
+    tests: ['test/integration/delivery.test.ts'],
+    pattern: 'was Closed',
+  },
+  {
+    name: "a tenant's Idempotency-Keys are not bounded by count (SQL stores)",
+    file: 'src/store/sql/requests.ts',
+    find: "  if (!row && Number(q.keys) >= maxKeys) return { answer: { state: 'full' } };\n",
+    replace: '',
+    tests: ['test/integration/http-idempotency-bounds.test.ts'],
+  },
+  {
+    name: "a tenant's Idempotency-Keys are not bounded by count (Redis)",
+    file: 'src/store/redis/lua/request-reserve.lua',
+    find: "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end\n",
+    replace: '',
+    tests: ['test/contract/redis.test.ts'],
+    pattern: 'request idempotency',
+  },
+  {
+    name: 'a silence reload reads ended silences too',
+    file: 'src/mute/silence-cache.ts',
+    find: 'await this.store.list(null, this.now?.());',
+    replace: 'await this.store.list(null);',
+    tests: ['test/integration/silence-cache-reload.test.ts'],
+  },
+  {
+    name: "the ledger's audit row says lost_race for a plain repeat",
+    file: 'src/store/postgres/pg-incidents.ts',
+    find: "    if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);\n",
+    replace: '',
+    tests: ['test/e2e/postgres-ledger.test.ts'],
+    build: true,
+  },
+];
+
+const only = process.argv.slice(2);
+const chosen = FAULTS.filter((f) => only.length === 0 || only.some((o) => f.name.includes(o)));
+if (chosen.length === 0) {
+  console.error(`no fault matches ${only.join(' ')}`);
+  process.exit(1);
+}
+
+const build = () => {
+  const b = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) throw new Error('npm run build failed');
+};
+
+let planted = null;
+const restore = () => {
+  if (planted) writeFileSync(planted.path, planted.text);
+  planted = null;
+};
+process.on('SIGINT', () => {
+  restore();
+  process.exit(130);
+});
+
+const results = [];
+let built = false;
+try {
+  for (const f of chosen) {
+    const path = join(root, f.file);
+    const text = readFileSync(path, 'utf8');
+    const at = text.split(f.find).length - 1;
+    if (at !== 1) {
+      results.push({ name: f.name, verdict: `stale: its text occurs ${at} times in ${f.file}` });
+      continue;
+    }
+    planted = { path, text };
+    writeFileSync(path, text.replace(f.find, f.replace));
+    if (f.build) {
+      build();
+      built = true;
+    }
+    const started = Date.now();
+    const args = ['--import', 'tsx', '--test', '--test-reporter=dot', '--test-timeout=300000'];
+    if (f.pattern) args.push(`--test-name-pattern=${f.pattern}`);
+    const r = spawnSync(process.execPath, [...args, ...f.tests], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, TEST_SEED: process.env.TEST_SEED ?? '20261203' },
+    });
+    restore();
+    const verdict = r.status === 0 ? 'SURVIVED' : 'caught';
+    results.push({ name: f.name, verdict, seconds: Math.round((Date.now() - started) / 1000) });
+    console.log(`${verdict.padEnd(8)} ${f.name} (${f.tests.join(' ')}${f.pattern ? `, "${f.pattern}"` : ''})`);
+  }
+} finally {
+  restore();
+  // What a build-time fault left in dist/ must not outlive the run.
+  if (built) build();
+}
+
+const caught = results.filter((r) => r.verdict === 'caught').length;
+const bad = results.filter((r) => r.verdict !== 'caught');
+console.log(`\nmutation score: ${caught} of ${results.length} planted faults caught`);
+for (const r of bad) console.log(`  ${r.verdict}: ${r.name}`);
+process.exit(bad.length === 0 ? 0 : 1);
