@@ -44,9 +44,9 @@ const FAULTS = [
   {
     name: "one tenant's silence mutes another tenant's alert",
     file: 'src/mute/silence-cache.ts',
-    find: "    for (const l of this.byTenant.get(tenant) ?? []) {\n      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels))",
+    find: "    for (const l of this.byTenant.get(tenant)?.values() ?? []) {\n      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels))",
     replace:
-      "    for (const l of [...this.byTenant.values()].flat()) {\n      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels))",
+      "    for (const l of [...this.byTenant.values()].flatMap((m) => [...m.values()])) {\n      if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels))",
     tests: ['test/integration/silence-tenants.test.ts'],
   },
   {
@@ -98,8 +98,8 @@ const FAULTS = [
   {
     name: 'a silence reload reads ended silences too',
     file: 'src/mute/silence-cache.ts',
-    find: 'await this.store.list(null, this.now?.());',
-    replace: 'await this.store.list(null);',
+    find: 'this.store.list(null, this.now?.())',
+    replace: 'this.store.list(null)',
     tests: ['test/integration/silence-cache-reload.test.ts'],
   },
   {

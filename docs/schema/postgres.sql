@@ -462,7 +462,8 @@ CREATE TABLE onceonly.silences (
     ends_at bigint NOT NULL,
     created_by text NOT NULL,
     comment text NOT NULL,
-    updated_at bigint NOT NULL
+    updated_at bigint NOT NULL,
+    v bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE onceonly.tickets (
@@ -581,6 +582,8 @@ CREATE INDEX reconciled_expires_at ON onceonly.reconciled USING btree (expires_a
 CREATE INDEX requests_expires_at ON onceonly.requests USING btree (expires_at);
 
 CREATE INDEX silences_ends_at ON onceonly.silences USING btree (ends_at);
+
+CREATE INDEX silences_v ON onceonly.silences USING btree (v);
 
 CREATE INDEX tickets_expires_at ON onceonly.tickets USING btree (expires_at);
 

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Silence, SilenceStore } from '../store/contract/index.js';
 import { silenceState } from '../store/contract/index.js';
 import { type CompiledMatcher, compileMatcher, type Labels, matchesAll, matcherCost } from './matcher.js';
@@ -5,6 +6,8 @@ import type { Muted, MuteSource } from './mutes.js';
 
 /** How often a replica asks the store whether the silences changed (one small read). */
 export const SILENCE_POLL_MS = 500;
+/** The most often a replica writes its copy of the silences into its fail-open journal. */
+export const SNAPSHOT_EVERY_MS = 5_000;
 
 interface Loaded {
   silence: Silence;
@@ -35,13 +38,15 @@ const sameMatchers = (a: Silence['matchers'], b: Silence['matchers']) =>
  * kept.
  */
 export class SilenceCache implements MuteSource {
-  private byTenant = new Map<string, Loaded[]>();
-  /** each silence's matchers as last compiled, by tenant and id */
-  private compiled = new Map<string, { source: Silence['matchers']; matchers: CompiledMatcher[] }>();
+  /** by tenant, then by silence id */
+  private byTenant = new Map<string, Map<string, Loaded>>();
   private loadedVersion: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
+  /** when the copy was last kept in the snapshot (ms, monotonic), and a keep waiting for its turn */
+  private keptAt = Number.NEGATIVE_INFINITY;
+  private keepTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: SilenceStore,
@@ -49,11 +54,12 @@ export class SilenceCache implements MuteSource {
     private readonly pollMs = SILENCE_POLL_MS,
     private readonly snapshot?: SilenceSnapshot,
     /**
-     * The replica's clock: with it, a reload reads only the silences that
-     * have not ended. A tenant keeps up to 1,000 ended ones (each up to
-     * 16 KB) for the API's list, and they mute nothing; reading them again
-     * at every write made one tenant's churn cost every other tenant a
-     * reload of megabytes. Without it, everything is read.
+     * The replica's clock: with it, the copy holds only silences that have
+     * not ended, and after the first load a reload reads only the silences
+     * written since (the store's `changedSince`). A tenant may hold 1,000
+     * open silences of 16 KB and keep 1,000 ended ones; reading them all
+     * again at every write made one tenant's churn cost every tenant a
+     * reload of megabytes. Without it, every reload reads everything.
      */
     private readonly now?: () => number,
   ) {}
@@ -73,6 +79,11 @@ export class SilenceCache implements MuteSource {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.keepTimer) {
+      clearTimeout(this.keepTimer);
+      this.keepTimer = null;
+      void this.keep();
+    }
   }
 
   /**
@@ -99,48 +110,96 @@ export class SilenceCache implements MuteSource {
   private async load(): Promise<void> {
     const v = await this.store.version();
     if (v === this.loadedVersion) return;
-    const all = await this.store.list(null, this.now?.());
-    this.install(all);
-    this.loadedVersion = v;
-    // After the copy is in use: a snapshot that cannot be written costs only a restart during an outage.
-    await this.snapshot?.keepSilences(all).catch(this.onError);
+    if (this.loadedVersion === null || this.now === undefined) {
+      // The first load (or, without a clock, every one) reads every silence that has not ended.
+      this.install(await this.store.list(null, this.now?.()));
+      this.loadedVersion = v;
+    } else {
+      // Then only what was written since: a write costs every replica the silences it changed.
+      const changed = await this.store.changedSince(this.loadedVersion);
+      this.apply(changed.silences);
+      this.loadedVersion = changed.version;
+    }
+    this.keepSoon();
   }
 
+  /** Replaces the whole copy. */
   private install(all: readonly Silence[]): void {
-    const next = new Map<string, Loaded[]>();
-    const compiled = new Map<string, { source: Silence['matchers']; matchers: CompiledMatcher[] }>();
-    for (const silence of all) {
-      // A silence whose matchers are as at the last load is not compiled again (a reload after each write would
-      // otherwise be quadratic). Compared field by field, not as JSON text: with 1,000 silences of 16 KB, making
-      // that text was a third of a reload's time.
-      const id = `${silence.tenant}\u0000${silence.id}`;
-      const before = this.compiled.get(id);
-      let matchers = before && sameMatchers(before.source, silence.matchers) ? before.matchers : undefined;
+    const before = this.byTenant;
+    this.byTenant = new Map();
+    this.apply(all, before);
+  }
+
+  /**
+   * Puts each silence in the copy (its matchers compiled again only when they
+   * changed, compared field by field) and drops those that have ended: they
+   * mute nothing. `before` is where compiled matchers are looked up.
+   */
+  private apply(silences: readonly Silence[], before = this.byTenant): void {
+    const now = this.now?.();
+    for (const silence of silences) {
+      let list = this.byTenant.get(silence.tenant);
+      if (now !== undefined && silence.endsAt <= now) {
+        list?.delete(silence.id);
+        continue;
+      }
+      const old = before.get(silence.tenant)?.get(silence.id);
+      let matchers = old && sameMatchers(old.silence.matchers, silence.matchers) ? old.matchers : undefined;
       if (!matchers) {
         try {
           matchers = silence.matchers.map((m) => compileMatcher(m));
         } catch (err) {
           // Checked when it was made; a row that no longer compiles mutes nothing rather than everything.
           this.onError(err);
+          list?.delete(silence.id);
           continue;
         }
       }
-      compiled.set(id, { source: silence.matchers, matchers });
-      const list = next.get(silence.tenant) ?? [];
-      list.push({ silence, matchers });
-      next.set(silence.tenant, list);
+      if (!list) this.byTenant.set(silence.tenant, (list = new Map()));
+      list.set(silence.id, { silence, matchers });
     }
-    this.byTenant = next;
-    this.compiled = compiled;
+    if (now !== undefined) {
+      for (const [tenant, list] of this.byTenant) {
+        for (const [id, l] of list) if (l.silence.endsAt <= now) list.delete(id);
+        if (list.size === 0) this.byTenant.delete(tenant);
+      }
+    }
+  }
+
+  /**
+   * Keeps the copy in the snapshot after a load, at most every
+   * SNAPSHOT_EVERY_MS (the last change waits for its turn): the whole copy
+   * is written each time, and churn must not write megabytes per change.
+   * The first keep is at once.
+   */
+  private keepSoon(): void {
+    if (!this.snapshot || this.keepTimer) return;
+    const wait = this.keptAt + SNAPSHOT_EVERY_MS - performance.now();
+    if (wait <= 0) {
+      void this.keep();
+      return;
+    }
+    this.keepTimer = setTimeout(() => {
+      this.keepTimer = null;
+      void this.keep();
+    }, wait);
+    this.keepTimer.unref();
+  }
+
+  private async keep(): Promise<void> {
+    this.keptAt = performance.now();
+    const all = [...this.byTenant.values()].flatMap((list) => [...list.values()].map((l) => l.silence));
+    // After the copy is in use: a snapshot that cannot be written costs only a restart during an outage.
+    await this.snapshot?.keepSilences(all).catch(this.onError);
   }
 
   /** A tenant's silences as last loaded (those not ended at the load, with a clock): what the dashboard shows, read without the store. */
   async list(tenant: string): Promise<readonly Silence[]> {
-    return (this.byTenant.get(tenant) ?? []).map((l) => l.silence);
+    return [...(this.byTenant.get(tenant)?.values() ?? [])].map((l) => l.silence);
   }
 
   mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
-    for (const l of this.byTenant.get(tenant) ?? []) {
+    for (const l of this.byTenant.get(tenant)?.values() ?? []) {
       if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels)) return { by: 'silence', id: l.silence.id };
     }
     return null;
@@ -156,7 +215,7 @@ export class SilenceCache implements MuteSource {
    */
   regexCost(tenant: string, now: number, except?: string): number {
     let sum = 0;
-    for (const l of this.byTenant.get(tenant) ?? []) {
+    for (const l of this.byTenant.get(tenant)?.values() ?? []) {
       if (l.silence.id !== except && silenceState(l.silence, now) !== 'expired') for (const m of l.silence.matchers) sum += matcherCost(m);
     }
     return sum;
@@ -165,7 +224,7 @@ export class SilenceCache implements MuteSource {
   /** Silences of every tenant that are active at `now`: for the held-delivery gauge and the dashboard. */
   activeCount(now: number): number {
     let n = 0;
-    for (const list of this.byTenant.values()) for (const l of list) if (silenceState(l.silence, now) === 'active') n++;
+    for (const list of this.byTenant.values()) for (const l of list.values()) if (silenceState(l.silence, now) === 'active') n++;
     return n;
   }
 }

@@ -92,6 +92,43 @@ export function silenceStoreContract(
       assert.deepEqual(await notEnded(t0 + 4 * H), [], 'one ending at it is not');
     });
 
+    test('changedSince: the version now and exactly the silences written after a version, expiries included', async () => {
+      const s = fx.store.silences;
+      const mine = (xs: Silence[]) => xs.filter((x) => x.tenant === tenant);
+      const a = silence();
+      const b = silence({ startsAt: t0 + H, endsAt: t0 + 3 * H });
+      await s.create(a, 10, t0);
+      const v1 = await s.version();
+      const none = await s.changedSince(v1);
+      assert.deepEqual([none.version, mine(none.silences)], [v1, []], 'nothing written since');
+      await s.create(b, 10, t0);
+      const after = await s.changedSince(v1);
+      assert.equal(after.version, await s.version());
+      assert.deepEqual(mine(after.silences), [b], 'only the silence written since, as stored');
+      const v2 = after.version;
+      assert.equal(await s.expire(tenant, a.id, t0 + 1000), true);
+      assert.deepEqual(
+        mine((await s.changedSince(v2)).silences).map((x) => [x.id, x.endsAt]),
+        [[a.id, t0 + 1000]],
+        'an expiry is a change: a replica learns the silence ended',
+      );
+      assert.equal(await s.update({ ...b, comment: 'moved', updatedAt: t0 + 2 }, t0 + 2), 'updated');
+      assert.deepEqual(
+        mine((await s.changedSince(v2)).silences)
+          .map((x) => x.id)
+          .sort(),
+        [a.id, b.id].sort(),
+        'both written since v2',
+      );
+      assert.deepEqual(
+        mine((await s.changedSince(0)).silences)
+          .map((x) => x.id)
+          .sort(),
+        [a.id, b.id].sort(),
+        'from 0: every silence kept',
+      );
+    });
+
     test('tenants are apart: one cannot see, update or expire another’s silence; list(null) sees all', async () => {
       const s = fx.store.silences;
       const a = silence();

@@ -12,7 +12,7 @@ const labels = { element_id: 'olt-1', fault_class: 'LOS', severity: 'MAJOR', kin
 // list; they mute nothing. A replica's copy reloads at every write, so it
 // reads only the silences that have not ended: one tenant's churn does not
 // make every replica read megabytes of ended silences again.
-test("a replica's silence copy loads only silences that have not ended, and still mutes and unmutes on time", async () => {
+test("a replica's silence copy loads only silences that have not ended, then only what changed, and mutes and unmutes on time", async () => {
   const clock = manualClock(1_800_000_000_000);
   const store = new MemoryStore(clock);
   const t0 = clock.now();
@@ -34,12 +34,17 @@ test("a replica's silence copy loads only silences that have not ended, and stil
   await store.silences.create(silence('active'), 1000, t0);
   await store.silences.create(silence('pending', { startsAt: t0 + H, endsAt: t0 + 2 * H }), 1000, t0);
   const read: Array<number | undefined> = [];
+  const since: number[] = [];
   const silences = store.silences;
   const watched = {
     version: () => silences.version(),
     list: (t: string | null, after?: number) => {
       read.push(after);
       return silences.list(t, after);
+    },
+    changedSince: (v: number) => {
+      since.push(v);
+      return silences.changedSince(v);
     },
   };
   const cache = new SilenceCache(
@@ -55,6 +60,16 @@ test("a replica's silence copy loads only silences that have not ended, and stil
     assert.deepEqual((await cache.list('acme')).map((s) => s.id).sort(), ['active', 'pending'], 'the 50 ended silences were not loaded');
     assert.equal((await silences.list('acme')).length, 52, 'the store still lists them all for the API');
     assert.equal(cache.mutedBy('acme', labels, clock.now())?.id, 'active');
+    // A write: the next load reads only what was written since the version it loaded, not every silence again.
+    const loaded = await silences.version();
+    await store.silences.create(silence('later', { matchers: [{ name: 'fault_class', value: 'LOF', isRegex: false, isEqual: true }] }), 1000, t0);
+    await cache.refresh();
+    assert.deepEqual([read.length, since], [1, [loaded]], 'no second full read; one read of the changes since');
+    assert.equal(cache.mutedBy('acme', { ...labels, fault_class: 'LOF' }, clock.now())?.id, 'later');
+    await store.silences.expire('acme', 'later', clock.now());
+    await cache.refresh();
+    assert.equal(cache.mutedBy('acme', { ...labels, fault_class: 'LOF' }, clock.now()), null, 'an expiry reaches the copy as a change');
+    assert.deepEqual((await cache.list('acme')).map((s) => s.id).sort(), ['active', 'pending']);
     clock.advance(H + 1);
     assert.equal(cache.mutedBy('acme', labels, clock.now())?.id, 'pending', 'the one that ended mutes no more; the pending one has begun');
     clock.advance(H);

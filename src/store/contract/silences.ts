@@ -68,4 +68,12 @@ export interface SilenceStore {
   list(tenant: string | null, endedAfter?: number): Promise<Silence[]>;
   /** A number every write changes: a replica reloads when it differs from the one it loaded with. */
   version(): Promise<number>;
+  /**
+   * One consistent read: the version now, and every silence written (made,
+   * updated or expired) after version `since` and still kept. A replica that
+   * loaded at `since` applies these instead of reading every silence again;
+   * one that misses a deletion loses nothing, since only ended silences are
+   * deleted and they mute nothing.
+   */
+  changedSince(since: number): Promise<{ version: number; silences: Silence[] }>;
 }

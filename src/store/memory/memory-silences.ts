@@ -8,6 +8,8 @@ const copy = (s: Silence): Silence => ({ ...s, matchers: s.matchers.map((m) => (
 /** Silences in memory; each call runs to completion synchronously (its atomic step). */
 export class MemorySilences implements SilenceStore {
   private readonly byId = new Map<string, Silence>();
+  /** each silence's last write, by the version it made */
+  private readonly writtenAt = new Map<string, number>();
   private v = 0;
 
   constructor(
@@ -21,8 +23,12 @@ export class MemorySilences implements SilenceStore {
     for (const x of this.byId.values()) if (x.tenant === s.tenant && x.endsAt > now) open++;
     if (open >= maxOpen) return false;
     this.byId.set(memoryId(s.tenant, s.id), copy(s));
+    this.writtenAt.set(memoryId(s.tenant, s.id), this.v + 1);
     const ended = [...this.byId.values()].filter((x) => x.tenant === s.tenant && x.endsAt <= now).sort((a, b) => b.endsAt - a.endsAt);
-    for (const x of ended.slice(MAX_ENDED_SILENCES)) this.byId.delete(memoryId(x.tenant, x.id));
+    for (const x of ended.slice(MAX_ENDED_SILENCES)) {
+      this.byId.delete(memoryId(x.tenant, x.id));
+      this.writtenAt.delete(memoryId(x.tenant, x.id));
+    }
     this.v++;
     return true;
   }
@@ -34,7 +40,7 @@ export class MemorySilences implements SilenceStore {
     if (!old) return 'absent';
     if (old.endsAt <= now) return 'expired';
     this.byId.set(id, copy(s));
-    this.v++;
+    this.writtenAt.set(id, ++this.v);
     return 'updated';
   }
 
@@ -46,7 +52,7 @@ export class MemorySilences implements SilenceStore {
       s.startsAt = Math.min(s.startsAt, now);
       s.endsAt = now;
       s.updatedAt = now;
-      this.v++;
+      this.writtenAt.set(memoryId(tenant, id), ++this.v);
     }
     return true;
   }
@@ -62,6 +68,12 @@ export class MemorySilences implements SilenceStore {
     return [...this.byId.values()].filter((s) => (tenant === null || s.tenant === tenant) && s.endsAt > endedAfter).map(copy);
   }
 
+  async changedSince(since: number): Promise<{ version: number; silences: Silence[] }> {
+    this.assertOpen();
+    const silences = [...this.byId].filter(([id]) => (this.writtenAt.get(id) ?? 0) > since).map(([, s]) => copy(s));
+    return { version: this.v, silences };
+  }
+
   async version(): Promise<number> {
     this.assertOpen();
     return this.v;
@@ -69,7 +81,12 @@ export class MemorySilences implements SilenceStore {
 
   sweep(batch: number): number {
     const before = this.clock.now() - SILENCE_RETENTION_MS;
-    const gone = sweepMap(this.byId, batch, (s) => s.endsAt <= before);
+    const gone = sweepMap(
+      this.byId,
+      batch,
+      (s) => s.endsAt <= before,
+      (id) => this.writtenAt.delete(id),
+    );
     if (gone > 0) this.v++;
     return gone;
   }

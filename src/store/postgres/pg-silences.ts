@@ -24,6 +24,7 @@ const SQL = {
   expire: forPg(shared.EXPIRE_SILENCE),
   get: forPg(shared.GET_SILENCE),
   list: forPg(shared.LIST_SILENCES),
+  changed: forPg(shared.CHANGED_SILENCES),
   sweep: forPg(shared.SWEEP_SILENCES),
 };
 
@@ -80,6 +81,10 @@ export class PgSilences implements SilenceStore {
 
   async list(tenant: string | null, endedAfter = shared.EVER): Promise<Silence[]> {
     return (await this.x.pool.query<shared.SilenceRow>(SQL.list.text, bind(SQL.list, { tenant, after: endedAfter }))).rows.map(shared.silenceOf);
+  }
+
+  async changedSince(since: number) {
+    return shared.changedOf((await this.x.pool.query<shared.ChangedRow>(SQL.changed.text, bind(SQL.changed, { since }))).rows);
   }
 
   async version(): Promise<number> {

@@ -43,6 +43,7 @@ import { createHash } from 'node:crypto';
  *   {oo:sil}:t:LPB(tenant)      the tenant's silences (zset key → end ms)
  *   {oo:sil}:all                every tenant's silences (zset key → end ms)
  *   {oo:sil}:v                  the silence version (a counter every write bumps)
+ *   {oo:sil}:c                  each kept silence by the version its last write made (zset key → version)
  *
  * Inhibitors, all in one slot (a source's removal touches every group it is in):
  *   {oo:inh}:g:LPB(tenant,rule,tuple)   a rule's live sources with those `equal` values (zset source → expiry ms)
@@ -242,6 +243,8 @@ export const silenceKeys = {
   tenant: (tenant: string) => `{oo:sil}:t:${lpBytes(tenant)}`,
   all: '{oo:sil}:all',
   version: '{oo:sil}:v',
+  /** each kept silence by the version its last write made (zset key → version) */
+  changes: '{oo:sil}:c',
 };
 
 /** A tenant's heartbeats (one slot: `{oo:hb}`). */

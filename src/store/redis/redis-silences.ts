@@ -16,7 +16,11 @@ export class RedisSilences implements SilenceStore {
   constructor(private readonly conn: RedisConnection) {}
 
   private write(mode: string, tenant: string, id: string, now: number, rest: Array<string | number>) {
-    return this.conn.evalScript(scripts.silenceWrite, [K.silence(tenant, id), K.tenant(tenant), K.all, K.version], [mode, now, SILENCE_RETENTION_MS, ...rest]);
+    return this.conn.evalScript(
+      scripts.silenceWrite,
+      [K.silence(tenant, id), K.tenant(tenant), K.all, K.version, K.changes],
+      [mode, now, SILENCE_RETENTION_MS, ...rest],
+    );
   }
 
   async create(s: Silence, maxOpen: number, now: number) {
@@ -41,6 +45,11 @@ export class RedisSilences implements SilenceStore {
     const index = tenant === null ? K.all : K.tenant(tenant);
     const found = (await this.conn.evalScript(scripts.silenceList, [index], [endedAfter === undefined ? '-inf' : `(${endedAfter}`])) as string[];
     return found.map((v) => JSON.parse(v) as Silence).sort((a, b) => a.startsAt - b.startsAt || (a.id < b.id ? -1 : 1));
+  }
+
+  async changedSince(since: number) {
+    const [version, ...found] = (await this.conn.evalScript(scripts.silenceChanged, [K.changes, K.version], [since])) as string[];
+    return { version: Number(version ?? 0), silences: found.map((v) => JSON.parse(v) as Silence) };
   }
 
   async version(): Promise<number> {

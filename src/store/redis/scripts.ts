@@ -55,6 +55,7 @@ export const scripts = {
   heartbeatClear: load('heartbeat-clear'),
   silenceWrite: load('silence-write'),
   silenceList: load('silence-list'),
+  silenceChanged: load('silence-changed'),
   inhibitorPut: load('inhibitor-put'),
   inhibitorFind: load('inhibitor-find'),
   inhibitorRemove: load('inhibitor-remove'),

@@ -3,7 +3,7 @@ import { MAX_ENDED_SILENCES, MAX_OPEN_SILENCES, SILENCE_RETENTION_MS } from '../
 import * as shared from '../sql/silences.js';
 import type { SqliteDb } from './sqlite-db.js';
 
-/** Silences in the SQLite file; every write is one GroupCommit transaction with its version bump. */
+/** Silences in the SQLite file; every write is one GroupCommit transaction that bumps the version first (its row takes the new one). */
 export class SqliteSilences implements SilenceStore {
   private readonly s;
 
@@ -18,37 +18,32 @@ export class SqliteSilences implements SilenceStore {
       expire: db.prepare(shared.EXPIRE_SILENCE),
       get: db.prepare<[{ tenant: string; id: string }], shared.SilenceRow>(shared.GET_SILENCE),
       list: db.prepare<[{ tenant: string | null; after: number }], shared.SilenceRow>(shared.LIST_SILENCES),
+      changed: db.prepare<[{ since: number }], shared.ChangedRow>(shared.CHANGED_SILENCES),
       sweep: db.prepare(shared.SWEEP_SILENCES),
     };
   }
 
   create(s: Silence, maxOpen: number, now: number) {
     return this.x.writes.submit(() => {
+      this.s.bump.run();
       const ok = this.s.create.run({ ...shared.silenceParams(s), now, maxOpen }).changes === 1;
-      if (ok) {
-        this.s.trim.run({ tenant: s.tenant, now, keep: MAX_ENDED_SILENCES, batch: MAX_OPEN_SILENCES });
-        this.s.bump.run();
-      }
+      if (ok) this.s.trim.run({ tenant: s.tenant, now, keep: MAX_ENDED_SILENCES, batch: MAX_OPEN_SILENCES });
       return ok;
     });
   }
 
   update(s: Silence, now: number) {
     return this.x.writes.submit((): SilenceUpdate => {
-      if (this.s.update.run({ ...shared.silenceParams(s), now }).changes === 1) {
-        this.s.bump.run();
-        return 'updated';
-      }
+      this.s.bump.run();
+      if (this.s.update.run({ ...shared.silenceParams(s), now }).changes === 1) return 'updated';
       return this.s.get.get({ tenant: s.tenant, id: s.id }) ? 'expired' : 'absent';
     });
   }
 
   expire(tenant: string, id: string, now: number) {
     return this.x.writes.submit(() => {
-      if (this.s.expire.run({ tenant, id, now }).changes === 1) {
-        this.s.bump.run();
-        return true;
-      }
+      this.s.bump.run();
+      if (this.s.expire.run({ tenant, id, now }).changes === 1) return true;
       return this.s.get.get({ tenant, id }) !== undefined;
     });
   }
@@ -60,6 +55,10 @@ export class SqliteSilences implements SilenceStore {
 
   async list(tenant: string | null, endedAfter = shared.EVER): Promise<Silence[]> {
     return this.s.list.all({ tenant, after: endedAfter }).map(shared.silenceOf);
+  }
+
+  async changedSince(since: number) {
+    return shared.changedOf(this.s.changed.all({ since }));
   }
 
   async version(): Promise<number> {

@@ -4,6 +4,7 @@
 -- sets (the tenant's, everyone's) index them by end time.
 --
 -- KEYS[1] the silence   KEYS[2] the tenant's index   KEYS[3] everyone's index   KEYS[4] the version
+-- KEYS[5] the silences by the version their last write made (what a replica reloads since its version)
 -- ARGV[1] create | update | expire   ARGV[2] now (ms)   ARGV[3] retention (ms)
 -- ARGV[4] the silence as JSON (create, update)   ARGV[5] its end (ms)   ARGV[6] open silences allowed (create)
 -- ARGV[7] ended silences the tenant keeps (create: the oldest-ended beyond it are deleted)
@@ -12,13 +13,14 @@
 -- expire: 1 when the silence exists (ended now, or already), 0 when not.
 local mode, now, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 -- Index entries of silences Redis has already deleted go first.
+for _, k in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - keep)) do redis.call('ZREM', KEYS[5], k) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - keep)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - keep)
 local function store(body, ends)
   redis.call('SET', KEYS[1], body, 'PXAT', ends + keep)
   redis.call('ZADD', KEYS[2], ends, KEYS[1])
   redis.call('ZADD', KEYS[3], ends, KEYS[1])
-  redis.call('INCR', KEYS[4])
+  redis.call('ZADD', KEYS[5], redis.call('INCR', KEYS[4]), KEYS[1])
 end
 local old = redis.call('GET', KEYS[1])
 if mode == 'create' then
@@ -31,6 +33,7 @@ if mode == 'create' then
       redis.call('DEL', k)
       redis.call('ZREM', KEYS[2], k)
       redis.call('ZREM', KEYS[3], k)
+      redis.call('ZREM', KEYS[5], k)
     end
   end
   return 1

@@ -1,0 +1,8 @@
+-- 015: each silence remembers the version its last write made, so a replica
+-- reloads only what changed since the version it loaded (rows written before
+-- this migration count as written at version 0: the first full load reads them).
+ALTER TABLE silences ADD COLUMN v bigint NOT NULL DEFAULT 0;
+CREATE INDEX silences_v ON silences (v);
+-- A tenant's open-silence count (every create checks it) and its ended ones
+-- (a create trims them) found by index, not by reading the tenant's rows.
+CREATE INDEX silences_tenant_ends_at ON silences (tenant, ends_at);
