@@ -583,6 +583,8 @@ CREATE INDEX requests_expires_at ON onceonly.requests USING btree (expires_at);
 
 CREATE INDEX silences_ends_at ON onceonly.silences USING btree (ends_at);
 
+CREATE INDEX silences_tenant_ends_at ON onceonly.silences USING btree (tenant, ends_at);
+
 CREATE INDEX silences_v ON onceonly.silences USING btree (v);
 
 CREATE INDEX tickets_expires_at ON onceonly.tickets USING btree (expires_at);
