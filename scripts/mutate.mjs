@@ -81,11 +81,12 @@ const FAULTS = [
     pattern: 'was Closed',
   },
   {
-    name: "a tenant's Idempotency-Keys are not bounded by count (SQL stores)",
-    file: 'src/store/sql/requests.ts',
-    find: "  if (!row && Number(q.keys) >= maxKeys) return { answer: { state: 'full' } };\n",
-    replace: '',
-    tests: ['test/integration/http-idempotency-bounds.test.ts'],
+    name: "a tenant's Idempotency-Keys are not bounded by count (memory and SQL stores)",
+    file: 'src/store/contract/requests.ts',
+    find: '  return q.keys >= maxKeys ? null : { keys: 1, bytes: 0 };',
+    replace: '  return { keys: 1, bytes: 0 };',
+    tests: ['test/integration/http-idempotency-bounds.test.ts', 'test/contract/memory.test.ts'],
+    pattern: 'request idempotency|Idempotency-Key bounds',
   },
   {
     name: "a tenant's Idempotency-Keys are not bounded by count (Redis)",

@@ -37,6 +37,36 @@ export interface KeptAnswer {
   digest: StoredAnswer;
 }
 
+/** A tenant's kept Idempotency-Keys: how many records (expired ones until swept), and their answers' bytes. */
+export interface RequestQuota {
+  keys: number;
+  bytes: number;
+}
+
+/**
+ * The bound's rule for recording a key that has no live record, the same on
+ * every store (Redis's scripts say it in Lua): `expired` is the key's expired
+ * record still kept, whose place is taken over and whose bytes are freed;
+ * without one, a new key is refused (null) when the tenant holds `maxKeys`.
+ * Answers the change to the tenant's quota.
+ */
+export function beginQuota(q: RequestQuota, expired: { size: number } | undefined, maxKeys: number): RequestQuota | null {
+  if (expired) return { keys: 0, bytes: -expired.size };
+  return q.keys >= maxKeys ? null : { keys: 1, bytes: 0 };
+}
+
+/**
+ * Which form of an answer is kept, and the change to the tenant's quota:
+ * whole when the tenant's bytes stay within `maxBytes` with it, the key's
+ * record (`held`, gone when swept or abandoned meanwhile) freeing its own.
+ */
+export function finishQuota(q: RequestQuota, held: { size: number } | undefined, answer: KeptAnswer, maxBytes: number) {
+  const freed = held?.size ?? 0;
+  const kept: 'whole' | 'digest' = q.bytes - freed + answerBytes(answer.whole) <= maxBytes ? 'whole' : 'digest';
+  const size = answerBytes(answer[kept]);
+  return { kept, size, delta: { keys: held ? 0 : 1, bytes: size - freed } };
+}
+
 export type RequestBegin =
   /** no live record: this call recorded the key in flight, and the caller runs the request */
   | { state: 'new' }

@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import { answerBytes, type KeptAnswer, type RequestBegin, type RequestStore, type StoredAnswer } from '../contract/index.js';
+import { beginQuota, finishQuota, type KeptAnswer, type RequestBegin, type RequestQuota, type RequestStore, type StoredAnswer } from '../contract/index.js';
 import { memoryId } from './memory-incidents.js';
 
 interface Held {
@@ -7,31 +7,29 @@ interface Held {
   bodyHash: string;
   answer: StoredAnswer | null;
   until: number;
-  bytes: number;
+  size: number;
 }
 
 /** Idempotency-Keys in memory; each call runs to completion synchronously (its atomic step). */
 export class MemoryRequests implements RequestStore {
   private readonly held = new Map<string, Held>();
   /** Each tenant's records and their answers' bytes, expired ones included until they are swept. */
-  private readonly quota = new Map<string, { keys: number; bytes: number }>();
+  private readonly quota = new Map<string, RequestQuota>();
 
   constructor(
     private readonly clock: Clock,
     private readonly assertOpen: () => void,
   ) {}
 
-  private quotaOf(tenant: string) {
-    let q = this.quota.get(tenant);
-    if (!q) this.quota.set(tenant, (q = { keys: 0, bytes: 0 }));
-    return q;
+  private quotaOf(tenant: string): RequestQuota {
+    return this.quota.get(tenant) ?? { keys: 0, bytes: 0 };
   }
 
-  private drop(h: Held) {
-    const q = this.quotaOf(h.tenant);
-    q.keys--;
-    q.bytes -= h.bytes;
-    if (q.keys === 0) this.quota.delete(h.tenant);
+  private add(tenant: string, delta: RequestQuota) {
+    const q = this.quotaOf(tenant);
+    const next = { keys: q.keys + delta.keys, bytes: q.bytes + delta.bytes };
+    if (next.keys === 0) this.quota.delete(tenant);
+    else this.quota.set(tenant, next);
   }
 
   async begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number): Promise<RequestBegin> {
@@ -40,36 +38,33 @@ export class MemoryRequests implements RequestStore {
     const id = memoryId(tenant, key);
     const h = this.held.get(id);
     if (h && h.until > now) return h.answer ? { state: 'done', bodyHash: h.bodyHash, answer: { ...h.answer } } : { state: 'in_flight', bodyHash: h.bodyHash };
-    if (h) this.drop(h);
-    else if (this.quotaOf(tenant).keys >= maxKeys) return { state: 'full' };
-    this.quotaOf(tenant).keys++;
-    this.held.set(id, { tenant, bodyHash, answer: null, until: now + leaseMs, bytes: 0 });
+    const delta = beginQuota(this.quotaOf(tenant), h, maxKeys);
+    if (!delta) return { state: 'full' };
+    this.add(tenant, delta);
+    this.held.set(id, { tenant, bodyHash, answer: null, until: now + leaseMs, size: 0 });
     return { state: 'new' };
   }
 
   async finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number): Promise<'whole' | 'digest'> {
     this.assertOpen();
     const id = memoryId(tenant, key);
-    const h = this.held.get(id);
-    if (h) this.drop(h);
-    const q = this.quotaOf(tenant);
-    const kept = q.bytes + answerBytes(answer.whole) <= maxBytes ? 'whole' : 'digest';
-    const a = answer[kept];
-    const bytes = answerBytes(a);
-    q.keys++;
-    q.bytes += bytes;
-    this.held.set(id, { tenant, bodyHash, answer: { ...a }, until: this.clock.now() + keepMs, bytes });
+    const { kept, size, delta } = finishQuota(this.quotaOf(tenant), this.held.get(id), answer, maxBytes);
+    this.add(tenant, delta);
+    this.held.set(id, { tenant, bodyHash, answer: { ...answer[kept] }, until: this.clock.now() + keepMs, size });
     return kept;
+  }
+
+  /** Forgets a record and what it cost its tenant. */
+  private forget(id: string, h: Held) {
+    this.held.delete(id);
+    this.add(h.tenant, { keys: -1, bytes: -h.size });
   }
 
   async abandon(tenant: string, key: string, bodyHash: string): Promise<void> {
     this.assertOpen();
     const id = memoryId(tenant, key);
     const h = this.held.get(id);
-    if (h && !h.answer && h.bodyHash === bodyHash) {
-      this.held.delete(id);
-      this.drop(h);
-    }
+    if (h && !h.answer && h.bodyHash === bodyHash) this.forget(id, h);
   }
 
   sweep(batch: number): number {
@@ -78,8 +73,7 @@ export class MemoryRequests implements RequestStore {
     for (const [id, h] of this.held) {
       if (n >= batch) break;
       if (h.until > now) continue;
-      this.held.delete(id);
-      this.drop(h);
+      this.forget(id, h);
       n++;
     }
     return n;

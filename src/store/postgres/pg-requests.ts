@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { answerBytes, type KeptAnswer, type RequestBegin, type RequestStore, SWEEP_BATCH } from '../contract/index.js';
+import { type KeptAnswer, type RequestBegin, type RequestStore, SWEEP_BATCH } from '../contract/index.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/requests.js';
 import type { PgDb } from './pg-db.js';
@@ -53,7 +53,7 @@ export class PgRequests implements RequestStore {
   finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) {
     return transaction(this.x.pool, null, async (c) => {
       const { q, row } = await this.locked(c, tenant, key);
-      const step = shared.finishStep(q, row, answerBytes(answer.whole), answerBytes(answer.digest), maxBytes);
+      const step = shared.finishStep(q, row, answer, maxBytes);
       await this.q(c, 'put', shared.putValues(tenant, key, bodyHash, this.x.clock.now() + keepMs, answer[step.kept], step.size));
       await this.q(c, 'add', { tenant, ...step.delta });
       return step.kept;

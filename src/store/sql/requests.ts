@@ -1,4 +1,4 @@
-import type { RequestBegin } from '../contract/index.js';
+import { beginQuota, finishQuota, type KeptAnswer, type RequestBegin, type RequestQuota } from '../contract/index.js';
 
 /**
  * Idempotency-Key statements both SQL backends run as written (see named.ts),
@@ -68,30 +68,24 @@ export function heldAs(row: HeldRow): RequestBegin {
   };
 }
 
-/** A change to a tenant's quota row. */
-export interface QuotaDelta {
-  keys: number;
-  bytes: number;
-}
+/** The locked quota row and the key's record as the bound's rules read them. */
+const quotaOf = (q: QuotaRow): RequestQuota => ({ keys: Number(q.keys), bytes: Number(q.bytes) });
+const sizeOf = (row: HeldRow | undefined) => (row ? { size: Number(row.size) } : undefined);
 
 /**
  * What `begin` does, read from the locked quota and the key's record: answer
- * a live record as it is; refuse a new key past `maxKeys`; otherwise record
- * the key in flight (over an expired record, which frees its bytes).
+ * a live record as it is; otherwise record the key in flight as the bound
+ * allows (beginQuota), or refuse it.
  */
-export function beginStep(q: QuotaRow, row: HeldRow | undefined, now: number, maxKeys: number): { answer: RequestBegin; delta?: QuotaDelta } {
+export function beginStep(q: QuotaRow, row: HeldRow | undefined, now: number, maxKeys: number): { answer: RequestBegin; delta?: RequestQuota } {
   if (row && Number(row.expiresAt) > now) return { answer: heldAs(row) };
-  if (!row && Number(q.keys) >= maxKeys) return { answer: { state: 'full' } };
-  return { answer: { state: 'new' }, delta: { keys: row ? 0 : 1, bytes: row ? -Number(row.size) : 0 } };
+  const delta = beginQuota(quotaOf(q), sizeOf(row), maxKeys);
+  return delta ? { answer: { state: 'new' }, delta } : { answer: { state: 'full' } };
 }
 
-/** What `finish` keeps: the whole answer when the tenant's bytes stay within `maxBytes` with it (the record's old bytes freed). */
-export function finishStep(q: QuotaRow, row: HeldRow | undefined, whole: number, digest: number, maxBytes: number) {
-  const freed = row ? Number(row.size) : 0;
-  const kept: 'whole' | 'digest' = Number(q.bytes) - freed + whole <= maxBytes ? 'whole' : 'digest';
-  const size = kept === 'whole' ? whole : digest;
-  return { kept, size, delta: { keys: row ? 0 : 1, bytes: size - freed } };
-}
+/** What `finish` keeps, read from the locked quota and the key's record (finishQuota). */
+export const finishStep = (q: QuotaRow, row: HeldRow | undefined, answer: KeptAnswer, maxBytes: number) =>
+  finishQuota(quotaOf(q), sizeOf(row), answer, maxBytes);
 
 /** The statement values of a record in flight or answered. */
 export function putValues(

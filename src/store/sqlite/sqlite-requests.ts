@@ -1,4 +1,4 @@
-import { answerBytes, type KeptAnswer, type RequestBegin, type RequestStore } from '../contract/index.js';
+import { type KeptAnswer, type RequestQuota, type RequestBegin, type RequestStore } from '../contract/index.js';
 import * as shared from '../sql/requests.js';
 import type { SqliteDb } from './sqlite-db.js';
 
@@ -19,7 +19,7 @@ export class SqliteRequests implements RequestStore {
     };
   }
 
-  private add(tenant: string, delta: shared.QuotaDelta) {
+  private add(tenant: string, delta: RequestQuota) {
     this.s.add.run({ tenant, ...delta });
   }
 
@@ -40,7 +40,7 @@ export class SqliteRequests implements RequestStore {
   finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) {
     return this.x.writes.submit(() => {
       const q = this.s.lock.get({ tenant })!;
-      const step = shared.finishStep(q, this.s.held.get({ tenant, key }), answerBytes(answer.whole), answerBytes(answer.digest), maxBytes);
+      const step = shared.finishStep(q, this.s.held.get({ tenant, key }), answer, maxBytes);
       this.s.put.run(shared.putValues(tenant, key, bodyHash, this.x.clock.now() + keepMs, answer[step.kept], step.size));
       this.add(tenant, step.delta);
       return step.kept;
