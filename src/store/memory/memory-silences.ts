@@ -23,13 +23,12 @@ export class MemorySilences implements SilenceStore {
     for (const x of this.byId.values()) if (x.tenant === s.tenant && x.endsAt > now) open++;
     if (open >= maxOpen) return false;
     this.byId.set(memoryId(s.tenant, s.id), copy(s));
-    this.writtenAt.set(memoryId(s.tenant, s.id), this.v + 1);
     const ended = [...this.byId.values()].filter((x) => x.tenant === s.tenant && x.endsAt <= now).sort((a, b) => b.endsAt - a.endsAt);
     for (const x of ended.slice(MAX_ENDED_SILENCES)) {
       this.byId.delete(memoryId(x.tenant, x.id));
       this.writtenAt.delete(memoryId(x.tenant, x.id));
     }
-    this.v++;
+    this.writtenAt.set(memoryId(s.tenant, s.id), ++this.v);
     return true;
   }
 

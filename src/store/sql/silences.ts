@@ -34,7 +34,10 @@ UPDATE silences SET starts_at = CASE WHEN starts_at < @now THEN starts_at ELSE @
   v = (SELECT v FROM silence_version)
  WHERE tenant = @tenant AND id = @id AND ends_at > @now`;
 
-const COLUMNS = `tenant, id, matchers, starts_at AS "startsAt", ends_at AS "endsAt", created_by AS "createdBy", comment, updated_at AS "updatedAt"`;
+/** A silence's columns as SilenceRow names them, of the table or of its alias `t.`. */
+const columns = (t = '') =>
+  `${t}tenant, ${t}id, ${t}matchers, ${t}starts_at AS "startsAt", ${t}ends_at AS "endsAt", ${t}created_by AS "createdBy", ${t}comment, ${t}updated_at AS "updatedAt"`;
+const COLUMNS = columns();
 
 export const GET_SILENCE = `SELECT ${COLUMNS} FROM silences WHERE tenant = @tenant AND id = @id`;
 
@@ -46,8 +49,7 @@ export const LIST_SILENCES = `SELECT ${COLUMNS} FROM silences WHERE (CAST(@tenan
  * (one snapshot): a row with no silence when none was.
  */
 export const CHANGED_SILENCES = `
-SELECT cur.v AS "version", s.tenant, s.id, s.matchers, s.starts_at AS "startsAt", s.ends_at AS "endsAt", s.created_by AS "createdBy",
-  s.comment, s.updated_at AS "updatedAt"
+SELECT cur.v AS "version", ${columns('s.')}
 FROM silence_version cur LEFT JOIN silences s ON s.v > @since ORDER BY s.starts_at, s.id`;
 
 export interface ChangedRow extends Partial<SilenceRow> {
