@@ -12,14 +12,16 @@ import { ensure } from './test-prereqs.mjs';
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
 
+/** Every file under `dir`, at any depth. */
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
-    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.test.ts') ? [p] : [];
+    return statSync(p).isDirectory() ? walk(p) : [p];
   });
 }
 
 const files = walk(join(root, 'test'))
+  .filter((p) => p.endsWith('.test.ts'))
   .map((p) => relative(root, p))
   .filter((p) => filters.length === 0 || filters.some((f) => p.includes(f)))
   .sort();
@@ -30,15 +32,9 @@ if (files.length === 0) {
 // Tests that spawn the CLI (e2e, chaos, migrate-shards) run dist/. `npm test` builds it first (pretest);
 // run directly, with a pattern, a dist/ older than any file of src/ is rebuilt here, so no test runs stale code.
 if (process.env.npm_lifecycle_event !== 'test') {
-  const mtimes = (dir) =>
-    readdirSync(dir).flatMap((name) => {
-      const p = join(dir, name);
-      const st = statSync(p);
-      return st.isDirectory() ? mtimes(p) : [st.mtimeMs];
-    });
   const entry = join(root, 'dist/cli/main.js');
   const built = existsSync(entry) ? statSync(entry).mtimeMs : 0;
-  if (Math.max(...mtimes(join(root, 'src'))) > built) {
+  if (walk(join(root, 'src')).some((p) => statSync(p).mtimeMs > built)) {
     console.error('dist/ is older than src/: building it first (npm run build)');
     const b = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
     if (b.status !== 0) process.exit(b.status ?? 1);
