@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
+import { ConnectGate, gatedClient } from './connect-gate.js';
 
 /** int8 (bigint) columns as JavaScript numbers: every one here is a millisecond time, a sequence or a count below 2^53. */
 const types = {
@@ -22,9 +23,13 @@ export type Queryable = pg.PoolClient | pg.Pool;
  */
 export const IDLE_IN_TRANSACTION_MS = 10_000;
 
-/** A pool whose connections use `schema`, named `onceonly` in pg_stat_activity. */
-export function openPool(url: string, schema: string, max = 10, onError: (err: Error) => void = () => {}): pg.Pool {
+/**
+ * A pool whose connections use `schema`, named `onceonly` in pg_stat_activity,
+ * and are opened through a gate that paces them after a failure (connect-gate.ts).
+ */
+export function openPool(url: string, schema: string, max = 10, onError: (err: Error) => void = () => {}, gate = new ConnectGate()): pg.Pool {
   const pool = new pg.Pool({
+    Client: gatedClient(gate),
     connectionString: url,
     max,
     types,
