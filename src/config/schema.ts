@@ -61,6 +61,26 @@ const ttlOverride = z
     message: 'give exactly one of fault_class or element_prefix',
   });
 
+/** The default of every bound in `limits` (the table in docs/security.md, "Bounds"). */
+export const LIMIT_DEFAULTS = {
+  regex_cost_per_matcher: 2_500,
+  regex_cost_per_tenant: 20_000,
+  idempotency_keys_per_tenant: 100_000,
+  idempotency_bytes_per_tenant: 67_108_864,
+  idempotency_answer_bytes: 1_048_576,
+  body_bytes: 524_288,
+  batch_lines: 10_000,
+  batch_bytes: 16_777_216,
+  alerts_per_post: 1_000,
+  silences_per_tenant: 1_000,
+  ended_silences_per_tenant: 1_000,
+  silence_chars: 16_384,
+  dashboard_streams: 64,
+  dashboard_streams_per_tenant: 8,
+  dashboard_unsent_bytes: 1_048_576,
+  rate_limit_buckets: 100_000,
+};
+
 export const configSchema = z
   .strictObject({
     incidents: z
@@ -192,23 +212,37 @@ export const configSchema = z
     limits: z
       .strictObject({
         /** one silence or filter matcher's regex (`.{0,1000}` is about 2,000) */
-        regex_cost_per_matcher: z.number().int().min(10).max(100_000).default(2_500),
+        regex_cost_per_matcher: z.number().int().min(10).max(100_000).default(LIMIT_DEFAULTS.regex_cost_per_matcher),
         /** every regex of a tenant's silences that have not ended, together */
-        regex_cost_per_tenant: z.number().int().min(10).max(10_000_000).default(20_000),
+        regex_cost_per_tenant: z.number().int().min(10).max(10_000_000).default(LIMIT_DEFAULTS.regex_cost_per_tenant),
         /** Idempotency-Keys a tenant's records hold at once (until they expire); past it a new key is refused 429 */
-        idempotency_keys_per_tenant: z.number().int().min(1).max(10_000_000).default(100_000),
+        idempotency_keys_per_tenant: z.number().int().min(1).max(10_000_000).default(LIMIT_DEFAULTS.idempotency_keys_per_tenant),
         /** bytes of kept answers a tenant holds at once; an answer past it is kept as its status and SHA-256 only */
-        idempotency_bytes_per_tenant: z.number().int().min(1_024).max(10_000_000_000).default(67_108_864),
+        idempotency_bytes_per_tenant: z.number().int().min(1_024).max(10_000_000_000).default(LIMIT_DEFAULTS.idempotency_bytes_per_tenant),
         /** one kept answer's bytes; a longer one is kept as its status and SHA-256 only */
-        idempotency_answer_bytes: z.number().int().min(256).max(16_777_216).default(1_048_576),
+        idempotency_answer_bytes: z.number().int().min(256).max(16_777_216).default(LIMIT_DEFAULTS.idempotency_answer_bytes),
+        /** a JSON request body's bytes; past it 413. Read at start. */
+        body_bytes: z.number().int().min(16_384).max(67_108_864).default(LIMIT_DEFAULTS.body_bytes),
+        /** an NDJSON batch's lines and bytes; past either 413. Read at start. */
+        batch_lines: z.number().int().min(1).max(1_000_000).default(LIMIT_DEFAULTS.batch_lines),
+        batch_bytes: z.number().int().min(16_384).max(1_073_741_824).default(LIMIT_DEFAULTS.batch_bytes),
+        /** alerts in one Alertmanager post (each also one rate-limit token); past it 413 */
+        alerts_per_post: z.number().int().min(1).max(100_000).default(LIMIT_DEFAULTS.alerts_per_post),
+        /** silences a tenant has that have not ended; a new one past it is 409 */
+        silences_per_tenant: z.number().int().min(1).max(100_000).default(LIMIT_DEFAULTS.silences_per_tenant),
+        /** ended silences a tenant keeps (120 h); a create deletes its oldest-ended past it */
+        ended_silences_per_tenant: z.number().int().min(0).max(100_000).default(LIMIT_DEFAULTS.ended_silences_per_tenant),
+        /** characters of one silence's matchers, createdBy and comment together; past it 400 */
+        silence_chars: z.number().int().min(1_024).max(1_048_576).default(LIMIT_DEFAULTS.silence_chars),
+        /** dashboard streams a replica serves, and a tenant holds; past either 429 */
+        dashboard_streams: z.number().int().min(1).max(10_000).default(LIMIT_DEFAULTS.dashboard_streams),
+        dashboard_streams_per_tenant: z.number().int().min(1).max(10_000).default(LIMIT_DEFAULTS.dashboard_streams_per_tenant),
+        /** bytes a dashboard stream may leave unsent before it is dropped */
+        dashboard_unsent_bytes: z.number().int().min(65_536).max(268_435_456).default(LIMIT_DEFAULTS.dashboard_unsent_bytes),
+        /** rate-limit buckets a replica keeps (client addresses for wrong tokens); past it the oldest full one goes. Read at start. */
+        rate_limit_buckets: z.number().int().min(100).max(10_000_000).default(LIMIT_DEFAULTS.rate_limit_buckets),
       })
-      .default({
-        regex_cost_per_matcher: 2_500,
-        regex_cost_per_tenant: 20_000,
-        idempotency_keys_per_tenant: 100_000,
-        idempotency_bytes_per_tenant: 67_108_864,
-        idempotency_answer_bytes: 1_048_576,
-      }),
+      .default(LIMIT_DEFAULTS),
     /**
      * How long a client may take to send a request: its headers, and the whole
      * request with its body. Past either the connection is answered 408 and

@@ -31,7 +31,7 @@ import type { SilenceCache } from '../mute/silence-cache.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { DeliveryStore } from '../store/contract/index.js';
-import { BODY_LIMIT_BYTES, MAX_PARAM_CHARS } from './limits.js';
+import { MAX_PARAM_CHARS } from './limits.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { heartbeatRoutes } from './routes/heartbeats.js';
 import type { HeartbeatMonitor } from '../engine/heartbeats.js';
@@ -104,11 +104,13 @@ export function buildApp({
   heartbeats,
   groups,
 }: AppOptions): FastifyInstance {
+  // Read at start: fastify takes the body bound when it is made.
+  const bodyBytes = config().limits.body_bytes;
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs at thousands of requests a second cost more than they tell.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: BODY_LIMIT_BYTES,
+    bodyLimit: bodyBytes,
     // A path parameter as the router sees it, still percent-encoded: the longest key the list can show
     // (a PagerDuty dedup_key of 255 characters of 4 UTF-8 bytes each, each byte %XX) must reach its route.
     // Past this the router matches nothing (404); the route checks the decoded key itself.
@@ -137,15 +139,15 @@ export function buildApp({
   });
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.decorateRequest('scoped', false);
-  const limiter = new RateLimiter(clock);
+  const limiter = new RateLimiter(clock, config().limits.rate_limit_buckets);
   app.addHook('onRequest', accessControl(config, limiter));
   // The API speaks JSON only: fastify's built-in text/plain parser would let a
   // text body reach validation as a string; without it fastify answers 415.
   app.removeContentTypeParser('text/plain');
-  utf8JsonParser(app, BODY_LIMIT_BYTES);
+  utf8JsonParser(app, bodyBytes);
 
   app.setErrorHandler((err, req, reply) => {
-    const apiError = toApiError(err);
+    const apiError = toApiError(err, bodyBytes);
     if (apiError.status >= 500) req.log.error({ err, url: req.url }, 'request failed');
     metrics.rejected.labels(routeLabel(req.routeOptions.url), apiError.code).inc();
     // An unauthenticated request belongs to no tenant: it is in no tenant's accounting.
@@ -169,7 +171,8 @@ export function buildApp({
   // Producers' Idempotency-Keys: after access (the tenant is known), before any route runs.
   idempotency(app, dedup.store.requests, config);
   // Batches: NDJSON on the three routes that decide one input; each line costs its tenant a token.
-  ndjsonParser(app, new Set(['/v1/incidents', '/v1/events', '/v1/violations']));
+  const { batch_lines, batch_bytes } = config().limits;
+  ndjsonParser(app, new Set(['/v1/incidents', '/v1/events', '/v1/violations']), { lines: batch_lines, bytes: batch_bytes });
   const charge: ChargeItems = (req, n) => chargeItems(req, config(), limiter, n);
   incidentRoutes(app, dedup, charge);
   eventRoutes(app, events, accounting, charge);

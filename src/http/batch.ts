@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorBody } from './errors.js';
+import { ApiError, errorBody, sizeText } from './errors.js';
 import { toApiError } from './error-mapping.js';
 import { NOT_UTF8 } from './utf8-json.js';
 
@@ -13,11 +13,15 @@ import { NOT_UTF8 } from './utf8-json.js';
  * alone.
  */
 export const NDJSON = 'application/x-ndjson';
-export const BATCH_LIMITS = { lines: 10_000, bytes: 16 * 1024 * 1024 };
+/** A batch's bounds: `limits.batch_lines` and `limits.batch_bytes`, read at start. */
+export interface BatchLimits {
+  lines: number;
+  bytes: number;
+}
 
 /** What the batch routes' docs say about batches. */
 export const BATCH_DOC =
-  'Also takes a batch: `Content-Type: application/x-ndjson`, one input per line (at most 10,000 lines and 16 MiB, each line one token of the rate limit), answered as NDJSON, one line per input line in order: the single answer, or `{"error": …}` for that line alone.';
+  'Also takes a batch: `Content-Type: application/x-ndjson`, one input per line (at most `limits.batch_lines` lines and `limits.batch_bytes` bytes, by default 10,000 and 16 MiB; each line one token of the rate limit), answered as NDJSON, one line per input line in order: the single answer, or `{"error": …}` for that line alone.';
 
 /** A parsed NDJSON body: its lines as text, each parsed on its own so a bad one fails alone. */
 export class Batch {
@@ -29,11 +33,12 @@ const NEWLINE = 0x0a;
 /**
  * The NDJSON body parser, for the batch routes only (any other route answers
  * 415 without reading the body). It reads the stream itself, so a body past
- * 10,000 lines or 16 MiB is refused (413) as soon as it gets there, not after
+ * its lines or bytes bound is refused (413) as soon as it gets there, not after
  * it has all arrived.
  */
-export function ndjsonParser(app: FastifyInstance, routes: ReadonlySet<string>): void {
-  app.addContentTypeParser(NDJSON, { bodyLimit: BATCH_LIMITS.bytes }, (req, payload, done) => {
+export function ndjsonParser(app: FastifyInstance, routes: ReadonlySet<string>, limits: BatchLimits): void {
+  const tooMany = () => new ApiError('payload_too_large', `a batch is at most ${limits.lines.toLocaleString('en')} lines (limits.batch_lines)`);
+  app.addContentTypeParser(NDJSON, { bodyLimit: limits.bytes }, (req, payload, done) => {
     if (!routes.has(req.routeOptions.url ?? '')) {
       done(new ApiError('unsupported_media_type', `${NDJSON} batches are taken by ${[...routes].join(', ')} only; send one JSON body`), undefined);
       return;
@@ -51,10 +56,10 @@ export function ndjsonParser(app: FastifyInstance, routes: ReadonlySet<string>):
     };
     payload.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > BATCH_LIMITS.bytes) return fail(new ApiError('payload_too_large', `a batch is at most ${BATCH_LIMITS.bytes / 1024 / 1024} MiB`));
+      if (bytes > limits.bytes) return fail(new ApiError('payload_too_large', `a batch is at most ${sizeText(limits.bytes)} (limits.batch_bytes)`));
       for (let i = chunk.indexOf(NEWLINE); i !== -1; i = chunk.indexOf(NEWLINE, i + 1)) newlines++;
-      // 10,000 lines may end with a line break; a 10,001st line break means a 10,001st line.
-      if (newlines > BATCH_LIMITS.lines) return fail(new ApiError('payload_too_large', `a batch is at most ${BATCH_LIMITS.lines.toLocaleString('en')} lines`));
+      // N lines may end with a line break; an N+1st line break means an N+1st line.
+      if (newlines > limits.lines) return fail(tooMany());
       chunks.push(chunk);
     });
     payload.on('error', (err) => fail(toApiError(err)));
@@ -66,8 +71,7 @@ export function ndjsonParser(app: FastifyInstance, routes: ReadonlySet<string>):
       const lines = body.toString('utf8').split('\n');
       if (lines.at(-1) === '') lines.pop();
       if (lines.length === 0) return done(new ApiError('invalid_input', 'the batch is empty: send one JSON object per line'), undefined);
-      if (lines.length > BATCH_LIMITS.lines)
-        return done(new ApiError('payload_too_large', `a batch is at most ${BATCH_LIMITS.lines.toLocaleString('en')} lines`), undefined);
+      if (lines.length > limits.lines) return done(tooMany(), undefined);
       done(null, new Batch(lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))));
     });
   });

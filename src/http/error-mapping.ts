@@ -5,14 +5,14 @@ import { StoreRefusedError, StoreUnavailableError } from '../store/errors.js';
 import { ApiError, fromFastifyError } from './errors.js';
 
 /** Any error a request (or one line of a batch) can end in, as the registry's code and message. */
-export function toApiError(err: unknown): ApiError {
+export function toApiError(err: unknown, bodyBytes?: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ValidationError) return new ApiError('invalid_input', err.message, err.issues);
   if (err instanceof StoreUnavailableError) return new ApiError('unavailable', err.message);
   // The store answered and refused this request: a full store is worth a retry later, any other refusal is not.
   if (err instanceof StoreRefusedError) return new ApiError(err.full ? 'unavailable' : 'internal', err.message);
   if (err instanceof ForbiddenError) return new ApiError('forbidden', err.message);
-  return fromFastifyError(err as { code?: string; statusCode?: number; message: string });
+  return fromFastifyError(err as { code?: string; statusCode?: number; message: string }, bodyBytes);
 }
 
 /** A refused event, as the events accounting counts it. */

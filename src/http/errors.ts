@@ -57,11 +57,18 @@ export function errorBody(e: ApiError): ErrorBody {
   return { error: { code: e.code, message: e.message, ...(issues ? { issues } : {}) } };
 }
 
-/** Maps fastify's own body-parsing errors onto the registry. */
-export function fromFastifyError(err: { code?: string; statusCode?: number; message: string }): ApiError {
+/** A size as people write it: whole MiB or KiB when it is one, bytes otherwise. */
+export const sizeText = (n: number): string =>
+  n % 1_048_576 === 0 ? `${n / 1_048_576} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n.toLocaleString('en')} bytes`;
+
+/** Maps fastify's own body-parsing errors onto the registry; `bodyBytes` is the server's body bound, to name it. */
+export function fromFastifyError(err: { code?: string; statusCode?: number; message: string }, bodyBytes?: number): ApiError {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('payload_too_large', 'request body is larger than 512 KiB');
+      return new ApiError(
+        'payload_too_large',
+        `request body is larger than ${bodyBytes === undefined ? 'this server takes' : sizeText(bodyBytes)} (limits.body_bytes)`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('unsupported_media_type', 'request body must be JSON (Content-Type: application/json)');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

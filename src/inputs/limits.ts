@@ -12,8 +12,6 @@ export const MAX_DEPTH = 32;
 export const MAX_CARRIED_BYTES = 64 * 1024;
 /** A summary: as PagerDuty's own limit. */
 export const MAX_SUMMARY = 1024;
-/** An Alertmanager post: more alerts than this answers 413. */
-export const MAX_ALERTS = 1000;
 /** An Alertmanager label or annotation name. */
 export const MAX_LABEL_NAME = 256;
 /** An Alertmanager label value: labels are identity, so they hold no control characters. */

@@ -5,13 +5,17 @@ import { compileMatcher, MatcherError, type Matcher, type MatcherBounds } from '
 
 /** Matchers one silence may have. */
 export const MAX_SILENCE_MATCHERS = 64;
-/**
- * Characters of one silence's matcher values, `createdBy` and `comment`
- * together. With the count of silences a tenant keeps, it bounds what the
- * silences of a tenant hold in the store and in every replica's copy (64
- * matchers of 4,096 characters once made one silence 262 KB).
- */
-export const MAX_SILENCE_CHARS = 16_384;
+/** What a posted silence may hold. */
+export interface SilenceBounds extends MatcherBounds {
+  /**
+   * Characters of its matchers, `createdBy` and `comment` together
+   * (limits.silence_chars). With the count of silences a tenant keeps, it
+   * bounds what a tenant's silences hold in the store and in every
+   * replica's copy (64 matchers of 4,096 characters once made one silence
+   * 262 KB). Unset: no bound.
+   */
+  maxChars?: number;
+}
 /** Characters of `createdBy` and of `comment`. */
 export const MAX_SILENCE_TEXT = { createdBy: 256, comment: 4096 };
 
@@ -52,14 +56,17 @@ export interface SilenceInput {
  * everything is refused), the end is after the start and not in the past. A
  * start in the past becomes now.
  */
-export function parseSilence(body: unknown, now: number, bounds: MatcherBounds = {}): SilenceInput {
+export function parseSilence(body: unknown, now: number, bounds: SilenceBounds = {}): SilenceInput {
   const p = parseWith(postableSilenceSchema, body, 'silence');
   const refuse = (path: string, message: string): never => {
     throw new ValidationError(`invalid silence: ${path}: ${message}`, [{ path, message }]);
   };
   const chars = p.matchers.reduce((n, m) => n + m.name.length + m.value.length, p.createdBy.length + p.comment.length);
-  if (chars > MAX_SILENCE_CHARS)
-    refuse('matchers', `a silence holds at most ${MAX_SILENCE_CHARS} characters of matchers, createdBy and comment together; this one holds ${chars}`);
+  if (bounds.maxChars !== undefined && chars > bounds.maxChars)
+    refuse(
+      'matchers',
+      `a silence holds at most ${bounds.maxChars} characters of matchers, createdBy and comment together (limits.silence_chars); this one holds ${chars}`,
+    );
   const matchers = p.matchers.map((m, i) => {
     try {
       return compileMatcher(m, bounds);

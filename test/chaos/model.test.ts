@@ -232,7 +232,7 @@ const silence = (element: string): fc.AsyncCommand<Model, Real> => ({
       updatedAt: now,
     };
     // Refused while the store is away, or indeterminate (it may land when Redis resumes): nothing is claimed.
-    const made = await r.replica.store.silences.create(s, 1000, now).catch(() => false);
+    const made = await r.replica.store.silences.create(s, { open: 1000, ended: 1000 }, now).catch(() => false);
     if (!made) return;
     // Every replica applies it (their polls would within 50 ms); from then on it must mute.
     const loaded = await Promise.all(

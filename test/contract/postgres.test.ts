@@ -114,8 +114,11 @@ test('postgres: every silence write leaves an audit row in its own transaction (
       comment: 'c',
       updatedAt: now,
     };
-    assert.equal(await store.silences.create(silence, 10, now, { requestId: 'req-1' }), true);
-    assert.equal(await store.silences.create({ ...silence, id: '5b7c0c7e-0000-4000-8000-000000000002' }, 1, now, { requestId: 'req-refused' }), false);
+    assert.equal(await store.silences.create(silence, { open: 10, ended: 1000 }, now, { requestId: 'req-1' }), true);
+    assert.equal(
+      await store.silences.create({ ...silence, id: '5b7c0c7e-0000-4000-8000-000000000002' }, { open: 1, ended: 1000 }, now, { requestId: 'req-refused' }),
+      false,
+    );
     assert.equal(await store.silences.update({ ...silence, createdBy: 'bob', comment: 'longer' }, now + 1, { requestId: 'req-2' }), 'updated');
     assert.equal(await store.silences.expire('t', silence.id, now + 2, { requestId: 'req-3' }), true);
     assert.equal(await store.silences.expire('t', silence.id, now + 3, { requestId: 'req-again' }), true, 'already ended: no change, no row');

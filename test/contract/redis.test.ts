@@ -194,7 +194,7 @@ describe('redis: backend-only', () => {
         comment: '',
         updatedAt: now,
       };
-      assert.equal(await store.silences.create(s, 10, now), true);
+      assert.equal(await store.silences.create(s, { open: 10, ended: 1000 }, now), true);
       const pttl = async () => Number(await store.conn.send(silenceKeys.silence(tenant, 'a'), ['PTTL', silenceKeys.silence(tenant, 'a')]));
       const left = await pttl();
       assert.ok(Math.abs(left - (3_600_000 + SILENCE_RETENTION_MS)) < 60_000, `expires its retention after its end, PTTL ${left}`);

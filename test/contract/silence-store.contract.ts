@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
-import { MAX_ENDED_SILENCES, SILENCE_RETENTION_MS, type Silence } from '../../src/store/contract/index.js';
+import { SILENCE_RETENTION_MS, type Silence } from '../../src/store/contract/index.js';
 import type { StoreFixture } from './incident-store.contract.js';
 
 let seq = 0;
@@ -44,12 +44,12 @@ export function silenceStoreContract(
       const s = fx.store.silences;
       const v0 = await s.version();
       const a = silence({ matchers: [{ name: 'severity', value: 'MAJOR|MINOR', isRegex: true, isEqual: false }] });
-      assert.equal(await s.create(a, 10, t0), true);
+      assert.equal(await s.create(a, { open: 10, ended: 1000 }, t0), true);
       const v1 = await s.version();
       assert.notEqual(v1, v0, 'a create moves the version');
       assert.deepEqual(await s.get(tenant, a.id), a);
       const b = silence({ startsAt: t0 + H, endsAt: t0 + 3 * H });
-      assert.equal(await s.create(b, 10, t0), true);
+      assert.equal(await s.create(b, { open: 10, ended: 1000 }, t0), true);
       assert.deepEqual(
         (await s.list(tenant)).map((x) => x.id),
         [a.id, b.id],
@@ -67,8 +67,8 @@ export function silenceStoreContract(
       const s = fx.store.silences;
       const a = silence();
       const pending = silence({ startsAt: t0 + H, endsAt: t0 + 2 * H });
-      await s.create(a, 10, t0);
-      await s.create(pending, 10, t0);
+      await s.create(a, { open: 10, ended: 1000 }, t0);
+      await s.create(pending, { open: 10, ended: 1000 }, t0);
       const v = await s.version();
       assert.equal(await s.expire(tenant, a.id, t0 + 1000), true);
       assert.notEqual(await s.version(), v);
@@ -84,7 +84,7 @@ export function silenceStoreContract(
       assert.equal(await s.expire(tenant, 'no-such-id', t0), false);
       assert.equal((await s.list(tenant)).length, 2, 'ended silences stay listed');
       const later = silence({ startsAt: t0 + H, endsAt: t0 + 4 * H });
-      await s.create(later, 10, t0);
+      await s.create(later, { open: 10, ended: 1000 }, t0);
       const notEnded = async (after: number) => (await s.list(null, after)).filter((x) => x.tenant === tenant).map((x) => x.id);
       // Ends: a at t0 + 1 s, pending at t0 + 2 s, later at t0 + 4 h; listed by start.
       assert.deepEqual(await notEnded(t0 + 1000), [pending.id, later.id], 'a reload lists only what ends after the time it gives');
@@ -97,11 +97,11 @@ export function silenceStoreContract(
       const mine = (xs: Silence[]) => xs.filter((x) => x.tenant === tenant);
       const a = silence();
       const b = silence({ startsAt: t0 + H, endsAt: t0 + 3 * H });
-      await s.create(a, 10, t0);
+      await s.create(a, { open: 10, ended: 1000 }, t0);
       const v1 = await s.version();
       const none = await s.changedSince(v1);
       assert.deepEqual([none.version, mine(none.silences)], [v1, []], 'nothing written since');
-      await s.create(b, 10, t0);
+      await s.create(b, { open: 10, ended: 1000 }, t0);
       const after = await s.changedSince(v1);
       assert.equal(after.version, await s.version());
       assert.deepEqual(mine(after.silences), [b], 'only the silence written since, as stored');
@@ -132,7 +132,7 @@ export function silenceStoreContract(
     test('tenants are apart: one cannot see, update or expire another’s silence; list(null) sees all', async () => {
       const s = fx.store.silences;
       const a = silence();
-      await s.create(a, 10, t0);
+      await s.create(a, { open: 10, ended: 1000 }, t0);
       const other = `${tenant}-other`;
       assert.equal(await s.get(other, a.id), null);
       assert.deepEqual(await s.list(other), []);
@@ -140,41 +140,43 @@ export function silenceStoreContract(
       assert.equal(await s.expire(other, a.id, t0), false);
       assert.equal((await s.get(tenant, a.id))?.endsAt, a.endsAt, 'untouched');
       const b = silence({ tenant: other });
-      await s.create(b, 10, t0);
+      await s.create(b, { open: 10, ended: 1000 }, t0);
       const all = (await s.list(null)).map((x) => x.id);
       assert.ok(all.includes(a.id) && all.includes(b.id));
     });
 
     test('at most maxOpen open silences per tenant, also when 20 creates race; ended ones do not count', async () => {
       const s = fx.store.silences;
-      const made = await Promise.all(Array.from({ length: 20 }, () => s.create(silence(), 5, t0)));
+      const made = await Promise.all(Array.from({ length: 20 }, () => s.create(silence(), { open: 5, ended: 1000 }, t0)));
       assert.equal(made.filter(Boolean).length, 5);
-      assert.equal(await s.create(silence(), 5, t0), false);
+      assert.equal(await s.create(silence(), { open: 5, ended: 1000 }, t0), false);
       const [first] = await s.list(tenant);
       await s.expire(tenant, first!.id, t0 + 1);
-      assert.equal(await s.create(silence(), 5, t0 + 2), true, 'an expired one frees its place');
-      assert.equal(await s.create(silence({ tenant: `${tenant}-b` }), 5, t0 + 2), true, 'another tenant has its own count');
+      assert.equal(await s.create(silence(), { open: 5, ended: 1000 }, t0 + 2), true, 'an expired one frees its place');
+      assert.equal(await s.create(silence({ tenant: `${tenant}-b` }), { open: 5, ended: 1000 }, t0 + 2), true, 'another tenant has its own count');
     });
 
-    test(`a tenant keeps at most ${MAX_ENDED_SILENCES} ended silences: a create deletes its oldest-ended beyond that, not another tenant's`, async () => {
+    test("a tenant keeps at most its bound of ended silences: a create deletes its oldest-ended beyond that, not another tenant's", async () => {
       const s = fx.store.silences;
+      // The bound as configured (limits.ended_silences_per_tenant); small, so the trim runs on every create below.
+      const KEEP = 40;
       const other = `${tenant}-other`;
       // Ended ones (ends in the past of `now`), oldest-ended first, as a create-and-expire loop leaves them.
       const ended = (i: number, t = tenant) => silence({ tenant: t, startsAt: t0 - 10 * H, endsAt: t0 - 5 * H + i * 1000, comment: `ended ${i}` });
       const now = t0;
       const made: string[] = [];
       // Stored while they were open (the write happens before their end), as they would have been.
-      for (let i = 0; i < MAX_ENDED_SILENCES + 5; i++) {
+      for (let i = 0; i < KEEP + 5; i++) {
         const x = ended(i);
-        assert.equal(await s.create(x, MAX_ENDED_SILENCES + 10, x.endsAt - 1), true);
+        assert.equal(await s.create(x, { open: KEEP + 10, ended: KEEP }, x.endsAt - 1), true);
         made.push(x.id);
       }
-      assert.equal(await s.create(ended(0, other), 5, t0 - 6 * H), true);
-      assert.equal(await s.create(silence(), 5, now), true, 'an open one is created');
+      assert.equal(await s.create(ended(0, other), { open: 5, ended: KEEP }, t0 - 6 * H), true);
+      assert.equal(await s.create(silence(), { open: 5, ended: KEEP }, now), true, 'an open one is created');
       const kept = await s.list(tenant);
       const endedKept = kept.filter((x) => x.endsAt <= now);
-      assert.equal(endedKept.length, MAX_ENDED_SILENCES, 'the ended ones are trimmed to the bound');
-      assert.equal(kept.length, MAX_ENDED_SILENCES + 1, 'and the new open one is there');
+      assert.equal(endedKept.length, KEEP, 'the ended ones are trimmed to the bound');
+      assert.equal(kept.length, KEEP + 1, 'and the new open one is there');
       const ids = new Set(kept.map((x) => x.id));
       assert.ok(
         made.slice(0, 5).every((id) => !ids.has(id)),
@@ -193,7 +195,7 @@ export function silenceStoreContract(
       assert.ok(fx.clock, 'a store swept on the clock runs on the test clock');
       const s = fx.store.silences;
       const a = silence({ endsAt: t0 + H });
-      await s.create(a, 10, t0);
+      await s.create(a, { open: 10, ended: 1000 }, t0);
       fx.clock.set(t0 + H + SILENCE_RETENTION_MS - 1);
       await fx.store.sweepExpired();
       assert.ok(await s.get(tenant, a.id), 'kept until the retention has passed');

@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../src/app/start.js';
-import { BATCH_LIMITS, NDJSON } from '../../src/http/batch.js';
+import { LIMIT_DEFAULTS } from '../../src/config/schema.js';
+import { NDJSON } from '../../src/http/batch.js';
 import { BACKENDS, backendStores } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -179,17 +180,17 @@ describe('batch limits', () => {
     JSON.parse((await s.app.inject({ method: 'GET', url: '/v1/incidents?limit=1000', headers: { authorization: 'Bearer batch-token-big-00000002' } })).payload)
       .incidents.length;
 
-  test(`more than ${BATCH_LIMITS.lines} lines, or more than 16 MiB, is 413 and decides nothing`, async () => {
-    const tooMany = Array.from({ length: BATCH_LIMITS.lines + 1 }, (_, i) => incident(i)).join('\n');
+  test(`by default more than ${LIMIT_DEFAULTS.batch_lines} lines, or more than 16 MiB, is 413 and decides nothing`, async () => {
+    const tooMany = Array.from({ length: LIMIT_DEFAULTS.batch_lines + 1 }, (_, i) => incident(i)).join('\n');
     const r = await post('/v1/incidents', tooMany);
     assert.equal(r.statusCode, 413);
-    assert.match(JSON.parse(r.payload).error.message, /at most 10,000 lines/);
-    const exactly = `${Array.from({ length: BATCH_LIMITS.lines }, () => '{}').join('\n')}\n`;
+    assert.match(JSON.parse(r.payload).error.message, /at most 10,000 lines \(limits\.batch_lines\)/);
+    const exactly = `${Array.from({ length: LIMIT_DEFAULTS.batch_lines }, () => '{}').join('\n')}\n`;
     assert.equal((await post('/v1/violations', exactly)).statusCode, 200, '10,000 lines with a final line break pass');
-    const huge = Buffer.alloc(BATCH_LIMITS.bytes + 1024, 0x20);
+    const huge = Buffer.alloc(LIMIT_DEFAULTS.batch_bytes + 1024, 0x20);
     const big = await post('/v1/events', huge);
     assert.equal(big.statusCode, 413);
-    assert.match(JSON.parse(big.payload).error.message, /at most 16 MiB/);
+    assert.match(JSON.parse(big.payload).error.message, /at most 16 MiB \(limits\.batch_bytes\)/);
     assert.equal(await live(), 0);
   });
 
@@ -215,5 +216,32 @@ describe('batch limits', () => {
       (await s.app.inject({ method: 'GET', url: '/v1/incidents?limit=1000', headers: { authorization: 'Bearer batch-token-acme-0000001' } })).payload,
     );
     assert.equal(mine.incidents.length, 60, 'only the batch that was paid for was decided');
+  });
+});
+
+describe('the body and batch bounds are config values', () => {
+  let s: InProcessServer;
+  before(async () => {
+    s = await inProcessServer({ store: 'memory', config: 'limits: { body_bytes: 20480, batch_lines: 5, batch_bytes: 65536 }\n' });
+  });
+  after(() => s.stop());
+  const post = (payload: string | Buffer, type: string) => s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { 'content-type': type }, payload });
+  const incident = (i: number, note = '') =>
+    JSON.stringify({ element_id: `e${i}`, fault_class: 'LOS', root_cause_id: 'c', severity: 'MAJOR', details: { note } });
+
+  test('past each configured bound: 413 naming it, and nothing decided; at it, decided', async () => {
+    const body = await post(incident(1, 'x'.repeat(21 * 1024)), 'application/json');
+    assert.equal(body.statusCode, 413);
+    assert.equal(JSON.parse(body.payload).error.message, 'request body is larger than 20 KiB (limits.body_bytes)');
+    const lines = await post(`${Array.from({ length: 6 }, (_, i) => incident(i)).join('\n')}\n`, NDJSON);
+    assert.equal(lines.statusCode, 413);
+    assert.equal(JSON.parse(lines.payload).error.message, 'a batch is at most 5 lines (limits.batch_lines)');
+    const bytes = await post(Buffer.alloc(65536 + 1, 0x20), NDJSON);
+    assert.equal(bytes.statusCode, 413);
+    assert.equal(JSON.parse(bytes.payload).error.message, 'a batch is at most 64 KiB (limits.batch_bytes)');
+    assert.equal((await s.get('/v1/incidents')).body.incidents.length, 0, 'nothing refused was decided');
+    assert.equal((await post(incident(1, 'x'.repeat(19 * 1024)), 'application/json')).statusCode, 200);
+    assert.equal((await post(`${Array.from({ length: 5 }, (_, i) => incident(i + 10)).join('\n')}\n`, NDJSON)).statusCode, 200);
+    assert.equal((await s.get('/v1/incidents')).body.incidents.length, 6);
   });
 });

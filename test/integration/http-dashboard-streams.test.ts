@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
-import { STREAM_BUFFER_BYTES, STREAM_LIMITS } from '../../src/http/routes/dashboard.js';
+import { LIMIT_DEFAULTS } from '../../src/config/schema.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
 
@@ -21,9 +21,9 @@ const open = () =>
     req.end();
   });
 
-test(`dashboard streams are capped per tenant (${STREAM_LIMITS.perTenant}); a closed one frees its place`, async () => {
+test(`dashboard streams are capped per tenant (${LIMIT_DEFAULTS.dashboard_streams_per_tenant} by default); a closed one frees its place`, async () => {
   const held: IncomingMessage[] = [];
-  for (let i = 0; i < STREAM_LIMITS.perTenant; i++) {
+  for (let i = 0; i < LIMIT_DEFAULTS.dashboard_streams_per_tenant; i++) {
     const res = await open();
     assert.equal(res.statusCode, 200);
     held.push(res);
@@ -47,7 +47,7 @@ test(`dashboard streams are capped per tenant (${STREAM_LIMITS.perTenant}); a cl
   for (const res of held) res.destroy();
 });
 
-test(`a stream whose client stops reading is dropped once ${STREAM_BUFFER_BYTES / 1024 / 1024} MiB waits unsent, freeing its place; a snapshot stays bounded`, async () => {
+test(`a stream whose client stops reading is dropped once ${LIMIT_DEFAULTS.dashboard_unsent_bytes / 1024 / 1024} MiB waits unsent, freeing its place; a snapshot stays bounded`, async () => {
   // Large snapshots: 150 incidents with 1 KiB summaries (the snapshot lists 100 of them).
   for (let i = 0; i < 150; i++) {
     const r = await s.post('/v1/incidents', { element_id: `olt-${i}`, fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR', summary: 's'.repeat(1024) });
@@ -71,11 +71,11 @@ test(`a stream whose client stops reading is dropped once ${STREAM_BUFFER_BYTES 
     const res = await open();
     if (res.statusCode !== 200) {
       res.resume();
-      return readers.length === STREAM_LIMITS.perTenant - 1;
+      return readers.length === LIMIT_DEFAULTS.dashboard_streams_per_tenant - 1;
     }
     res.resume();
     readers.push(res);
-    return readers.length === STREAM_LIMITS.perTenant - 1;
+    return readers.length === LIMIT_DEFAULTS.dashboard_streams_per_tenant - 1;
   }, 5000);
   const full = await open();
   assert.equal(full.statusCode, 429, 'the stuck client holds the last place');
@@ -103,6 +103,54 @@ test(`a stream whose client stops reading is dropped once ${STREAM_BUFFER_BYTES 
   );
   freed.destroy();
   for (const r of readers) r.destroy();
+});
+
+test('the stream bounds are config values, and a reload changes them for the next stream', async () => {
+  const limits = (each: number, total: number) => `limits: { dashboard_streams_per_tenant: ${each}, dashboard_streams: ${total} }\n`;
+  const tenants = 'tenants:\n  - { id: acme, tokens: [token-of-acme-0000000001] }\n  - { id: beta, tokens: [token-of-beta-0000000002] }\n';
+  const t = await inProcessServer({ store: 'memory', dashboardIntervalMs: 50, config: tenants + limits(2, 3) });
+  const held: IncomingMessage[] = [];
+  const stream = (token: string) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(`${t.url}/v1/dashboard/stream`, { headers: { authorization: `Bearer ${token}` } }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
+  const refusal = async (res: IncomingMessage) => {
+    let body = '';
+    for await (const chunk of res) body += chunk;
+    return [res.statusCode, JSON.parse(body).error.message];
+  };
+  try {
+    const [acme, beta] = ['token-of-acme-0000000001', 'token-of-beta-0000000002'];
+    const opened = async (token: string) => {
+      const res = await stream(token);
+      assert.equal(res.statusCode, 200);
+      res.resume();
+      held.push(res);
+    };
+    await opened(acme);
+    await opened(acme);
+    assert.deepEqual(await refusal(await stream(acme)), [
+      429,
+      'too many open dashboard streams (2 for tenant acme (limits.dashboard_streams_per_tenant)); close one, or poll GET /v1/dashboard',
+    ]);
+    await opened(beta);
+    assert.deepEqual(await refusal(await stream(beta)), [
+      429,
+      'too many open dashboard streams (3 in all (limits.dashboard_streams)); close one, or poll GET /v1/dashboard',
+    ]);
+    t.writeConfig(tenants + limits(3, 4));
+    t.config.reload();
+    const third = await stream(acme);
+    assert.equal(third.statusCode, 200, 'the raised bound holds for the next stream');
+    third.resume();
+    held.push(third);
+    assert.equal((await stream(acme)).statusCode, 429);
+  } finally {
+    for (const r of held) r.destroy();
+    await t.stop();
+  }
 });
 
 test('a reload that revokes a token ends the streams opened with it; a stream of a token kept goes on', async () => {

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_ALERTS, MAX_CARRIED_BYTES, MAX_DEPTH, MAX_LABEL_NAME, MAX_LABEL_VALUE } from '../../src/inputs/limits.js';
+import { LIMIT_DEFAULTS } from '../../src/config/schema.js';
+import { MAX_CARRIED_BYTES, MAX_DEPTH, MAX_LABEL_NAME, MAX_LABEL_VALUE } from '../../src/inputs/limits.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 
 const incident = { element_id: 'olt-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' };
@@ -116,8 +117,8 @@ describe('input limits, every route', () => {
     assert.match(JSON.stringify(pd.body.errors), /custom_details.*levels deep/);
   });
 
-  test(`an Alertmanager post of more than ${MAX_ALERTS} alerts is 413 and decides none of them`, async () => {
-    const r = await raw('/v1/alertmanager', JSON.stringify(am(MAX_ALERTS + 1)));
+  test(`an Alertmanager post of more than ${LIMIT_DEFAULTS.alerts_per_post} alerts (the default) is 413 and decides none of them`, async () => {
+    const r = await raw('/v1/alertmanager', JSON.stringify(am(LIMIT_DEFAULTS.alerts_per_post + 1)));
     assert.equal(r.status, 413);
     assert.equal(r.body.error.code, 'payload_too_large');
     assert.match(r.body.error.message, /max_alerts/);
@@ -150,5 +151,24 @@ describe('each alert of an Alertmanager post counts against the tenant', () => {
     s.clock.advance(20_000); // the bucket refills, so the list below is not itself refused
     const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { authorization: `Bearer ${T}` } });
     assert.equal(JSON.parse(list.body).incidents.length, 8);
+  });
+});
+
+describe('alerts per post is a config value, and a reload changes it', () => {
+  let s: InProcessServer;
+  before(async () => {
+    s = await inProcessServer({ store: 'memory', config: 'limits: { alerts_per_post: 5 }\n' });
+  });
+  after(() => s.stop());
+
+  test('past the configured count: 413 naming it, nothing decided; raised by a reload, the same post passes', async () => {
+    const over = await s.post('/v1/alertmanager', am(6));
+    assert.equal(over.status, 413);
+    assert.match(over.body.error.message, /^at most 5 alerts per post \(this one has 6\)/);
+    assert.equal((await s.get('/v1/incidents')).body.incidents.length, 0);
+    s.writeConfig('limits: { alerts_per_post: 6 }\n');
+    s.config.reload();
+    assert.equal((await s.post('/v1/alertmanager', am(6))).status, 200);
+    assert.equal((await s.get('/v1/incidents')).body.incidents.length, 6);
   });
 });

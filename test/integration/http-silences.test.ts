@@ -135,6 +135,31 @@ describe('HTTP: silences (Alertmanager API v2)', () => {
     await many('DELETE', `/api/v2/silence/${first!.id}`);
     assert.equal((await many('POST', '/api/v2/silences', silence())).status, 200);
   });
+
+  test('the silence bounds are config values: open and ended counts, and characters; a reload raises them', async () => {
+    const token = `token-of-tenant-bounds-${Date.now()}`;
+    const tenants = `tenants:\n  - { id: bounds, tokens: ["${token}"] }\n`;
+    await s.stop();
+    s = await inProcessServer({ store: 'memory', config: `${tenants}limits: { silences_per_tenant: 3, ended_silences_per_tenant: 2, silence_chars: 1024 }\n` });
+    const mine = as(token);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await mine('POST', '/api/v2/silences', silence())).body.silenceID);
+    const refused = await mine('POST', '/api/v2/silences', silence());
+    assert.deepEqual([refused.status, refused.body.error.code], [409, 'limit_reached']);
+    assert.match(refused.body.error.message, /already has 3 silences that have not ended \(limits\.silences_per_tenant\)/);
+    // Ended ones are kept up to their own bound: the third expired is trimmed away by the next create.
+    for (const id of ids) assert.equal((await mine('DELETE', `/api/v2/silence/${id}`)).status, 200);
+    s.clock.advance(1000);
+    assert.equal((await mine('POST', '/api/v2/silences', silence())).status, 200);
+    const listed = (await mine('GET', '/api/v2/silences')).body as Array<{ id: string; status: { state: string } }>;
+    assert.deepEqual(listed.map((x) => x.status.state).sort(), ['active', 'expired', 'expired']);
+    const long = await mine('POST', '/api/v2/silences', silence({ comment: 'c'.repeat(1000) }));
+    assert.equal(long.status, 400);
+    assert.match(long.body.error.message, /at most 1024 characters of matchers, createdBy and comment together \(limits\.silence_chars\)/);
+    s.writeConfig(`${tenants}limits: { silences_per_tenant: 3, ended_silences_per_tenant: 2, silence_chars: 2048 }\n`);
+    s.config.reload();
+    assert.equal((await mine('POST', '/api/v2/silences', silence({ comment: 'c'.repeat(1000) }))).status, 200, 'raised by the reload');
+  });
 });
 
 test('a silence made through one replica is applied by another within a second, and survives a restart', async () => {
@@ -159,7 +184,7 @@ test('a silence made through one replica is applied by another within a second, 
       comment: 'y',
       updatedAt: now,
     };
-    await a.silences.create(s, 10, now);
+    await a.silences.create(s, { open: 10, ended: 1000 }, now);
     const t0 = performance.now();
     await until(
       () => cacheB.mutedBy('acme', labels, clock.now()) !== null,

@@ -28,11 +28,11 @@ test("a replica's silence copy loads only silences that have not ended, then onl
     ...over,
   });
   for (let i = 0; i < 50; i++) {
-    await store.silences.create(silence(`ended-${i}`), 1000, t0);
+    await store.silences.create(silence(`ended-${i}`), { open: 1000, ended: 1000 }, t0);
     await store.silences.expire('acme', `ended-${i}`, t0);
   }
-  await store.silences.create(silence('active'), 1000, t0);
-  await store.silences.create(silence('pending', { startsAt: t0 + H, endsAt: t0 + 2 * H }), 1000, t0);
+  await store.silences.create(silence('active'), { open: 1000, ended: 1000 }, t0);
+  await store.silences.create(silence('pending', { startsAt: t0 + H, endsAt: t0 + 2 * H }), { open: 1000, ended: 1000 }, t0);
   const read: Array<number | undefined> = [];
   const since: number[] = [];
   const silences = store.silences;
@@ -62,7 +62,11 @@ test("a replica's silence copy loads only silences that have not ended, then onl
     assert.equal(cache.mutedBy('acme', labels, clock.now())?.id, 'active');
     // A write: the next load reads only what was written since the version it loaded, not every silence again.
     const loaded = await silences.version();
-    await store.silences.create(silence('later', { matchers: [{ name: 'fault_class', value: 'LOF', isRegex: false, isEqual: true }] }), 1000, t0);
+    await store.silences.create(
+      silence('later', { matchers: [{ name: 'fault_class', value: 'LOF', isRegex: false, isEqual: true }] }),
+      { open: 1000, ended: 1000 },
+      t0,
+    );
     await cache.refresh();
     assert.deepEqual([read.length, since], [1, [loaded]], 'no second full read; one read of the changes since');
     assert.equal(cache.mutedBy('acme', { ...labels, fault_class: 'LOF' }, clock.now())?.id, 'later');

@@ -54,7 +54,7 @@ test('a replica restarted while the store is away mutes with the silences it kep
         comment: 'splicing',
         updatedAt: now,
       };
-      assert.equal(await store.silences.create(silence, 1000, now), true);
+      assert.equal(await store.silences.create(silence, { open: 1000, ended: 1000 }, now), true);
       await cache.start();
       assert.deepEqual(cache.mutedBy('default', labels, Date.now()), { by: 'silence', id });
     });

@@ -51,7 +51,7 @@ test('a silence holds at most 16,384 characters of matchers, createdBy and comme
     matchers: Array.from({ length: 4 }, (_, i) => ({ name: `l${i}`, value: 'v'.repeat(4096), isRegex: false, isEqual: true })),
   });
   assert.equal(r.status, 400, JSON.stringify(r.body));
-  assert.match(r.body.error.message, /at most 16384 characters of matchers, createdBy and comment together/);
+  assert.match(r.body.error.message, /at most 16384 characters of matchers, createdBy and comment together \(limits\.silence_chars\)/);
   assert.equal((await s.get('/api/v2/silences')).body.length, before, 'nothing was stored');
 });
 

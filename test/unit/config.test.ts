@@ -2,12 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { ConfigHolder } from '../../src/config/holder.js';
-import { defaultConfig } from '../../src/config/schema.js';
+import { defaultConfig, LIMIT_DEFAULTS } from '../../src/config/schema.js';
 import { incidentTtlSeconds } from '../../src/inputs/incident/ttl.js';
 import { backoffDelay } from '../../src/delivery/backoff.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -21,6 +22,18 @@ test('an empty file means every default', () => {
   assert.equal(defaultConfig.violations.window_seconds, 300);
   assert.equal(defaultConfig.events.retention_seconds, 86400);
   assert.equal(defaultConfig.delivery.max_retries, 23);
+});
+
+test('every bound in limits has its documented default, and one set alone keeps the others', () => {
+  assert.deepEqual(defaultConfig.limits, LIMIT_DEFAULTS);
+  assert.deepEqual(parseConfig('limits: { alerts_per_post: 5 }', 'a.yaml').limits, { ...LIMIT_DEFAULTS, alerts_per_post: 5 });
+  // docs/configuration.md's block lists every one at its default; docs/security.md's table names each.
+  const block = /```yaml\n(limits:\n[\s\S]*?)```/.exec(readFileSync(join(root, 'docs/configuration.md'), 'utf8'))?.[1];
+  assert.ok(block, 'docs/configuration.md has a limits block');
+  assert.deepEqual(parseConfig(block, 'limits.yaml').limits, LIMIT_DEFAULTS);
+  assert.deepEqual(Object.keys((parse(block) as { limits: object }).limits).sort(), Object.keys(LIMIT_DEFAULTS).sort());
+  const table = readFileSync(join(root, 'docs/security.md'), 'utf8');
+  for (const key of Object.keys(LIMIT_DEFAULTS)) assert.match(table, new RegExp(`\`limits\\.${key}\``), `docs/security.md names limits.${key}`);
 });
 
 test('the default retry budget rides out an hour-long outage, and no single wait passes 5 minutes', () => {
@@ -122,6 +135,13 @@ const bad: Array<[string, RegExp]> = [
     'tenants: [ { id: acme, tokens: [a-long-random-token-1] } ]\nheartbeats: [ { name: backup, interval_seconds: 60, tenant: beta } ]',
     /heartbeats\.0\.tenant: no tenant "beta" is configured/,
   ],
+  ['limits: { body_bytes: 100 }', /limits\.body_bytes/],
+  ['limits: { batch_lines: 0 }', /limits\.batch_lines/],
+  ['limits: { alerts_per_post: 1.5 }', /limits\.alerts_per_post/],
+  ['limits: { silences_per_tenant: -1 }', /limits\.silences_per_tenant/],
+  ['limits: { dashboard_unsent_bytes: 10 }', /limits\.dashboard_unsent_bytes/],
+  ['limits: { rate_limit_buckets: 5 }', /limits\.rate_limit_buckets/],
+  ['limits: { streams: 5 }', /limits.*streams/],
   ['[1, 2]', /\(top level\)/],
   ['incidents: { ttl_seconds: 5', /not valid YAML or JSON/],
 ];

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { BODY_LIMIT_BYTES } from '../limits.js';
 import type { RouteDoc, Schema } from './route-doc.js';
 import { errorBody } from './schemas.js';
 
@@ -15,7 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'not allowed for this tenant',
   404: 'no such thing for this tenant',
   409: 'a request with this Idempotency-Key is still being answered; see Retry-After',
-  413: `the body is over ${BODY_LIMIT_BYTES / 1024} KiB`,
+  413: 'the body is over `limits.body_bytes` (512 KiB by default), or a batch or post is past its bound',
   415: 'the body is not JSON',
   422: 'this Idempotency-Key was used for another request',
   429: "the tenant's rate limit is spent; see Retry-After",

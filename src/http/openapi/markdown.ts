@@ -1,5 +1,4 @@
 import { ERROR_CODES } from '../errors.js';
-import { BODY_LIMIT_BYTES } from '../limits.js';
 
 type Json = Record<string, unknown>;
 type Op = {
@@ -57,7 +56,7 @@ export function apiMarkdown(doc: Json): string {
     '',
     '## Limits',
     '',
-    `- Request bodies over ${BODY_LIMIT_BYTES / 1024} KiB answer 413; a body that is not JSON answers 415.`,
+    '- Request bodies over `limits.body_bytes` (512 KiB by default) answer 413; a body that is not JSON answers 415.',
     '- Bodies are strict: an unknown field is refused, naming it.',
     '- Each tenant has a rate limit (`tenants[].rate_limit`); over it, 429 with `Retry-After`.',
     '- `limit` query parameters are bounded as each route says.',

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AlertmanagerIngest } from '../../engine/alertmanager.js';
 import { parseAlertmanager } from '../../inputs/alertmanager/schema.js';
-import { MAX_ALERTS } from '../../inputs/limits.js';
 import type { RateLimiter } from '../../access/rate-limit.js';
 import type { Config } from '../../config/schema.js';
 import { chargeItems } from '../access.js';
@@ -21,7 +20,10 @@ export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIng
       tag: 'drop-in',
       body: alertmanagerSchema,
       responses: {
-        413: { description: `over 512 KiB, more than ${MAX_ALERTS} alerts, or more alerts than the tenant's rate_limit.burst` },
+        413: {
+          description:
+            "over `limits.body_bytes`, more than `limits.alerts_per_post` alerts (1,000 by default), or more alerts than the tenant's rate_limit.burst",
+        },
         200: {
           description: 'what each alert did',
           schema: { type: 'object', properties: { status: { const: 'success' }, alerts: { type: 'array', items: object } } },
@@ -30,11 +32,9 @@ export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIng
     }),
     async (req) => {
       const n = Array.isArray((req.body as { alerts?: unknown } | null)?.alerts) ? (req.body as { alerts: unknown[] }).alerts.length : 0;
-      if (n > MAX_ALERTS)
-        throw new ApiError(
-          'payload_too_large',
-          `at most ${MAX_ALERTS} alerts per post (this one has ${n}): lower max_alerts in the receiver, or split the batch`,
-        );
+      const most = config().limits.alerts_per_post;
+      if (n > most)
+        throw new ApiError('payload_too_large', `at most ${most} alerts per post (this one has ${n}): lower max_alerts in the receiver, or split the batch`);
       const payload = parseAlertmanager(req.body);
       // Each alert is a decision: each costs the tenant one token, checked before any is decided.
       chargeItems(req, config(), limiter, n);

@@ -8,11 +8,6 @@ import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { object } from '../openapi/schemas.js';
 
-/** Open dashboard streams a server holds at most, in all and per tenant (a stream costs a snapshot a second). */
-export const STREAM_LIMITS = { total: 64, perTenant: 8 };
-/** Bytes a stream may have waiting unsent before its client is taken as not reading, and dropped. */
-export const STREAM_BUFFER_BYTES = 1024 * 1024;
-
 /** The dashboard's page and files: no build step, served as they are. */
 const PAGE = [
   { url: '/', file: 'index.html', type: 'text/html', summary: 'The live dashboard (HTML)', what: 'the page' },
@@ -66,6 +61,9 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, confi
     (req) => snapshot(deps, req.tenant, req.scoped),
   );
 
+  // Open streams, in all and per tenant: each costs a snapshot a second, so both are bounded
+  // (limits.dashboard_streams, limits.dashboard_streams_per_tenant), and a stream whose client
+  // stops reading is dropped once limits.dashboard_unsent_bytes wait unsent.
   const streams = new Set<ServerResponse>();
   const perTenant = new Map<string, number>();
   app.get(
@@ -78,8 +76,10 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, confi
     }),
     (req, reply) => {
       const mine = perTenant.get(req.tenant) ?? 0;
-      if (streams.size >= STREAM_LIMITS.total || mine >= STREAM_LIMITS.perTenant) {
-        const which = streams.size >= STREAM_LIMITS.total ? `${STREAM_LIMITS.total} in all` : `${STREAM_LIMITS.perTenant} for tenant ${req.tenant}`;
+      const { dashboard_streams: total, dashboard_streams_per_tenant: each } = config().limits;
+      if (streams.size >= total || mine >= each) {
+        const which =
+          streams.size >= total ? `${total} in all (limits.dashboard_streams)` : `${each} for tenant ${req.tenant} (limits.dashboard_streams_per_tenant)`;
         throw new ApiError('rate_limited', `too many open dashboard streams (${which}); close one, or poll GET /v1/dashboard`, undefined, 5);
       }
       perTenant.set(req.tenant, mine + 1);
@@ -91,7 +91,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps, confi
       const push = async () => {
         if (busy) return; // a slow store: skip a tick rather than pile snapshots up
         // A client that does not read lets the kernel buffer fill, then ours: drop it rather than grow.
-        if (res.writableLength > STREAM_BUFFER_BYTES) {
+        if (res.writableLength > config().limits.dashboard_unsent_bytes) {
           res.destroy();
           return;
         }

@@ -5,7 +5,7 @@ import type { Clock } from '../../core/clock.js';
 import { type CompiledMatcher, MatcherError, matcherCost, parseMatcher } from '../../mute/matcher.js';
 import type { SilenceCache } from '../../mute/silence-cache.js';
 import { parseSilence, postableSilenceSchema } from '../../mute/silence-input.js';
-import { MAX_OPEN_SILENCES, type Silence, type SilenceStore, silenceState } from '../../store/contract/index.js';
+import { type Silence, type SilenceStore, silenceState } from '../../store/contract/index.js';
 import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody, object } from '../openapi/schemas.js';
@@ -88,7 +88,7 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
     async (req) => {
       const now = clock.now();
       const limits = config().limits;
-      const input = parseSilence(req.body, now, { maxRegexCost: limits.regex_cost_per_matcher });
+      const input = parseSilence(req.body, now, { maxRegexCost: limits.regex_cost_per_matcher, maxChars: limits.silence_chars });
       const cost = input.matchers.reduce((sum, m) => sum + matcherCost(m), 0);
       const held = cache.regexCost(req.tenant, now, input.id);
       if (cost > 0 && held + cost > limits.regex_cost_per_tenant) {
@@ -115,8 +115,12 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
       }
       if (id === undefined) {
         id = randomUUID();
-        if (!(await store.create({ id, ...fields }, MAX_OPEN_SILENCES, now, { requestId: req.id }))) {
-          throw new ApiError('limit_reached', `this tenant already has ${MAX_OPEN_SILENCES} silences that have not ended: expire some first`);
+        const bounds = { open: limits.silences_per_tenant, ended: limits.ended_silences_per_tenant };
+        if (!(await store.create({ id, ...fields }, bounds, now, { requestId: req.id }))) {
+          throw new ApiError(
+            'limit_reached',
+            `this tenant already has ${bounds.open} silences that have not ended (limits.silences_per_tenant): expire some first`,
+          );
         }
       }
       await cache.refresh();

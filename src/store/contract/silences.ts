@@ -31,14 +31,20 @@ export const silenceState = (s: Pick<Silence, 'startsAt' | 'endsAt'>, now: numbe
 /** How long an expired silence is kept (shown as expired, as Alertmanager does), then swept. */
 export const SILENCE_RETENTION_MS = 120 * 3_600_000;
 
-/** Silences a tenant may have that have not ended: a broken script cannot fill the store. */
-export const MAX_OPEN_SILENCES = 1000;
 /**
- * Ended silences a tenant keeps (shown as expired until SILENCE_RETENTION_MS):
- * a create beyond it deletes the tenant's oldest-ended first, so a script that
- * creates and expires in a loop cannot fill the store either.
+ * A tenant's bounds on what it stores (limits.silences_per_tenant and
+ * limits.ended_silences_per_tenant): `open`, silences that have not ended,
+ * so a broken script cannot fill the store; `ended`, ended ones kept (shown
+ * as expired until SILENCE_RETENTION_MS), so a script that creates and
+ * expires in a loop cannot fill it either.
  */
-export const MAX_ENDED_SILENCES = 1000;
+export interface SilenceLimits {
+  open: number;
+  ended: number;
+}
+
+/** Ended silences one create deletes at most: a lowered bound is reached over a few creates, each of bounded cost. */
+export const SILENCE_TRIM_BATCH = 1000;
 
 export type SilenceUpdate = 'updated' | 'absent' | 'expired';
 
@@ -51,10 +57,11 @@ export type SilenceUpdate = 'updated' | 'absent' | 'expired';
  */
 export interface SilenceStore {
   /**
-   * Stores a new silence unless its tenant already has `maxOpen` silences that end after `now`; false when refused.
-   * In the same step, the tenant's ended silences beyond MAX_ENDED_SILENCES are deleted, oldest-ended first.
+   * Stores a new silence unless its tenant already has `limits.open` silences that end after `now`; false when refused.
+   * In the same step, the tenant's ended silences beyond `limits.ended` are deleted, oldest-ended first
+   * (at most SILENCE_TRIM_BATCH of them).
    */
-  create(s: Silence, maxOpen: number, now: number, origin?: Origin): Promise<boolean>;
+  create(s: Silence, limits: SilenceLimits, now: number, origin?: Origin): Promise<boolean>;
   /** Replaces a silence of the same tenant and id that has not ended by `now`; otherwise changes nothing and says why. */
   update(s: Silence, now: number, origin?: Origin): Promise<SilenceUpdate>;
   /** Ends a silence at `now` (one still pending ends before it starts); false when the tenant has no such silence. An ended one stays as it is. */
@@ -63,7 +70,7 @@ export interface SilenceStore {
   /**
    * A tenant's silences, or (null) every tenant's; with `endedAfter`, only
    * those that end after it (what a replica loads when the version moves:
-   * the ended ones a tenant keeps, up to MAX_ENDED_SILENCES, mute nothing).
+   * the ended ones a tenant keeps mute nothing).
    */
   list(tenant: string | null, endedAfter?: number): Promise<Silence[]>;
   /** A number every write changes: a replica reloads when it differs from the one it loaded with. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../../core/clock.js';
-import { MAX_ENDED_SILENCES, SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import { SILENCE_RETENTION_MS, SILENCE_TRIM_BATCH, type Silence, type SilenceLimits, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
 import { memoryId } from './memory-incidents.js';
 import { sweepMap } from './sweep.js';
 
@@ -17,14 +17,14 @@ export class MemorySilences implements SilenceStore {
     private readonly assertOpen: () => void,
   ) {}
 
-  async create(s: Silence, maxOpen: number, now: number): Promise<boolean> {
+  async create(s: Silence, limits: SilenceLimits, now: number): Promise<boolean> {
     this.assertOpen();
     let open = 0;
     for (const x of this.byId.values()) if (x.tenant === s.tenant && x.endsAt > now) open++;
-    if (open >= maxOpen) return false;
+    if (open >= limits.open) return false;
     this.byId.set(memoryId(s.tenant, s.id), copy(s));
     const ended = [...this.byId.values()].filter((x) => x.tenant === s.tenant && x.endsAt <= now).sort((a, b) => b.endsAt - a.endsAt);
-    for (const x of ended.slice(MAX_ENDED_SILENCES)) {
+    for (const x of ended.slice(limits.ended, limits.ended + SILENCE_TRIM_BATCH)) {
       this.byId.delete(memoryId(x.tenant, x.id));
       this.writtenAt.delete(memoryId(x.tenant, x.id));
     }

@@ -1,11 +1,11 @@
 import type { PoolClient } from 'pg';
 import {
-  MAX_ENDED_SILENCES,
-  MAX_OPEN_SILENCES,
   type Origin,
   SILENCE_RETENTION_MS,
+  SILENCE_TRIM_BATCH,
   SWEEP_BATCH,
   type Silence,
+  type SilenceLimits,
   type SilenceStore,
   type SilenceUpdate,
 } from '../contract/index.js';
@@ -42,11 +42,11 @@ export class PgSilences implements SilenceStore {
     return c.query(SQL.audit, [now, tenant, id, decision, reason, this.x.ledger?.replica ?? '', origin?.requestId ?? 'none']);
   }
 
-  create(s: Silence, maxOpen: number, now: number, origin?: Origin) {
+  create(s: Silence, limits: SilenceLimits, now: number, origin?: Origin) {
     return transaction(this.x.pool, null, async (c) => {
       await c.query(SQL.bump);
-      if ((await c.query(SQL.create.text, bind(SQL.create, { ...shared.silenceParams(s), now, maxOpen }))).rowCount !== 1) return false;
-      await c.query(SQL.trim.text, bind(SQL.trim, { tenant: s.tenant, now, keep: MAX_ENDED_SILENCES, batch: MAX_OPEN_SILENCES }));
+      if ((await c.query(SQL.create.text, bind(SQL.create, { ...shared.silenceParams(s), now, maxOpen: limits.open }))).rowCount !== 1) return false;
+      await c.query(SQL.trim.text, bind(SQL.trim, { tenant: s.tenant, now, keep: limits.ended, batch: SILENCE_TRIM_BATCH }));
       await this.audit(c, now, s.tenant, s.id, 'CREATE', s.createdBy, origin);
       return true;
     });

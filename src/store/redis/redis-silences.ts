@@ -1,4 +1,4 @@
-import { MAX_ENDED_SILENCES, SILENCE_RETENTION_MS, type Silence, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
+import { SILENCE_RETENTION_MS, SILENCE_TRIM_BATCH, type Silence, type SilenceLimits, type SilenceStore, type SilenceUpdate } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { silenceKeys as K } from './keys.js';
 import { scripts } from './scripts.js';
@@ -23,8 +23,8 @@ export class RedisSilences implements SilenceStore {
     );
   }
 
-  async create(s: Silence, maxOpen: number, now: number) {
-    return Number(await this.write('create', s.tenant, s.id, now, [body(s), s.endsAt, maxOpen, MAX_ENDED_SILENCES])) === 1;
+  async create(s: Silence, limits: SilenceLimits, now: number) {
+    return Number(await this.write('create', s.tenant, s.id, now, [body(s), s.endsAt, limits.open, limits.ended, SILENCE_TRIM_BATCH])) === 1;
   }
 
   async update(s: Silence, now: number) {

@@ -1,5 +1,5 @@
 import type { Silence, SilenceStore, SilenceUpdate } from '../contract/index.js';
-import { MAX_ENDED_SILENCES, MAX_OPEN_SILENCES, SILENCE_RETENTION_MS } from '../contract/index.js';
+import { SILENCE_RETENTION_MS, SILENCE_TRIM_BATCH, type SilenceLimits } from '../contract/index.js';
 import * as shared from '../sql/silences.js';
 import type { SqliteDb } from './sqlite-db.js';
 
@@ -23,11 +23,11 @@ export class SqliteSilences implements SilenceStore {
     };
   }
 
-  create(s: Silence, maxOpen: number, now: number) {
+  create(s: Silence, limits: SilenceLimits, now: number) {
     return this.x.writes.submit(() => {
       this.s.bump.run();
-      const ok = this.s.create.run({ ...shared.silenceParams(s), now, maxOpen }).changes === 1;
-      if (ok) this.s.trim.run({ tenant: s.tenant, now, keep: MAX_ENDED_SILENCES, batch: MAX_OPEN_SILENCES });
+      const ok = this.s.create.run({ ...shared.silenceParams(s), now, maxOpen: limits.open }).changes === 1;
+      if (ok) this.s.trim.run({ tenant: s.tenant, now, keep: limits.ended, batch: SILENCE_TRIM_BATCH });
       return ok;
     });
   }

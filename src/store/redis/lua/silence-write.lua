@@ -8,6 +8,7 @@
 -- ARGV[1] create | update | expire   ARGV[2] now (ms)   ARGV[3] retention (ms)
 -- ARGV[4] the silence as JSON (create, update)   ARGV[5] its end (ms)   ARGV[6] open silences allowed (create)
 -- ARGV[7] ended silences the tenant keeps (create: the oldest-ended beyond it are deleted)
+-- ARGV[8] ended silences one create deletes at most (a lowered bound is reached over a few creates)
 --
 -- Returns create: 1 stored, 0 refused (too many open); update: updated | absent | expired;
 -- expire: 1 when the silence exists (ended now, or already), 0 when not.
@@ -27,7 +28,7 @@ if mode == 'create' then
   if old or redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf') >= tonumber(ARGV[6]) then return 0 end
   store(ARGV[4], tonumber(ARGV[5]))
   -- The index is ordered by end: the tenant's oldest-ended come first. All keys share the {oo:sil} slot.
-  local excess = redis.call('ZCOUNT', KEYS[2], '-inf', now) - tonumber(ARGV[7])
+  local excess = math.min(redis.call('ZCOUNT', KEYS[2], '-inf', now) - tonumber(ARGV[7]), tonumber(ARGV[8]))
   if excess > 0 then
     for _, k in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, excess)) do
       redis.call('DEL', k)
