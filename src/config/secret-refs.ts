@@ -71,5 +71,7 @@ export function maskSecrets(text: string, secrets: readonly ReadSecret[], at?: s
     if (quoted !== v) out = out.split(quoted).join('***');
   }
   const touched = at !== undefined && secrets.some((s) => s.path === at || s.path.startsWith(`${at}.`) || at.startsWith(`${s.path}.`));
-  return touched ? out.replace(/"(?:[^"\\]|\\.)*"|`[^`]*`|'[^']*'/g, '"***"') : out;
+  // A single quote is a quote only where it opens and closes a span, not inside a word
+  // ("can't", "doesn't"): otherwise the message's own words would be masked between them.
+  return touched ? out.replace(/"(?:[^"\\]|\\.)*"|`[^`]*`|(?<![\p{L}\p{N}])'[^'\n]*'(?![\p{L}\p{N}])/gu, '"***"') : out;
 }
