@@ -6,7 +6,16 @@ export interface Issue {
   message: string;
 }
 
-interface RawIssue {
+/**
+ * Issues an error body lists at most. A body of 1,000 bad alerts had 3,000
+ * issues, a 220 KB answer to a 150 KB post, kept whole for its
+ * Idempotency-Key: what a sender learns from the first hundred is what it
+ * needs, and the answer stays smaller than the request. A list of items is
+ * checked only until this many issues are found (see parseItemsWith).
+ */
+export const MAX_ISSUES_SHOWN = 100;
+
+export interface RawIssue {
   code?: string;
   path: ReadonlyArray<PropertyKey>;
   message: string;
@@ -123,8 +132,53 @@ export class ValidationError extends Error {
 export function parseWith<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const issues = formatIssues(result.error.issues, body);
+  throw failure(formatIssues(result.error.issues, body), what);
+}
+
+/**
+ * Parses a body whose `key` is a list of items checked by `item` (the rest
+ * by `envelope`), item by item, stopping once MAX_ISSUES_SHOWN issues are
+ * found: a refusal lists no more than that, and checking the rest of a
+ * list of a thousand bad items is work for an answer nobody reads (it cost
+ * five times a valid list's check, on the shared event loop).
+ */
+export function parseItemsWith<E extends z.ZodType, I extends z.ZodType>(
+  envelope: E,
+  key: string,
+  item: I,
+  body: unknown,
+  what: string,
+): { envelope: z.output<E>; items: Array<z.output<I>> } {
+  const outer = envelope.safeParse(body);
+  if (!outer.success) throw failure(formatIssues(outer.error.issues, body), what);
+  const list = (outer.data as Record<string, unknown>)[key] as unknown[];
+  const raw: RawIssue[] = [];
+  const items: Array<z.output<I>> = [];
+  // Through the Standard Schema entry: it reports issues without building a ZodError (an Error,
+  // with its stack), which made each failing item cost several times a whole list's check.
+  const check = item['~standard'].validate;
+  for (let i = 0; i < list.length; i++) {
+    const r = check(list[i]);
+    if (r instanceof Promise) throw new TypeError(`${what}: an item schema must check synchronously`);
+    if (!r.issues) {
+      items.push(r.value as z.output<I>);
+      continue;
+    }
+    for (const issue of r.issues as readonly RawIssue[]) raw.push({ ...issue, path: [key, i, ...issue.path] });
+    if (raw.length < MAX_ISSUES_SHOWN - 1 || i === list.length - 1) continue;
+    const issues = formatIssues(raw, body);
+    if (issues.length >= MAX_ISSUES_SHOWN - 1) {
+      issues.splice(MAX_ISSUES_SHOWN - 1);
+      issues.push({ path: key, message: `${key} after ${key}.${i} were not checked: a refusal lists at most ${MAX_ISSUES_SHOWN} issues` });
+      throw failure(issues, what);
+    }
+  }
+  if (raw.length > 0) throw failure(formatIssues(raw, body), what);
+  return { envelope: outer.data, items };
+}
+
+function failure(issues: Issue[], what: string): ValidationError {
   const first = issues[0];
   const where = first?.path ? `${first.path}: ` : '';
-  throw new ValidationError(`invalid ${what}: ${where}${first?.message ?? 'invalid'}`, issues);
+  return new ValidationError(`invalid ${what}: ${where}${first?.message ?? 'invalid'}`, issues);
 }

@@ -1,4 +1,4 @@
-import type { Issue } from '../core/validation.js';
+import { type Issue, MAX_ISSUES_SHOWN } from '../core/validation.js';
 
 /**
  * The one error registry: every 4xx/5xx the API sends has a stable code from
@@ -40,14 +40,6 @@ export class ApiError extends Error {
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; issues?: Issue[] };
 }
-
-/**
- * Issues an error body lists at most. A body of 1,000 bad alerts had 3,000
- * issues, a 220 KB answer to a 150 KB post, kept whole for its
- * Idempotency-Key: what a sender learns from the first hundred is what it
- * needs, and the answer stays smaller than the request.
- */
-export const MAX_ISSUES_SHOWN = 100;
 
 export function errorBody(e: ApiError): ErrorBody {
   const issues =

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseWith } from '../../core/validation.js';
+import { parseItemsWith } from '../../core/validation.js';
 import { boundedText, carried, identityText, MAX_LABEL_NAME, MAX_LABEL_VALUE, textProblem } from '../limits.js';
 
 const time = z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'must be an RFC 3339 date-time');
@@ -53,6 +53,11 @@ export const alertmanagerSchema = z.object({
 export type AlertmanagerPayload = z.output<typeof alertmanagerSchema>;
 export type Alert = z.output<typeof alertSchema>;
 
+/** The payload around its alerts: checked first, so a list that is not one is refused at once. */
+const envelopeSchema = alertmanagerSchema.extend({ alerts: z.array(z.unknown()) });
+
+/** A payload, its alerts checked one by one until a refusal's worth of issues is found. */
 export function parseAlertmanager(body: unknown): AlertmanagerPayload {
-  return parseWith(alertmanagerSchema, body, 'Alertmanager payload');
+  const { envelope, items } = parseItemsWith(envelopeSchema, 'alerts', alertSchema, body, 'Alertmanager payload');
+  return { ...envelope, alerts: items };
 }
