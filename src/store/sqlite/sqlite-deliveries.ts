@@ -40,14 +40,15 @@ export const seqOf = (id: string) => Number(id.slice(0, id.indexOf('.')));
 const SEQ = (t: string) => `CAST(substr(${t}.id, 1, instr(${t}.id, '.') - 1) AS INTEGER)`;
 
 /** SQLite's own: taking from the outbox, and the lease's pick. The rest is shared with Postgres (sql/deliveries.ts). */
-const SQL = {
+export const SQL = {
   takeOutbox: `SELECT id, tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id LIMIT ?`,
   deleteOutbox: `DELETE FROM outbox WHERE id = ?`,
   /**
    * in: lease end, token, now, limit. One statement: the pick and the lease
    * cannot be split. Of one key's deliveries to one adapter only the oldest
    * unsettled one is picked: two calls in flight for one key would both find
-   * no ticket and both create one.
+   * no ticket and both create one. "Is there an older one" is one probe of
+   * the deliveries_line index (migration 014), whose last column is SEQ.
    */
   leaseDue: `
 UPDATE deliveries SET due_at = ?, lease = ?
