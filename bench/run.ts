@@ -15,6 +15,7 @@
  *   npm run bench -- failopen          a decision's wait, wall time and the store's own, idle and busy (writes docs/operations.md)
  *   npm run bench -- lease             a delivery lease pass beside one key's backlog, SQLite and Postgres
  *   npm run bench -- bounds            another tenant's decision latency while one tenant presses on each bound
+ *   npm run bench -- keyed             one tenant's throughput with and without Idempotency-Keys (SQLite, Postgres)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -31,6 +32,7 @@ import { guardSection } from './sections/guard.js';
 import { failopenSection } from './sections/failopen.js';
 import { leaseSection } from './sections/lease.js';
 import { boundsSection } from './sections/bounds.js';
+import { keyedSection } from './sections/keyed.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -40,7 +42,7 @@ import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds'] as const;
+const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -116,6 +118,7 @@ let guard: Section | null = null;
 if (asked.includes('guard')) sections.push((guard = await guardSection(log)));
 if (asked.includes('lease')) sections.push(await leaseSection(log));
 if (asked.includes('bounds')) sections.push(await boundsSection(log));
+if (asked.includes('keyed')) sections.push(await keyedSection(log));
 let failopen: Section | null = null;
 if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 
