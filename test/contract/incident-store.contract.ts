@@ -12,6 +12,16 @@ export interface StoreFixture {
   unit: number;
   /** Set when the store runs on the test's manual clock: exact timestamps can be asserted. */
   clock?: ManualClock;
+  /**
+   * Set when the store keeps its own clock (Redis's TIME): its time now, so a
+   * timestamp can be asserted to lie between readings taken around the call.
+   */
+  serverNow?: () => Promise<number>;
+  /**
+   * Set when the store deletes expired records itself (Redis's PXAT) rather
+   * than by sweepExpired: whether it still holds a key's record at all.
+   */
+  holds?: (tenant: string, key: string) => Promise<boolean>;
   /** A second handle on the same data (another connection), when the backend has one. */
   openPeer?: () => DedupStore | Promise<DedupStore>;
   cleanup: () => Promise<void> | void;
@@ -32,6 +42,12 @@ const freshKey = () =>
 export interface BackendTraits {
   /** Whether the fixture offers openPeer. */
   peers: boolean;
+}
+
+/** Asserts `at` was taken by the store between two readings of its clock. */
+async function between(fx: StoreFixture, before: number, at: number, what: string) {
+  const after = await fx.serverNow!();
+  assert.ok(before <= at && at <= after, `${what}: ${at} is not between ${before} and ${after}, the store's clock around the call`);
 }
 
 export function incidentStoreContract(backend: string, traits: BackendTraits, open: (clock: ManualClock) => StoreFixture | Promise<StoreFixture>) {
@@ -108,18 +124,24 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       await fx.advance(6 * T);
       assert.equal((await decide({ ttlMs })).decision, 'SUPPRESS');
       await fx.advance(6 * T); // 12 units after the CREATE: alive only because the TTL slid
-      assert.equal((await decide({ ttlMs })).decision, 'SUPPRESS');
+      const slidAt = fx.serverNow ? await fx.serverNow() : 0;
+      const slid = await decide({ ttlMs });
+      assert.equal(slid.decision, 'SUPPRESS');
+      if (fx.serverNow) await between(fx, slidAt, slid.record.expiresAt - ttlMs, 'the TTL slid from the arrival');
       await fx.advance(6 * T);
       const live = await fx.store.incidents.get('default', key);
       assert.ok(live, 'still live 6 units after the last arrival');
       assert.equal(live.refires, 2);
       if (fx.clock) assert.equal(live.expiresAt, fx.clock.now() + 4 * T);
+      assert.equal(live.expiresAt, slid.record.expiresAt, 'a read does not move the expiry');
       await fx.advance(5 * T); // 11 units after the last arrival
       assert.equal(await fx.store.incidents.get('default', key), null);
+      const reAt = fx.serverNow ? await fx.serverNow() : 0;
       const re = await decide({ ttlMs });
       assert.deepEqual([re.decision, re.reason], ['CREATE', 'expired']);
       assert.equal(re.record.refires, 0);
       if (fx.clock) assert.equal(re.record.createdAt, fx.clock.now());
+      if (fx.serverNow) await between(fx, reAt, re.record.createdAt, 'createdAt is the time of the new episode');
       await fx.advance(ttlMs + GRACE_UNITS * T + T); // past expiry and the grace
       const fresh = await decide({ ttlMs });
       assert.deepEqual([fresh.decision, fresh.reason], ['CREATE', 'new']);
@@ -214,9 +236,10 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal(await fx.store.queries.countLiveIncidents(), before + 5, 'an UPDATE is the same incident');
       await fx.advance(11.5 * T); // the first two expired, 1.5 and 0.5 units ago: inside the grace
       assert.equal(await fx.store.queries.countLiveIncidents(), before + 3, 'a record kept for the grace is not live');
-      // Redis expires records itself: its sweep has nothing to do, so only the count is checked there.
-      const sweeps = !fx.store.kind.startsWith('redis');
+      // Redis expires records itself (its sweep has nothing to do): there the record's presence is checked instead.
+      const sweeps = !fx.holds;
       if (sweeps) assert.equal(await fx.store.sweepExpired(), 0, 'nothing is swept inside the grace');
+      else assert.deepEqual([await fx.holds!('default', keys[0]!), await fx.holds!('default', keys[1]!)], [true, true], 'both kept for the grace');
       assert.ok(await fx.store.incidents.close('default', keys[2]!));
       assert.equal(await fx.store.queries.countLiveIncidents(), before + 2, 'a close ends it at once');
       assert.equal((await decide({ key: keys[0]!, ttlMs: 30 * T })).decision, 'CREATE');
@@ -225,6 +248,9 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       if (sweeps) {
         assert.equal(await fx.store.sweepExpired(), 1, 'the one still expired');
         assert.equal(await fx.store.sweepExpired(), 0);
+      } else {
+        assert.equal(await fx.holds!('default', keys[1]!), false, 'the one still expired is gone once its grace ended');
+        assert.equal(await fx.holds!('default', keys[0]!), true, 'the re-created one is kept');
       }
       assert.equal(await fx.store.queries.countLiveIncidents(), before + 3);
     });

@@ -37,7 +37,22 @@ const flush = (kind: 'redis' | 'redis-cluster') => {
 };
 const fixture = (url: () => string, kind: 'redis' | 'redis-cluster', shards?: number) => () => {
   const open = () => new RedisStore(redisConnection(url()), kind, { expiredGraceMs: GRACE_UNITS * unit, ...(shards ? { shards } : {}) });
-  return { store: open(), openPeer: open, unit, advance: sleep, cleanup: () => flush(kind) };
+  const node = kind === 'redis' ? redis.single : redis.cluster.nodes[0]!;
+  const layout = keyLayout(shards);
+  return {
+    store: open(),
+    openPeer: open,
+    unit,
+    advance: sleep,
+    cleanup: () => flush(kind),
+    // Redis's own clock, as the scripts read it (TIME, to the millisecond).
+    serverNow: async () => {
+      const [s, us] = node.cli('TIME').split('\n').map(Number) as [number, number];
+      return s * 1000 + Math.floor(us / 1000);
+    },
+    // -c follows a cluster's redirect to the node that holds the key.
+    holds: async (tenant: string, key: string) => node.cli('-c', 'EXISTS', layout.incidentRecordKey(tenant, key)) === '1',
+  };
 };
 const traits = { peers: true };
 
