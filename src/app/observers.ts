@@ -34,6 +34,7 @@ export function deliveryObserver(metrics: Metrics, logger: Logger, tally: Delive
       if (outcome === 'held' && first) tally.held(d, muted.by);
     },
     released: (d, outcome) => metrics.released(d, outcome),
+    idle: () => metrics.idlePasses.inc(),
     settled(d, outcome, reason, detail) {
       metrics.settled(d, outcome, reason, detail);
       // onceonly's own group step is not a destination: the dashboard's adapter table leaves it out.

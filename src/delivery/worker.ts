@@ -23,6 +23,11 @@ export interface DeliveryObserver {
   held?(d: Delivery, by: HeldBy, outcome: FoldOutcome['kind'], first: boolean): void;
   /** Nothing mutes a held delivery any more: it goes out now (`ready`), or folding found it had to go. */
   released?(d: Delivery, outcome: FoldOutcome['kind']): void;
+  /**
+   * A pass fanned out, found nothing due and had no call in flight: the worker
+   * is caught up. (Something muted, backing off or not yet due may still wait.)
+   */
+  idle?(): void;
 }
 
 /** What held a delivery: a mute (silence, maintenance, inhibition) or a hold (auto-pause, flapping). */
@@ -97,6 +102,7 @@ export class DeliveryWorker {
 
   private async doPass(): Promise<number> {
     const started = await this.leaseAndStart(this.batch);
+    if (started.length === 0 && this.inflight.size === 0) this.observer.idle?.();
     await Promise.all(started);
     return started.length;
   }
@@ -253,6 +259,7 @@ export class DeliveryWorker {
         try {
           this.filling = this.leaseAndStart(room);
           leased = (await this.filling).length;
+          if (leased === 0 && this.inflight.size === 0) this.observer.idle?.();
         } catch (err) {
           this.observer.error?.(err, 'delivery pass');
         } finally {

@@ -28,6 +28,8 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly deliveryAttempts: Counter<'adapter'>;
   private readonly mutedTotal: Counter<'by'>;
   private readonly releasedTotal: Counter;
+  /** Delivery passes that found the worker caught up. */
+  readonly idlePasses: Counter;
   private readonly droppedTotal: Counter<'reason'>;
   readonly deliveryDuration: Histogram<'adapter'>;
 
@@ -127,6 +129,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     this.releasedTotal = new Counter({
       name: 'onceonly_deliveries_released_total',
       help: "Held deliveries released when nothing muted them any more (each goes out once, with its key's latest state).",
+      registers: [this.registry],
+    });
+    this.idlePasses = new Counter({
+      name: 'onceonly_delivery_idle_passes_total',
+      help: 'Delivery passes that found nothing due and no call in flight: the worker is caught up (a few a second while idle).',
       registers: [this.registry],
     });
     this.droppedTotal = new Counter({

@@ -32,3 +32,26 @@ export async function receiverQuiet(requests: () => ReadonlyArray<{ at: number }
     () => `the receiver was still busy (${requests().length} calls)`,
   );
 }
+
+const idlePasses = async (server: { app: FastifyInstance }) =>
+  Number(/^onceonly_delivery_idle_passes_total (\d+)/m.exec((await server.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? Number.NaN);
+
+/**
+ * For checks that something did NOT happen, on a positive signal: waits for
+ * two delivery passes, counted from now, that found the worker caught up
+ * (nothing due, no call in flight). The first may have begun before the
+ * call of interest; the second began after it, fanned out what that call
+ * decided and found nothing due, so whatever it made deliverable has reached
+ * its receiver. What a mute holds, or a time not yet come, stays out.
+ */
+export async function caughtUp(servers: { app: FastifyInstance } | ReadonlyArray<{ app: FastifyInstance }>, maxMs = 15_000): Promise<void> {
+  const all = Array.isArray(servers) ? servers : [servers as { app: FastifyInstance }];
+  const from = await Promise.all(all.map(idlePasses));
+  if (from.some(Number.isNaN)) throw new Error('a server exports no onceonly_delivery_idle_passes_total');
+  // Every replica's worker: any of them may hold the delivery still to come.
+  await until(
+    async () => (await Promise.all(all.map(idlePasses))).every((n, i) => n >= from[i]! + 2) || null,
+    maxMs,
+    () => 'a delivery worker never caught up',
+  );
+}

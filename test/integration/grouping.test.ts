@@ -6,7 +6,7 @@ import { startServicenowFake } from '../fakes/servicenow-fake.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
 import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 import { groupKeyOf } from '../../src/engine/groups.js';
 
@@ -19,7 +19,8 @@ adapters:
   - { name: plain, type: webhook, url: "${hook.url}/plain" }
 `;
 const incident = (element_id: string, root_cause_id: string, severity = 'MAJOR', fault_class = 'LOS') => ({ element_id, fault_class, root_cause_id, severity });
-const settle = (hook: FakeServer) => receiverQuiet(() => hook.requests, 500);
+/** Nothing more arrives: every replica's delivery worker has caught up since this call (two idle passes each). */
+const settle = (servers: InProcessServer[]) => caughtUp(servers);
 /** A fixed shuffle (a small LCG), so a failure can be replayed. */
 function shuffled<T>(xs: T[], seed: number): T[] {
   const out = [...xs];
@@ -107,7 +108,7 @@ for (const backend of BACKENDS)
         () => 'the group never had its 40',
       );
       await createHeld(replicas[0]!);
-      await settle(hook);
+      await settle(replicas);
       assert.deepEqual(grouped(gk), [], 'the group waits wait_seconds');
       assert.equal(hook.requests.filter((r) => r.path === '/groups' && r.body.kind === 'incident').length, 0, 'the grouped adapter takes no single incident');
       advance(31 * S);
@@ -116,7 +117,7 @@ for (const backend of BACKENDS)
         10_000,
         () => 'no group create',
       );
-      await settle(hook);
+      await settle(replicas);
       assert.equal(
         grouped(gk).length,
         1,
@@ -147,7 +148,7 @@ for (const backend of BACKENDS)
         10_000,
         () => 'no update for the leave',
       );
-      await settle(hook);
+      await settle(replicas);
       const [sev, left] = [grouped(gk)[1]!.body, grouped(gk)[2]!.body];
       assert.deepEqual([sev.action, sev.data.members.length], ['update', 40]);
       assert.deepEqual([left.action, left.severity, left.data.members.length], ['update', 'MAJOR', 39], 'the CRITICAL member left: the group is MAJOR now');
@@ -164,7 +165,7 @@ for (const backend of BACKENDS)
         15_000,
         () => 'the group never closed',
       );
-      await settle(hook);
+      await settle(replicas);
       const actions = grouped(gk).map((r) => r.body.action);
       assert.equal(actions.filter((a) => a === 'create').length, 1);
       assert.equal(actions.filter((a) => a === 'close').length, 1);
@@ -200,7 +201,7 @@ for (const backend of BACKENDS)
       await new Promise((r) => setTimeout(r, 1500));
       advance(31 * S);
       await new Promise((r) => setTimeout(r, 1500));
-      await settle(hook);
+      await settle(replicas);
       assert.deepEqual(grouped(gk), [], 'a group whose members are all muted makes no ticket');
       assert.equal((await a.get(`/v1/groups/${gk}`)).status, 404, 'the muted member did not join');
 
@@ -226,7 +227,7 @@ for (const backend of BACKENDS)
         10_000,
         () => 'no group create',
       );
-      await settle(hook);
+      await settle(replicas);
       const created = grouped(gk)[0]!.body;
       assert.deepEqual([created.action, created.severity, created.data.members], ['create', 'MAJOR', [open.body.dedup_key]]);
       assert.equal(grouped(gk).length, 1);
@@ -237,7 +238,7 @@ for (const backend of BACKENDS)
         advance(1 * S);
         await new Promise((r) => setTimeout(r, 300));
       }
-      await settle(hook);
+      await settle(replicas);
       assert.equal(
         grouped(gk).length,
         2,
@@ -341,7 +342,7 @@ for (const backend of BACKENDS)
       }
       assert.equal((await s.store.deliveries.backlog()).held, 0, 'the held create was dropped with its close');
       advance(21 * S);
-      await settle(hook);
+      await settle(replicas);
       assert.deepEqual(grouped(quick), [], 'created and closed inside its wait: no ticket');
       assert.equal((await s.get(`/v1/groups/${quick}`)).status, 404);
       assert.equal((await s.get('/v1/groups/not-a-group')).status, 400);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { BACKENDS, backendStores } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 import { heartbeatIncidentKey, UNOPENED_CLAIM_MS } from '../../src/engine/heartbeats.js';
@@ -23,15 +23,17 @@ const MANUAL = 3_600_000;
 
 /** What the webhook received for the heartbeat's incident, in order. */
 const sent = (hook: FakeServer) => hook.requests.filter((r) => r.body.key === KEY).map((r) => `${r.body.action}:${r.body.severity}`);
-const settle = (hook: FakeServer) => receiverQuiet(() => hook.requests, 600);
-/** Waits until the webhook has `expected` for the heartbeat's incident and nothing more arrives. */
-async function delivered(hook: FakeServer, expected: string[]) {
+/**
+ * Waits until the webhook has `expected` for the heartbeat's incident and nothing more arrives: every
+ * replica's delivery worker has caught up since (two idle passes each).
+ */
+async function delivered(hook: FakeServer, expected: string[], replicas: InProcessServer[]) {
   await until(
     () => sent(hook).length >= expected.length || null,
     8000,
     () => `delivered: ${sent(hook).join(', ')}`,
   );
-  await settle(hook);
+  await caughtUp(replicas);
   assert.deepEqual(sent(hook), expected);
 }
 const state = async (s: InProcessServer) => {
@@ -81,7 +83,7 @@ for (const backend of BACKENDS)
       const later = await s.get(`/v1/incidents/${KEY}`);
       assert.equal(later.status, 200, 'it outlives the incident TTL: it waits for a ping');
       assert.equal(later.body.refires, 0);
-      await delivered(hook, ['create:CRITICAL']);
+      await delivered(hook, ['create:CRITICAL'], [s]);
       const created = hook.requests.find((r) => r.body.key === KEY)!.body;
       assert.deepEqual(
         [created.kind, created.data.element_id, created.data.fault_class, created.data.root_cause_id],
@@ -111,7 +113,7 @@ for (const backend of BACKENDS)
       assert.equal((await s.get(`/v1/incidents/${KEY}`)).status, 404, 'the ping closed it');
       await s.heartbeats.check();
       assert.equal((await state(s)).state, 'ok');
-      await delivered(hook, ['create:CRITICAL', 'close:CRITICAL']);
+      await delivered(hook, ['create:CRITICAL', 'close:CRITICAL'], [s]);
     });
 
     test('a claimed miss whose incident was never decided (its replica died in between) is opened once it has stayed so a while, once', async () => {
@@ -164,7 +166,7 @@ for (const backend of BACKENDS)
           assert.equal((await b!.post('/v1/heartbeats/nightly-backup', {})).status, 202);
           assert.equal((await a!.get(`/v1/incidents/${KEY}`)).status, 404);
         }
-        await delivered(hook, ['create:CRITICAL', 'close:CRITICAL', 'create:CRITICAL', 'close:CRITICAL', 'create:CRITICAL', 'close:CRITICAL']);
+        await delivered(hook, ['create:CRITICAL', 'close:CRITICAL', 'create:CRITICAL', 'close:CRITICAL', 'create:CRITICAL', 'close:CRITICAL'], [a!, b!]);
       } finally {
         await Promise.all([a!.stop(), b!.stop()]);
         s = await inProcessServer({ store: await stores.fresh(), config: config(hook), heartbeatCheckMs: MANUAL });
@@ -196,7 +198,7 @@ for (const backend of BACKENDS)
         await r.heartbeats.check();
         assert.equal((await state(r)).state, 'ok', 'a restart does not reset the deadline to "never"');
         assert.equal((await r.get(`/v1/incidents/${KEY}`)).status, 404);
-        await delivered(hook, ['create:CRITICAL', 'close:CRITICAL']);
+        await delivered(hook, ['create:CRITICAL', 'close:CRITICAL'], [r]);
       } finally {
         await r.stop();
         dir.remove();

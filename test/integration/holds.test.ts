@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { BACKENDS, backendStores } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 
 const S = 1000;
 const incident = (element_id: string, fault_class: string, severity = 'MAJOR') => ({ element_id, fault_class, root_cause_id: 'cut-7', severity });
-/** Nothing more arrives: quiet for a while at the receiver. */
-const settle = (hook: FakeServer) => receiverQuiet(() => hook.requests, 400);
+/** Nothing more arrives: the delivery worker has caught up since this call (two idle passes). */
+const settle = (server: InProcessServer) => caughtUp(server);
 
 // Auto-pause and flapping hold deliveries in the store, as mutes do: on every
 // backend, on a manual clock (a held delivery is looked at again only when the
@@ -54,14 +54,14 @@ for (const backend of BACKENDS)
         5000,
         () => 'the key no rule matches was not delivered at once',
       );
-      await settle(hook);
+      await settle(srv);
       assert.deepEqual([sentFor(transient), sentFor(lasting)], [[], []], 'both LOS creates wait');
       assert.equal(await metric('onceonly_deliveries_muted_total{by="auto_pause"}'), 2);
       assert.deepEqual((await srv.get('/v1/dashboard')).body.delivery.holds, { auto_pause: 2 }, 'the dashboard shows them');
       srv.clock.advance(60 * S);
       assert.equal((await srv.del(`/v1/incidents/${transient}`)).status, 204, 'the transient fault clears by itself');
       assert.equal((await srv.post('/v1/incidents', incident('olt-2', 'LOS', 'CRITICAL'))).body.decision, 'UPDATE');
-      await settle(hook);
+      await settle(srv);
       assert.deepEqual([sentFor(transient), sentFor(lasting)], [[], []], 'still waiting at 60 s');
       srv.clock.advance(61 * S);
       await until(
@@ -69,7 +69,7 @@ for (const backend of BACKENDS)
         5000,
         () => 'the pause did not end',
       );
-      await settle(hook);
+      await settle(srv);
       assert.deepEqual(sentFor(lasting), ['create:CRITICAL'], 'one create, with the latest state');
       assert.deepEqual(sentFor(transient), [], 'created and closed inside its pause: nothing at all');
       assert.equal(await metric('onceonly_deliveries_dropped_total{reason="created_and_closed_while_muted"}'), 1);
@@ -89,7 +89,7 @@ for (const backend of BACKENDS)
       for (let i = 0; i < changes; i++) {
         if (i % 2 === 0) key = (await srv.post('/v1/incidents', incident('link-9', 'LINK_DOWN', i % 4 === 0 ? 'MAJOR' : 'MINOR'))).body.dedup_key;
         else assert.equal((await srv.del(`/v1/incidents/${key}`)).status, 204);
-        await settle(hook);
+        await settle(srv);
         if (i < changes - 1) srv.clock.advance(stepMs);
       }
       return key;
@@ -105,7 +105,7 @@ for (const backend of BACKENDS)
       assert.ok((await metric('onceonly_deliveries_muted_total{by="flapping"}')) >= 1);
       assert.ok((await srv.get('/v1/dashboard')).body.delivery.holds.flapping >= 1, 'the dashboard shows it');
       srv.clock.advance(299 * S);
-      await settle(hook);
+      await settle(srv);
       assert.equal(sentFor(key).length, 10, 'not quiet long enough yet');
       srv.clock.advance(2 * S);
       await until(
@@ -113,7 +113,7 @@ for (const backend of BACKENDS)
         8000,
         () => `delivered: ${sentFor(key).join(', ')}`,
       );
-      await settle(hook);
+      await settle(srv);
       assert.deepEqual(sentFor(key).slice(10), ['create:MAJOR:flapping'], 'its settled state, once, marked flapping');
       assert.equal((await srv.get(`/v1/incidents/${key}`)).status, 200, 'and it is open');
     });
@@ -131,7 +131,7 @@ flapping: { max_transitions: 4, window_seconds: 600, quiet_seconds: 300 }
         () => 'its settled state never went out',
       );
       srv.clock.advance(600 * S);
-      await settle(hook);
+      await settle(srv);
       const sent = sentFor(key);
       assert.ok(sent.length <= 2, sent.join(', '));
       assert.deepEqual(sent, ['create:MAJOR:flapping'], 'every short-lived open was paused away; the settled one goes once');

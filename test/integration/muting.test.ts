@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 import { MUTE_RECHECK_MS } from '../../src/delivery/worker.js';
 
 const H = 3_600_000;
-/** Nothing more arrives: 800 ms without a call, measured at the receiver. */
-const settle = (hook: FakeServer) => receiverQuiet(() => hook.requests, 800);
+/** Nothing more arrives: the delivery worker has caught up since this call (two idle passes). */
+const settle = (server: InProcessServer) => caughtUp(server);
 
 // Each control on every backend: the held deliveries, their folds and
 // releases, the silences and the inhibiting sources all live in the store.
@@ -84,7 +84,7 @@ for (const backend of BACKENDS)
           5000,
           () => 'the unmuted key was not delivered',
         );
-        await settle(hook);
+        await settle(s);
         assert.deepEqual(sent('olt-1'), [], 'nothing of the muted key went out');
         assert.equal(await metric('onceonly_deliveries_held'), 1, 'one delivery held (the update waits behind it)');
         // The update folds into the held create when both were fanned out before the create was held. On a
@@ -109,7 +109,7 @@ for (const backend of BACKENDS)
           5000,
           () => 'the key was not released',
         );
-        await settle(hook);
+        await settle(s);
         assert.deepEqual(sent('olt-1'), ['create:CRITICAL'], 'one create, with the latest state (the update folded into it)');
         assert.equal(await metric('onceonly_deliveries_released_total'), 1);
         assert.equal(await metric('onceonly_deliveries_held'), 0);
@@ -131,10 +131,10 @@ for (const backend of BACKENDS)
         const made = await s.post('/v1/incidents', incident('olt-9', 'LOS'));
         keys.set('olt-9', made.body.dedup_key);
         assert.deepEqual(made.body.muted, { by: 'silence', id });
-        await settle(hook);
+        await settle(s);
         assert.equal((await s.del(`/v1/incidents/${made.body.dedup_key}`)).status, 204);
         s.clock.advance(1001);
-        await settle(hook);
+        await settle(s);
         await s.del(`/api/v2/silence/${id}`);
         s.clock.advance(1001);
         await until(
@@ -142,7 +142,7 @@ for (const backend of BACKENDS)
           5000,
           () => 'not counted',
         );
-        await settle(hook);
+        await settle(s);
         assert.deepEqual(sent('olt-9'), [], 'neither the create nor the close went out');
         assert.equal(await metric('onceonly_deliveries_held'), 0);
         assert.equal(await metric('onceonly_deliveries_pending'), 0, 'nothing left waiting');
@@ -210,10 +210,10 @@ for (const backend of BACKENDS)
           5000,
           () => 'the unmatched key was not delivered',
         );
-        await settle(hook);
+        await settle(s);
         assert.equal(creates('ne-1'), 0, 'held while the window is in force');
         s.clock.set(Date.parse('2026-01-01T03:59:00Z'));
-        await settle(hook);
+        await settle(s);
         assert.equal(creates('ne-1'), 0, 'still held at 03:59');
         s.clock.set(Date.parse('2026-01-01T04:00:00Z'));
         await until(
@@ -227,7 +227,7 @@ for (const backend of BACKENDS)
         s.clock.set(Date.parse('2026-01-02T02:10:00Z')); // a Friday
         const muted = await s.post('/v1/incidents', { element_id: 'ne-3', fault_class: 'LOS', root_cause_id: 'ring-4', severity: 'MINOR' });
         assert.deepEqual(muted.body.muted, { by: 'maintenance', id: 'ring-4' });
-        await settle(hook);
+        await settle(s);
         assert.equal(creates('ne-3'), 0);
         s.writeConfig(config(false));
         s.config.reload();
