@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { metric } from '../helpers/load.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 
 describe('HTTP: dead letters', () => {
@@ -54,7 +54,7 @@ describe('HTTP: dead letters', () => {
     const retry = await s.post(`/v1/dead-letters/${encodeURIComponent(d.id)}/retry`, undefined);
     assert.deepEqual([retry.status, retry.body], [202, { id: d.id, status: 'queued' }]);
     await until(async () => (await s.get('/v1/dead-letters')).body.dead_letters.length === 0 && hook.requests.length > before, 10_000);
-    await receiverQuiet(() => hook.requests, 300);
+    await caughtUp(s);
     assert.equal(hook.requests.length - before, 1, 'delivered once');
     assert.equal(hook.requests.at(-1)!.headers['idempotency-key'], `${decision.key}:create:1`);
     assert.equal(await metric(s.url, /^onceonly_dead_letters (\d+)/m), 0);
@@ -85,7 +85,7 @@ describe('HTTP: dead letters', () => {
       );
       assert.equal((await s.del(`/v1/incidents/${key}`)).status, 204);
       s.clock.advance(5_000);
-      await receiverQuiet(() => hook.requests, 500);
+      await caughtUp(s);
       assert.deepEqual(
         hook.requests.filter((q) => q.body?.key === key && q.body.action === 'close'),
         [],

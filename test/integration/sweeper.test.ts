@@ -8,7 +8,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startSink } from '../fakes/http-fake.js';
 import { inProcessServer } from '../helpers/server.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -57,7 +57,7 @@ test('the sweeper deletes a dead letter past its retention, and the key’s late
     );
     assert.equal((await s.del(`/v1/incidents/${key}`)).status, 204);
     s.clock.advance(12 * 3_600_000); // half the retention
-    await receiverQuiet(() => hook.requests, 300);
+    await caughtUp(s);
     const held = (await s.get('/v1/dead-letters')).body.dead_letters;
     assert.deepEqual(
       held.map((d: { waiting: number }) => d.waiting),
