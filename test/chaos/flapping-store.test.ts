@@ -8,7 +8,7 @@ import { post } from '../helpers/load.js';
 import type { ServerProcess } from '../helpers/process.js';
 import { defaultReplicas } from '../helpers/default-replicas.js';
 import { startRedis } from '../helpers/redis.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 
@@ -82,7 +82,7 @@ test('a store paused and resumed every 300 ms: at most one provisional CREATE pe
       30_000,
       () => 'both replicas ready again',
     );
-    await receiverQuiet(() => hook.requests, 1500);
+    await caughtUp(replicas);
     const creates = hook.requests.filter((r) => r.body.action === 'create');
     const keys = new Set(creates.map((r) => r.headers['idempotency-key']));
     const provisional = answers.flat().filter((a) => a.decision === 'CREATE' && a.provisional).length;

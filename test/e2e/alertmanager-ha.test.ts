@@ -8,7 +8,7 @@ import { notificationsSent, postAlerts, startAlertmanagerCluster, type Alertmana
 import { spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 
 // Two real, clustered Alertmanagers (Debian's prometheus-alertmanager 0.25)
 // both receive the same alert and then its resolution, as from Prometheus. HA
@@ -82,7 +82,7 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
     });
     assert.equal(late.status, 200);
     assert.deepEqual(((await late.json()) as { alerts: unknown[] }).alerts, [{ fingerprint: fp, status: 'firing', outcome: 'stale' }]);
-    await receiverQuiet(() => hook.requests, 1000);
+    await caughtUp(s);
     assert.deepEqual(
       hook.requests.map((r) => r.body.action),
       ['create', 'close'],

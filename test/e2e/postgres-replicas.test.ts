@@ -11,7 +11,7 @@ import { REPO_ROOT, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startSink } from '../fakes/http-fake.js';
 import { until } from '../helpers/wait.js';
-import { receiverQuiet } from '../helpers/settle.js';
+import { caughtUp } from '../helpers/settle.js';
 
 const incident = (k: number, severity = 'MAJOR') => ({ element_id: `olt-${k}`, fault_class: 'LOS', root_cause_id: 'fiber-cut-9', severity });
 
@@ -76,7 +76,7 @@ test('two replicas sharing one Postgres: 1,000 keys × 50 concurrent copies → 
       60_000,
       () => `${hook.requests.length} delivered`,
     );
-    await receiverQuiet(() => hook.requests, 1000);
+    await caughtUp([a!, b!]);
     const perKey = new Map<string, number>();
     for (const r of hook.requests) perKey.set(`${r.body.key}:${r.body.action}`, (perKey.get(`${r.body.key}:${r.body.action}`) ?? 0) + 1);
     assert.equal(hook.requests.length, keys + 1, 'each create (and the one update) delivered exactly once across two workers');

@@ -33,8 +33,12 @@ export async function receiverQuiet(requests: () => ReadonlyArray<{ at: number }
   );
 }
 
-const idlePasses = async (server: { app: FastifyInstance }) =>
-  Number(/^onceonly_delivery_idle_passes_total (\d+)/m.exec((await server.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? Number.NaN);
+/** A replica: in this process (its fastify app), or a process of its own (its URL). */
+type Replica = { app: FastifyInstance } | { url: string };
+
+const metricsOf = async (r: Replica) =>
+  'app' in r ? (await r.app.inject({ method: 'GET', url: '/metrics' })).body : await (await fetch(`${r.url}/metrics`)).text();
+const idlePasses = async (r: Replica) => Number(/^onceonly_delivery_idle_passes_total (\d+)/m.exec(await metricsOf(r))?.[1] ?? Number.NaN);
 
 /**
  * For checks that something did NOT happen, on a positive signal: waits for
@@ -44,8 +48,8 @@ const idlePasses = async (server: { app: FastifyInstance }) =>
  * decided and found nothing due, so whatever it made deliverable has reached
  * its receiver. What a mute holds, or a time not yet come, stays out.
  */
-export async function caughtUp(servers: { app: FastifyInstance } | ReadonlyArray<{ app: FastifyInstance }>, maxMs = 15_000): Promise<void> {
-  const all = Array.isArray(servers) ? servers : [servers as { app: FastifyInstance }];
+export async function caughtUp(servers: Replica | ReadonlyArray<Replica>, maxMs = 15_000): Promise<void> {
+  const all: ReadonlyArray<Replica> = Array.isArray(servers) ? servers : [servers as Replica];
   const from = await Promise.all(all.map(idlePasses));
   if (from.some(Number.isNaN)) throw new Error('a server exports no onceonly_delivery_idle_passes_total');
   // Every replica's worker: any of them may hold the delivery still to come.
