@@ -226,6 +226,7 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal(await fx.store.incidents.get('a', key), null);
     });
 
+    // Planted fault it catches (Redis): a record kept long past its grace (PX ten times too long).
     test('live count and sweep: exact, on every backend', async () => {
       const keys = Array.from({ length: 5 }, () => freshKey());
       const ttls = [10, 11, 30, 40, 50];

@@ -100,6 +100,7 @@ test('store URLs: clear errors for what is not a usable store', () => {
   assert.throws(() => openStore('mongodb://x', clock), /not recognised/);
 });
 
+// Planted fault it catches: migration 014 without its index (the lease walked the line in text order).
 test('sqlite: a long line of one key, its ids crossing a digit, leases its oldest and every other key at once, by index', async () => {
   const dir = tempDir();
   const clock = manualClock();

@@ -141,6 +141,7 @@ test('events on SQLite match the reference model (60 random histories)', async (
   }, 60);
 });
 
+// Planted fault it catches: a seen-marker kept past the retention (PX ten times too long).
 // Redis decides on its own clock and keeps seen-markers by its own expiry, so
 // its clock moves only when the test sleeps: each history gets a tenant of its
 // own on one private redis-server. The first run has no clock moves and a

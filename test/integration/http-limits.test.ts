@@ -154,6 +154,7 @@ describe('each alert of an Alertmanager post counts against the tenant', () => {
   });
 });
 
+// Planted fault it catches: the route's bound fixed at 1,000 instead of limits.alerts_per_post.
 describe('alerts per post is a config value, and a reload changes it', () => {
   let s: InProcessServer;
   before(async () => {

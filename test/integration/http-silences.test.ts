@@ -136,6 +136,7 @@ describe('HTTP: silences (Alertmanager API v2)', () => {
     assert.equal((await many('POST', '/api/v2/silences', silence())).status, 200);
   });
 
+  // Planted fault it catches: the ended bound fixed at 1,000 instead of limits.ended_silences_per_tenant.
   test('the silence bounds are config values: open and ended counts, and characters; a reload raises them', async () => {
     const token = `token-of-tenant-bounds-${Date.now()}`;
     const tenants = `tenants:\n  - { id: bounds, tokens: ["${token}"] }\n`;

@@ -44,6 +44,7 @@ test('the gate lets everyone connect while healthy, and after a failure one tria
   );
 });
 
+// Planted fault it catches: the pool opened without the gate (every query tried the port itself).
 test('a pool behind a refusing port tries a few times a second, fails fast as unreachable, and reconnects once the port opens', async () => {
   const target = new URL(PG_URL);
   const proxy = await startFaultProxy(`${target.hostname}:${target.port || 5432}`);

@@ -37,6 +37,7 @@ test('every issue of a few bad alerts is listed, each at its alert', () => {
   assert.match(e.message, /^invalid Alertmanager payload: alerts\.1\.startsAt: must be an RFC 3339 date-time$/);
 });
 
+// Planted fault it catches: the check going on past the issues a refusal lists.
 test('a thousand bad alerts: checking stops at 100 issues, and the last one says where', () => {
   const e = refusal(post(Array.from({ length: 1000 }, (_, i) => alert(i, { startsAt: 'bad', endsAt: 'bad' }))));
   assert.equal(e.issues.length, 100);

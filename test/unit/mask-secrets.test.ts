@@ -18,6 +18,7 @@ test('at a path a secret fed, every quoted span is masked (what the message quot
   assert.equal(maskSecrets('matcher "olt=x" is not valid', secrets, 'tenants.0'), 'matcher "olt=x" is not valid', 'another path is left alone');
 });
 
+// Planted fault it catches: any two apostrophes taken as a quoted span.
 test("apostrophes inside words are not quotes: the message's own words stay readable", () => {
   const at = 'maintenance.0.matchers.0';
   assert.equal(
