@@ -150,7 +150,7 @@ const FAULTS = [
     pattern: 'config values',
   },
   {
-    name: "config errors mask the words between two apostrophes",
+    name: 'config errors mask the words between two apostrophes',
     file: 'src/config/secret-refs.ts',
     find: "(?<![\\p{L}\\p{N}])'[^'\\n]*'(?![\\p{L}\\p{N}])/gu",
     replace: "'[^']*'/gu",
