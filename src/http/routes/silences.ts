@@ -80,7 +80,8 @@ export function silenceRoutes(app: FastifyInstance, store: SilenceStore, cache: 
         200: { description: 'the silence id', schema: { type: 'object', properties: { silenceID: { type: 'string' } } } },
         404: { description: 'no silence with that id', schema: errorBody },
         409: {
-          description: "the tenant already has 1,000 silences that have not ended, or their regexes' cost would pass limits.regex_cost_per_tenant",
+          description:
+            "the tenant already has limits.silences_per_tenant (1,000) silences that have not ended, or their regexes' cost would pass limits.regex_cost_per_tenant",
           schema: errorBody,
         },
       },
