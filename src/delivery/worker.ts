@@ -102,7 +102,6 @@ export class DeliveryWorker {
 
   private async doPass(): Promise<number> {
     const started = await this.leaseAndStart(this.batch);
-    if (started.length === 0 && this.inflight.size === 0) this.observer.idle?.();
     await Promise.all(started);
     return started.length;
   }
@@ -114,6 +113,7 @@ export class DeliveryWorker {
     // Taken before the lease is asked for: the lease cannot have begun earlier.
     const leasedAt = this.monotonic();
     const due = await this.o.store.leaseDue(this.owner, this.leaseMs, room);
+    if (due.length === 0 && this.inflight.size === 0) this.observer.idle?.();
     return due.map((d) => {
       const call = this.deliverOne(d, adapters, leasedAt).finally(() => {
         this.inflight.delete(call);
@@ -259,7 +259,6 @@ export class DeliveryWorker {
         try {
           this.filling = this.leaseAndStart(room);
           leased = (await this.filling).length;
-          if (leased === 0 && this.inflight.size === 0) this.observer.idle?.();
         } catch (err) {
           this.observer.error?.(err, 'delivery pass');
         } finally {

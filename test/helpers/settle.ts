@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { until } from './wait.js';
 
+/** A replica: in this process (its fastify app), or a process of its own (its URL). */
+type Replica = { app: FastifyInstance } | { url: string };
+
+const metricsOf = async (r: Replica) =>
+  'app' in r ? (await r.app.inject({ method: 'GET', url: '/metrics' })).body : await (await fetch(`${r.url}/metrics`)).text();
 /**
  * Waits until a destination has had calls past `since` and the replica has
  * nothing left queued, with no new call between two looks 150 ms apart.
@@ -9,7 +14,7 @@ export async function quietAfter(server: { app: FastifyInstance }, calls: () => 
   let last = -1;
   await until(async () => {
     const n = calls();
-    const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const text = await metricsOf(server);
     const quiet = n > since && n === last && /^onceonly_deliveries_pending 0$/m.test(text);
     last = n;
     if (!quiet) await new Promise((r) => setTimeout(r, 150));
@@ -33,11 +38,6 @@ export async function receiverQuiet(requests: () => ReadonlyArray<{ at: number }
   );
 }
 
-/** A replica: in this process (its fastify app), or a process of its own (its URL). */
-type Replica = { app: FastifyInstance } | { url: string };
-
-const metricsOf = async (r: Replica) =>
-  'app' in r ? (await r.app.inject({ method: 'GET', url: '/metrics' })).body : await (await fetch(`${r.url}/metrics`)).text();
 const idlePasses = async (r: Replica) => Number(/^onceonly_delivery_idle_passes_total (\d+)/m.exec(await metricsOf(r))?.[1] ?? Number.NaN);
 
 /**

@@ -13,13 +13,14 @@ before(async () => {
 });
 after(() => s.stop());
 
-/** Opens a dashboard stream and resolves with its response once the headers are in. */
-const open = () =>
+/** Opens a dashboard stream of the server at `url` (with a token, when given) and resolves once the headers are in. */
+const streamOf = (url: string, token?: string) =>
   new Promise<IncomingMessage>((resolve, reject) => {
-    const req = request(`${s.url}/v1/dashboard/stream`, (res) => resolve(res));
+    const req = request(`${url}/v1/dashboard/stream`, token ? { headers: { authorization: `Bearer ${token}` } } : {}, resolve);
     req.on('error', reject);
     req.end();
   });
+const open = () => streamOf(s.url);
 
 test(`dashboard streams are capped per tenant (${LIMIT_DEFAULTS.dashboard_streams_per_tenant} by default); a closed one frees its place`, async () => {
   const held: IncomingMessage[] = [];
@@ -110,12 +111,7 @@ test('the stream bounds are config values, and a reload changes them for the nex
   const tenants = 'tenants:\n  - { id: acme, tokens: [token-of-acme-0000000001] }\n  - { id: beta, tokens: [token-of-beta-0000000002] }\n';
   const t = await inProcessServer({ store: 'memory', dashboardIntervalMs: 50, config: tenants + limits(2, 3) });
   const held: IncomingMessage[] = [];
-  const stream = (token: string) =>
-    new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(`${t.url}/v1/dashboard/stream`, { headers: { authorization: `Bearer ${token}` } }, resolve);
-      req.on('error', reject);
-      req.end();
-    });
+  const stream = (token: string) => streamOf(t.url, token);
   const refusal = async (res: IncomingMessage) => {
     let body = '';
     for await (const chunk of res) body += chunk;
@@ -159,12 +155,7 @@ test('a reload that revokes a token ends the streams opened with it; a stream of
   const tenants = (tokens: string[]) => `tenants:\n  - { id: acme, tokens: [${tokens.map((t) => JSON.stringify(t)).join(', ')}] }\n`;
   const t = await inProcessServer({ store: 'memory', dashboardIntervalMs: 20, config: tenants([keep, drop]) });
   try {
-    const stream = (token: string) =>
-      new Promise<IncomingMessage>((resolve, reject) => {
-        const req = request(`${t.url}/v1/dashboard/stream`, { headers: { authorization: `Bearer ${token}` } }, resolve);
-        req.on('error', reject);
-        req.end();
-      });
+    const stream = (token: string) => streamOf(t.url, token);
     const [kept, gone] = [await stream(keep), await stream(drop)];
     assert.deepEqual([kept.statusCode, gone.statusCode], [200, 200]);
     let goneText = '';
