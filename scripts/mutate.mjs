@@ -114,9 +114,30 @@ const FAULTS = [
   {
     name: 'Postgres connections opened unpaced: a refusing port tried once per query',
     file: 'src/store/postgres/pool.ts',
-    find: '    Client: gatedClient(gate),\n',
+    find: 'Client: gatedClient(options.gate ?? new ConnectGate()), ',
     replace: '',
     tests: ['test/integration/postgres-connect-gate.test.ts'],
+  },
+  {
+    name: 'a timed-out Postgres connect shuts the gate (a busy machine fails every query at once)',
+    file: 'src/store/postgres/connect-gate.ts',
+    find: '    if (err && this.now() - started >= this.timeoutMs) return;\n',
+    replace: '',
+    tests: ['test/integration/postgres-connect-gate.test.ts'],
+  },
+  {
+    name: "Postgres probes wait in the pool's queue",
+    file: 'src/store/postgres/pg-store.ts',
+    find: '    if (this.probe) await this.probe.check();\n    else await this.pool.query',
+    replace: '    await this.pool.query',
+    tests: ['test/integration/postgres-probe.test.ts'],
+  },
+  {
+    name: 'a hung Postgres probe makes every later probe wait behind it',
+    file: 'src/store/postgres/probe-connection.ts',
+    find: '    if (this.inFlight) this.drop(this.inFlight);\n',
+    replace: '',
+    tests: ['test/integration/postgres-probe.test.ts'],
   },
   {
     name: 'the SQLite lease walks a delivery line in text order (no line index)',

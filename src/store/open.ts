@@ -8,6 +8,8 @@ import { RedisStore } from './redis/redis-store.js';
 import { SqliteStore, type SqliteSynchronous } from './sqlite/sqlite-store.js';
 import { PgStore } from './postgres/pg-store.js';
 import { openPool } from './postgres/pool.js';
+import { ConnectGate } from './postgres/connect-gate.js';
+import { ProbeConnection } from './postgres/probe-connection.js';
 import { SCHEMA_NAME } from './postgres/migrate.js';
 
 export class StoreUrlError extends Error {
@@ -119,10 +121,13 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
   }
   if (/^(postgres|postgresql):\/\//.test(url)) {
     const { connection, schema } = postgresUrl(url);
+    const gate = new ConnectGate();
+    const onError = options.onConnectionError;
     return failOpen(
-      new PgStore(openPool(connection, schema, 10, options.onConnectionError), clock, {
+      new PgStore(openPool(connection, schema, 10, { gate, ...(onError ? { onError } : {}) }), clock, {
         expiredGraceMs: grace,
         schema,
+        probe: new ProbeConnection(connection, schema, gate),
         ...(options.ledger ? { ledger: options.ledger } : {}),
       }),
       clock,

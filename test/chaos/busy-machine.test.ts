@@ -48,7 +48,22 @@ async function underLoad(store: string, label: string) {
     const bad = answers.filter((x) => x.status !== 200);
     assert.equal(bad.length, 0, `every copy answered 200: ${JSON.stringify(bad[0])}`);
     const provisional = answers.filter((x) => x.body.provisional === true);
-    assert.equal(provisional.length, 0, `no provisional answer from a healthy store (${provisional.length}: ${JSON.stringify(provisional[0]?.body)})`);
+    // On failure, say why each replica failed open: its own log line names the cause.
+    const why = () =>
+      replicas
+        .flatMap((r) =>
+          r
+            .stderr()
+            .split('\n')
+            .filter((l) => l.includes('failing open')),
+        )
+        .slice(0, 4)
+        .join('\n');
+    assert.equal(
+      provisional.length,
+      0,
+      `no provisional answer from a healthy store (${provisional.length}: ${JSON.stringify(provisional[0]?.body)})\n${why()}`,
+    );
     const creates = answers.filter((x) => x.body.decision === 'CREATE');
     assert.equal(creates.length, FAULTS, 'exactly one CREATE per fault');
     const createsAt = () => hook.requests.filter((r) => r.body.action === 'create');

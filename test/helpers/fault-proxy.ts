@@ -33,6 +33,8 @@ export interface FaultProxy {
   blackhole(): void;
   /** End the blackhole: held bytes flow again in order, or (a long partition) every connection dies. */
   heal(opts?: { dropConnections?: boolean }): void;
+  /** Stop moving bytes, for good, on the connections open now, closing none; new ones flow (a path that died unnoticed by TCP). */
+  freezeOpen(): void;
   /** Close the store's side of every open connection with a FIN and keep the client's side open, unanswered. */
   halfClose(): void;
   /** RST every open connection. */
@@ -49,6 +51,8 @@ interface Pair {
   held: Array<{ to: Socket; chunk: Buffer }>;
   /** the store's side closed with a FIN to the client; the client's writes go nowhere */
   halfClosed: boolean;
+  /** no byte moves on it again (freezeOpen): nothing held is ever delivered, so nothing arrives corrupt */
+  frozen: boolean;
 }
 
 /** Starts a proxy on a free loopback port forwarding to `target` (host:port). */
@@ -78,6 +82,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     if (q.chunks.length > 0) q.timer = setTimeout(() => pump(to), Math.max(1, q.chunks[0]!.due - Date.now()));
   };
   const forward = (pair: Pair, to: Socket, chunk: Buffer) => {
+    if (pair.frozen) return;
     if (holding) {
       pair.held.push({ to, chunk });
       return;
@@ -100,7 +105,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       return;
     }
     const upstream = createConnection({ host, port: Number(portText) });
-    const pair: Pair = { client, upstream, held: [], halfClosed: false };
+    const pair: Pair = { client, upstream, held: [], halfClosed: false, frozen: false };
     pairs.add(pair);
     const drop = () => {
       pairs.delete(pair);
@@ -159,6 +164,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         for (const { to, chunk } of held) forward(pair, to, chunk);
         if (pair.upstream.destroyed) pair.client.end();
       }
+    },
+    freezeOpen() {
+      for (const pair of pairs) pair.frozen = true;
     },
     halfClose() {
       for (const pair of pairs) {

@@ -87,3 +87,17 @@ test('a pool behind a refusing port tries a few times a second, fails fast as un
     await proxy.close();
   }
 });
+
+// Planted fault it catches: a timed-out attempt shutting the gate (a busy machine failing every query at once).
+test('an attempt that ran out of time does not shut the gate: it paced itself, and a busy machine is what makes it', () => {
+  let now = 0;
+  const gate = new ConnectGate(() => now, 100, 1000, 5000);
+  const slow = gate.admit();
+  now += 5000;
+  const quick = gate.admit();
+  assert.ok(slow.ok && quick.ok);
+  slow.done(new Error('Connection terminated due to connection timeout'));
+  assert.ok(gate.admit().ok, 'a timed-out attempt leaves the gate open');
+  quick.done(new Error('connect ECONNREFUSED'));
+  assert.deepEqual(gate.admit(), { ok: false, waitMs: 100 }, 'a refusal shuts it as before');
+});

@@ -2,6 +2,9 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
 
+/** How long opening one connection may take before the pool gives it up. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
 /**
  * Paces new connections to Postgres once one has failed.
  *
@@ -16,6 +19,12 @@ import { StoreUnavailableError } from '../errors.js';
  * arrives meanwhile fails at once as "unreachable", which is what fail-open
  * acts on; the first success opens the gate for everyone again.
  *
+ * An attempt that failed only because it ran out of time (the pool's connect
+ * timeout) does not shut the gate: it has already waited that long, so it
+ * paces itself, and on a busy machine a starved event loop or a slow backend
+ * start is what produces it. Shutting on it would fail every other query at
+ * once while the connections already open answer well.
+ *
  * Time here is the monotonic clock, not the service's injected one: it paces
  * sockets, as the Redis client's reconnect strategy does, and a test clock
  * that stands still must not keep the store shut.
@@ -29,19 +38,23 @@ export class ConnectGate {
     private readonly now: () => number = () => performance.now(),
     readonly minMs = 100,
     readonly maxMs = 1000,
+    /** The pool's connect timeout: an attempt that failed this late timed out. */
+    readonly timeoutMs = CONNECT_TIMEOUT_MS,
   ) {}
 
   /** Whether a connection may be opened now; when it may, the caller must report how it went. */
   admit(): { ok: true; done: (err: unknown) => void } | { ok: false; waitMs: number } {
-    if (this.failures === 0) return { ok: true, done: (err) => this.report(err, false) };
-    const waitMs = Math.ceil(this.notBefore - this.now());
+    const started = this.now();
+    if (this.failures === 0) return { ok: true, done: (err) => this.report(err, false, started) };
+    const waitMs = Math.ceil(this.notBefore - started);
     if (this.trying || waitMs > 0) return { ok: false, waitMs: Math.max(waitMs, 0) };
     this.trying = true;
-    return { ok: true, done: (err) => this.report(err, true) };
+    return { ok: true, done: (err) => this.report(err, true, started) };
   }
 
-  private report(err: unknown, trial: boolean): void {
+  private report(err: unknown, trial: boolean, started: number): void {
     if (trial) this.trying = false;
+    if (err && this.now() - started >= this.timeoutMs) return;
     if (!err) {
       this.failures = 0;
       return;

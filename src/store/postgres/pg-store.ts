@@ -15,12 +15,15 @@ import { PgFlaps } from './pg-flaps.js';
 import { PgGroups } from './pg-groups.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
+import type { ProbeConnection } from './probe-connection.js';
 
 export interface PgStoreOptions {
   expiredGraceMs?: number;
   /** The schema migrations go to; without one, the pool's search_path is taken as migrated. */
   schema?: string;
   ledger?: Ledger;
+  /** The connection health probes use, apart from the pool (probe-connection.ts); without it, probes use the pool. */
+  probe?: ProbeConnection;
 }
 
 /**
@@ -44,6 +47,7 @@ export class PgStore implements SharedStore {
   readonly flaps: PgFlaps;
   readonly groups: PgGroups;
   private readonly schema: string | null;
+  private readonly probe: ProbeConnection | null;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -52,6 +56,7 @@ export class PgStore implements SharedStore {
   ) {
     const x = new PgDb(pool, clock, options.ledger ?? null);
     this.schema = options.schema ?? null;
+    this.probe = options.probe ?? null;
     this.deliveries = new PgDeliveries(pool, clock);
     this.incidents = new PgIncidents(x, options.expiredGraceMs);
     this.devices = new PgDevices(x);
@@ -69,6 +74,9 @@ export class PgStore implements SharedStore {
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
   async init(): Promise<void> {
     if (this.schema) await migrate(this.pool, this.schema);
+    // The probe's connection is opened now, not by the first probe: that one
+    // comes when the store already looks slow, and must not pay a connect too.
+    await this.probe?.check();
   }
 
   /** Small batches, each its own statement: no long lock. */
@@ -90,7 +98,12 @@ export class PgStore implements SharedStore {
     await this.pool.query('SELECT 1');
   }
 
+  async probeHealth() {
+    if (this.probe) await this.probe.check();
+    else await this.pool.query('SELECT 1');
+  }
+
   async close() {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.probe?.close()]);
   }
 }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
-import { ConnectGate, gatedClient } from './connect-gate.js';
+import { CONNECT_TIMEOUT_MS, ConnectGate, gatedClient } from './connect-gate.js';
 
 /** int8 (bigint) columns as JavaScript numbers: every one here is a millisecond time, a sequence or a count below 2^53. */
 const types = {
@@ -23,26 +23,33 @@ export type Queryable = pg.PoolClient | pg.Pool;
  */
 export const IDLE_IN_TRANSACTION_MS = 10_000;
 
-/**
- * A pool whose connections use `schema`, named `onceonly` in pg_stat_activity,
- * and are opened through a gate that paces them after a failure (connect-gate.ts).
- */
-export function openPool(url: string, schema: string, max = 10, onError: (err: Error) => void = () => {}, gate = new ConnectGate()): pg.Pool {
-  const pool = new pg.Pool({
-    Client: gatedClient(gate),
+export interface PoolOptions {
+  /** An idle connection that dies is reported here (the pool replaces it on the next query). */
+  onError?: (err: Error) => void;
+  /** Shared by pools that reach the same server, so an outage paces them together. */
+  gate?: ConnectGate;
+}
+
+/** What every connection of ours is opened with: `schema` on its search_path, named `onceonly` in pg_stat_activity. */
+export function connectionConfig(url: string, schema: string) {
+  return {
     connectionString: url,
-    max,
     types,
     options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
     application_name: 'onceonly',
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // A store that vanished without a FIN is noticed by the kernel on an idle connection too.
     keepAlive: true,
-  });
+  };
+}
+
+/** A pool of `max` connections, opened through a gate that paces them after a failure (connect-gate.ts). */
+export function openPool(url: string, schema: string, max = 10, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({ ...connectionConfig(url, schema), Client: gatedClient(options.gate ?? new ConnectGate()), max });
   // An idle connection that dies (a Postgres restart, a cut network) is
   // reported here; unhandled, it would take the process down. The pool
   // replaces it on the next query, and fail-open covers the gap.
-  pool.on('error', onError);
+  pool.on('error', options.onError ?? (() => {}));
   return pool;
 }
 
