@@ -140,6 +140,13 @@ const FAULTS = [
     tests: ['test/integration/postgres-probe.test.ts'],
   },
   {
+    name: "a group's queued updates sent one by one, not folded into the last",
+    file: 'src/delivery/worker.ts',
+    find: "    } else if (d.entry.kind === 'group' && d.entry.action === 'update') {",
+    replace: "    } else if (d.entry.kind === 'group' && d.entry.action === 'never') {",
+    tests: ['test/integration/grouping-bounds.test.ts'],
+  },
+  {
     name: 'the SQLite lease walks a delivery line in text order (no line index)',
     file: 'src/store/sqlite/migrations/014_delivery_line_index.sql',
     find: "CREATE INDEX IF NOT EXISTS deliveries_line ON deliveries (kind, tenant, key, adapter, CAST(substr(id, 1, instr(id, '.') - 1) AS INTEGER));",

@@ -165,6 +165,13 @@ export class DeliveryWorker {
       this.observer.released?.(d, r.kind);
       if (r.kind !== 'ready') return null;
       out = r.delivery;
+    } else if (d.entry.kind === 'group' && d.entry.action === 'update') {
+      // A group's updates that queued up behind a slow or failing destination go out as one,
+      // carrying the last: each says the whole group's state, so the older ones say nothing
+      // the last does not. A close behind them goes next instead (superseded).
+      const r = await this.o.store.fold(d, null);
+      if (r.kind !== 'ready') return null;
+      out = r.delivery;
     }
     return mark ? { ...out, entry: { ...out.entry, data: { ...out.entry.data, ...mark } } } : out;
   }

@@ -67,3 +67,67 @@ test(`a group of ${MEMBERS_SENT + 50} sends ${MEMBERS_SENT} members, their count
     await hook.close();
   }
 });
+
+// Planted fault it catches: group updates sent one by one, however many queued behind a failing destination.
+for (const store of ['memory', 'sqlite'] as const)
+  test(`${store}: a group's updates that queue behind a failing destination go out as one, carrying the last change`, async () => {
+    const hook = await startSink(200, {});
+    const s = await inProcessServer({
+      store,
+      config: `grouping: { by: [root_cause_id], wait_seconds: 30 }\nadapters:\n  - { name: tickets, type: webhook, url: "${hook.url}/groups", grouped: true }\n`,
+    });
+    const member = (i: number) => ({ element_id: `ont-${i}`, fault_class: 'LOS', root_cause_id: 'rc-queue', severity: 'MAJOR' });
+    try {
+      const gk = groupKeyOf(['rc-queue']);
+      const grouped = () => hook.requests.filter((r) => r.path === '/groups' && r.body.key === gk);
+      assert.equal((await s.post('/v1/incidents', member(0))).status, 200);
+      await until(
+        async () => ((await s.store.deliveries.backlog()).held >= 1 ? true : null),
+        10_000,
+        () => 'the group create was not held',
+      );
+      s.clock.advance(31_000);
+      await until(
+        () => grouped().some((r) => r.body.action === 'create') || null,
+        10_000,
+        () => 'no group create',
+      );
+      await caughtUp(s);
+      // The destination fails: the first update waits for its retry, and 40 more joins queue behind it.
+      hook.faults = () => ({ status: 503 });
+      const joins = 41;
+      const joined = new Set<string>();
+      for (let i = 1; i <= joins; i++) {
+        const r = await s.post('/v1/incidents', member(i));
+        assert.equal(r.status, 200);
+        joined.add(r.body.dedup_key);
+      }
+      await until(
+        async () => ((await s.get(`/v1/groups/${gk}`)).body?.members?.length === joins + 1 ? true : null),
+        20_000,
+        () => 'the group never had every member',
+      );
+      await caughtUp(s);
+      const failedUpdates = grouped().filter((r) => r.body.action === 'update').length;
+      assert.ok(failedUpdates >= 1, 'the first update was tried and refused');
+      hook.faults = () => 'ok';
+      s.clock.advance(60_000);
+      await until(
+        () => grouped().some((r) => r.body.action === 'update' && r.body.data.member_count === joins + 1) || null,
+        10_000,
+        () => 'no update with every member',
+      );
+      await caughtUp(s);
+      const after = grouped()
+        .filter((r) => r.body.action === 'update')
+        .slice(failedUpdates);
+      assert.equal(after.length, 1, `one update after the destination came back, not ${joins} (${after.length})`);
+      // Members join their group in the order the applier takes them, not always the order posted.
+      const { member_count, change } = after[0]!.body.data;
+      assert.deepEqual([member_count, change.what, joined.has(change.member)], [joins + 1, 'joined', true], 'the update carries the whole group and a change');
+      assert.equal((await s.store.deliveries.backlog()).pending, 0, 'nothing left queued');
+    } finally {
+      await s.stop();
+      await hook.close();
+    }
+  });
