@@ -242,6 +242,88 @@ BEGIN
   RETURN outcome;
 END $$;
 
+CREATE FUNCTION onceonly.oo_request_abandon(p_tenant text, p_key text, p_body_hash text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  gone bigint;
+BEGIN
+  PERFORM oo_request_quota(p_tenant);
+  DELETE FROM requests WHERE tenant = p_tenant AND key = p_key AND body_hash = p_body_hash AND status IS NULL
+  RETURNING size INTO gone;
+  IF FOUND THEN
+    UPDATE request_quota SET n_keys = n_keys - 1, n_bytes = n_bytes - gone WHERE tenant = p_tenant;
+  END IF;
+END $$;
+
+CREATE FUNCTION onceonly.oo_request_begin(p_tenant text, p_key text, p_body_hash text, p_now bigint, p_until bigint, p_max_keys bigint, OUT state text, OUT body_hash text, OUT status integer, OUT content_type text, OUT body text) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  q record;
+  r requests%ROWTYPE;
+  held boolean;
+BEGIN
+  SELECT * INTO q FROM oo_request_quota(p_tenant);
+  SELECT * INTO r FROM requests WHERE tenant = p_tenant AND key = p_key;
+  held := FOUND;
+  IF held AND r.expires_at > p_now THEN
+    state := CASE WHEN r.status IS NULL THEN 'in_flight' ELSE 'done' END;
+    body_hash := r.body_hash; status := r.status; content_type := r.content_type; body := r.body;
+    RETURN;
+  END IF;
+  IF NOT held AND q.n_keys >= p_max_keys THEN
+    state := 'full';
+    RETURN;
+  END IF;
+  INSERT INTO requests (tenant, key, body_hash, status, content_type, body, size, expires_at)
+  VALUES (p_tenant, p_key, p_body_hash, NULL, NULL, NULL, 0, p_until)
+  ON CONFLICT (tenant, key) DO UPDATE SET body_hash = excluded.body_hash, status = NULL,
+    content_type = NULL, body = NULL, size = 0, expires_at = excluded.expires_at;
+  UPDATE request_quota
+     SET n_keys = n_keys + CASE WHEN held THEN 0 ELSE 1 END, n_bytes = n_bytes - CASE WHEN held THEN r.size ELSE 0 END
+   WHERE tenant = p_tenant;
+  state := 'new';
+END $$;
+
+CREATE FUNCTION onceonly.oo_request_finish(p_tenant text, p_key text, p_body_hash text, p_until bigint, p_max_bytes bigint, p_whole_status integer, p_whole_type text, p_whole_body text, p_whole_size bigint, p_digest_status integer, p_digest_type text, p_digest_body text, p_digest_size bigint) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  q record;
+  freed bigint;
+  held boolean;
+  whole boolean;
+  kept_size bigint;
+BEGIN
+  SELECT * INTO q FROM oo_request_quota(p_tenant);
+  SELECT size INTO freed FROM requests WHERE tenant = p_tenant AND key = p_key;
+  held := FOUND;
+  IF NOT held THEN freed := 0; END IF;
+  whole := q.n_bytes - freed + p_whole_size <= p_max_bytes;
+  kept_size := CASE WHEN whole THEN p_whole_size ELSE p_digest_size END;
+  INSERT INTO requests (tenant, key, body_hash, status, content_type, body, size, expires_at)
+  VALUES (p_tenant, p_key, p_body_hash,
+    CASE WHEN whole THEN p_whole_status ELSE p_digest_status END,
+    CASE WHEN whole THEN p_whole_type ELSE p_digest_type END,
+    CASE WHEN whole THEN p_whole_body ELSE p_digest_body END,
+    kept_size, p_until)
+  ON CONFLICT (tenant, key) DO UPDATE SET body_hash = excluded.body_hash, status = excluded.status,
+    content_type = excluded.content_type, body = excluded.body, size = excluded.size, expires_at = excluded.expires_at;
+  UPDATE request_quota
+     SET n_keys = n_keys + CASE WHEN held THEN 0 ELSE 1 END, n_bytes = n_bytes + kept_size - freed
+   WHERE tenant = p_tenant;
+  RETURN CASE WHEN whole THEN 'whole' ELSE 'digest' END;
+END $$;
+
+CREATE FUNCTION onceonly.oo_request_quota(p_tenant text, OUT n_keys bigint, OUT n_bytes bigint) RETURNS record
+    LANGUAGE sql
+    AS $$
+  INSERT INTO request_quota (tenant, n_keys, n_bytes) VALUES (p_tenant, 0, 0)
+  ON CONFLICT (tenant) DO UPDATE SET n_keys = request_quota.n_keys
+  RETURNING n_keys, n_bytes
+$$;
+
 CREATE FUNCTION onceonly.oo_requeue_failing(p_kind text, p_tenant text, p_key text, p_now bigint) RETURNS integer
     LANGUAGE plpgsql
     AS $$

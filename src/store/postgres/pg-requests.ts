@@ -1,27 +1,36 @@
 import type pg from 'pg';
-import { type KeptAnswer, type RequestBegin, type RequestStore, SWEEP_BATCH } from '../contract/index.js';
+import { answerBytes, type KeptAnswer, type RequestBegin, type RequestStore, SWEEP_BATCH } from '../contract/index.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/requests.js';
 import type { PgDb } from './pg-db.js';
 import { transaction } from './pool.js';
 
 const SQL = {
+  begin: 'SELECT state, body_hash AS "bodyHash", status, content_type AS "contentType", body FROM oo_request_begin($1, $2, $3, $4, $5, $6)',
+  finish: 'SELECT oo_request_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS kept',
+  abandon: 'SELECT oo_request_abandon($1, $2, $3)',
   lock: forPg(shared.LOCK_QUOTA),
   add: forPg(shared.ADD_QUOTA),
-  held: forPg(shared.HELD_REQUEST),
-  put: forPg(shared.PUT_REQUEST),
-  abandon: forPg(shared.ABANDON_REQUEST),
   tenants: forPg(shared.EXPIRED_TENANTS),
   sweep: forPg(shared.SWEEP_TENANT),
 };
 
-type Statement = keyof typeof SQL;
+type Statement = 'lock' | 'add' | 'tenants' | 'sweep';
+
+interface BeginRow {
+  state: 'new' | 'full' | 'in_flight' | 'done';
+  bodyHash: string | null;
+  status: number | null;
+  contentType: string | null;
+  body: string | null;
+}
 
 /**
- * Idempotency-Keys in Postgres. Each operation is one transaction that first
- * locks its tenant's quota row (the upsert holds it to the end), so the
- * read of the key's record and the writes after it are one atomic step for
- * that tenant, and its count and bytes stay exact across replicas.
+ * Idempotency-Keys in Postgres. Begin, finish and abandon are each one
+ * server-side function (migration 016): one round trip that locks the
+ * tenant's quota row first and holds it for that one statement, so a
+ * tenant's count and bytes stay exact across replicas without its keyed
+ * requests queueing on the lock for several round trips each.
  */
 export class PgRequests implements RequestStore {
   constructor(private readonly x: PgDb) {}
@@ -30,42 +39,23 @@ export class PgRequests implements RequestStore {
     return (await c.query<R>(SQL[s].text, bind(SQL[s], values))).rows;
   }
 
-  /** Locks the tenant's quota and reads the key's record, in that order. */
-  private async locked(c: pg.PoolClient, tenant: string, key: string) {
-    const [q] = await this.q<shared.QuotaRow>(c, 'lock', { tenant });
-    const [row] = await this.q<shared.HeldRow>(c, 'held', { tenant, key });
-    return { q: q!, row };
+  async begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number): Promise<RequestBegin> {
+    const now = this.x.clock.now();
+    const [r] = (await this.x.pool.query<BeginRow>(SQL.begin, [tenant, key, bodyHash, now, now + leaseMs, maxKeys])).rows;
+    if (r!.state === 'new' || r!.state === 'full') return { state: r!.state };
+    return shared.heldAs({ ...r!, bodyHash: r!.bodyHash! });
   }
 
-  begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number) {
-    return transaction(this.x.pool, null, async (c): Promise<RequestBegin> => {
-      const now = this.x.clock.now();
-      const { q, row } = await this.locked(c, tenant, key);
-      const step = shared.beginStep(q, row, now, maxKeys);
-      if (step.delta) {
-        await this.q(c, 'put', shared.putValues(tenant, key, bodyHash, now + leaseMs));
-        await this.q(c, 'add', { tenant, ...step.delta });
-      }
-      return step.answer;
-    });
+  async finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) {
+    const { whole, digest } = answer;
+    const args = [tenant, key, bodyHash, this.x.clock.now() + keepMs, maxBytes];
+    const forms = [whole, digest].flatMap((a) => [a.status, a.contentType, a.body, answerBytes(a)]);
+    const [r] = (await this.x.pool.query<{ kept: 'whole' | 'digest' }>(SQL.finish, [...args, ...forms])).rows;
+    return r!.kept;
   }
 
-  finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) {
-    return transaction(this.x.pool, null, async (c) => {
-      const { q, row } = await this.locked(c, tenant, key);
-      const step = shared.finishStep(q, row, answer, maxBytes);
-      await this.q(c, 'put', shared.putValues(tenant, key, bodyHash, this.x.clock.now() + keepMs, answer[step.kept], step.size));
-      await this.q(c, 'add', { tenant, ...step.delta });
-      return step.kept;
-    });
-  }
-
-  abandon(tenant: string, key: string, bodyHash: string) {
-    return transaction(this.x.pool, null, async (c) => {
-      await this.q(c, 'lock', { tenant });
-      const [gone] = await this.q<{ size: string }>(c, 'abandon', { tenant, key, bodyHash });
-      if (gone) await this.q(c, 'add', { tenant, keys: -1, bytes: -Number(gone.size) });
-    });
+  async abandon(tenant: string, key: string, bodyHash: string) {
+    await this.x.pool.query(SQL.abandon, [tenant, key, bodyHash]);
   }
 
   /** Tenant by tenant, each in its own transaction that locks its quota first (the one lock order). */

@@ -1,8 +1,10 @@
 import { beginQuota, finishQuota, type KeptAnswer, type RequestBegin, type RequestQuota } from '../contract/index.js';
 
 /**
- * Idempotency-Key statements both SQL backends run as written (see named.ts),
- * each inside its operation's one transaction. Every operation on a tenant's
+ * Idempotency-Key statements as SQLite runs them (see named.ts), each inside
+ * its operation's one transaction; Postgres runs begin, finish and abandon
+ * as server-side functions with the same rules (migration 016) and shares
+ * the quota and sweep statements. Every operation on a tenant's
  * records first takes its quota row (LOCK_QUOTA: on Postgres the upsert
  * locks the row until the transaction ends), so a tenant's begins, finishes,
  * abandons and sweeps are serialised against each other and its count and
@@ -59,7 +61,7 @@ export interface QuotaRow {
 }
 
 /** What a live held row means to the caller of `begin`. */
-export function heldAs(row: HeldRow): RequestBegin {
+export function heldAs(row: Pick<HeldRow, 'bodyHash' | 'status' | 'contentType' | 'body'>): RequestBegin {
   if (row.status === null) return { state: 'in_flight', bodyHash: row.bodyHash };
   return {
     state: 'done',
