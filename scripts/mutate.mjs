@@ -147,6 +147,13 @@ const FAULTS = [
     tests: ['test/integration/grouping-bounds.test.ts'],
   },
   {
+    name: 'an import runs back up the layers (core using config types)',
+    file: 'src/core/identity.ts',
+    find: "import { hash } from 'node:crypto';\n",
+    replace: "import { hash } from 'node:crypto';\nimport type { Config } from '../config/schema.js';\nexport type Planted = Config;\n",
+    tests: ['test/unit/layers.test.ts'],
+  },
+  {
     name: 'the SQLite lease walks a delivery line in text order (no line index)',
     file: 'src/store/sqlite/migrations/014_delivery_line_index.sql',
     find: "CREATE INDEX IF NOT EXISTS deliveries_line ON deliveries (kind, tenant, key, adapter, CAST(substr(id, 1, instr(id, '.') - 1) AS INTEGER));",

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { redisConnection } from '../store/redis/connection.js';
-import { MAX_SHARDS } from '../store/redis/keys.js';
+import { MAX_SHARDS } from '../config/redis.js';
 import { migrateShards } from '../store/redis/reshard.js';
 import { shown } from '../store/open.js';
 

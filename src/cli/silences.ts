@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatMatcher, MatcherError, parseMatcher, type Matcher } from '../mute/matcher.js';
+import { formatMatcher, MatcherError, parseMatcher, type Matcher } from '../core/matcher.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
 import { textTable } from './table.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { matcherList } from './matchers.js';
-import { parseTimeInterval, TimeIntervalError } from '../mute/time-intervals.js';
+import { parseTimeInterval, TimeIntervalError } from '../core/time-intervals.js';
 
 const rangeList = z.array(z.string().max(64)).max(64);
 

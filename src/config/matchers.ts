@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MatcherError, parseMatcher } from '../mute/matcher.js';
+import { MatcherError, parseMatcher } from '../core/matcher.js';
 
 /** A list of matchers in Alertmanager's text form (`name="value"`, `=~`, `!=`, `!~`), each checked where the config is loaded. */
 export const matcherList = (min: number, minMessage?: string) =>

@@ -6,7 +6,7 @@ import { maintenanceConfig } from './maintenance.js';
 import { inhibitionConfig } from './inhibition.js';
 import { heartbeatsConfig } from './heartbeats.js';
 import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
-import { DEFAULT_SHARDS, MAX_SHARDS } from '../store/redis/keys.js';
+import { redisConfig } from './redis.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -106,7 +106,7 @@ export const configSchema = z
      * the stored layout: every replica must use the same count, and changing it moves
      * the keys (docs/scaling.md). Read at start.
      */
-    redis: z.strictObject({ shards: z.number().int().min(1).max(MAX_SHARDS).default(DEFAULT_SHARDS) }).default({ shards: DEFAULT_SHARDS }),
+    redis: redisConfig,
     /** Shared stores (Redis, Postgres): when to stop waiting and decide locally (docs/operations.md). Read at start. */
     failopen: z
       .strictObject({

@@ -2,7 +2,7 @@ import type { AutoPauseConfig } from '../config/holds.js';
 import type { Delivery, FlapStore } from '../store/contract/index.js';
 import type { HoldSource, HoldVerdict } from './holds.js';
 import { labelsOf } from './labels.js';
-import { type CompiledMatcher, matchesAll, parseMatcher } from './matcher.js';
+import { type CompiledMatcher, matchesAll, parseMatcher } from '../core/matcher.js';
 
 /**
  * Auto-pause: a create whose key matches a rule waits `seconds` from the

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InhibitionConfig } from '../config/inhibition.js';
 import type { IncidentStore, InhibitorStore } from '../store/contract/index.js';
-import { type CompiledMatcher, type Labels, matchesAll, parseMatcher } from './matcher.js';
+import { type CompiledMatcher, type Labels, matchesAll, parseMatcher } from '../core/matcher.js';
 import type { Muted, MuteSource } from './mutes.js';
 
 interface Rule {

@@ -1,5 +1,5 @@
 import type { OutboxKind } from '../core/outbox.js';
-import type { Labels } from './matcher.js';
+import type { Labels } from '../core/matcher.js';
 
 /** What a mute matches against: the kind of input, its severity, and what an adapter receives as data. */
 export interface Mutable {

@@ -1,7 +1,7 @@
 import type { MaintenanceConfig } from '../config/maintenance.js';
-import { type CompiledMatcher, type Labels, matchesAll, parseMatcher } from './matcher.js';
+import { type CompiledMatcher, type Labels, matchesAll, parseMatcher } from '../core/matcher.js';
 import type { Muted, MuteSource } from './mutes.js';
-import { intervalContains, parseTimeInterval, type TimeInterval } from './time-intervals.js';
+import { intervalContains, parseTimeInterval, type TimeInterval } from '../core/time-intervals.js';
 
 interface Window {
   name: string;

@@ -1,4 +1,4 @@
-import type { Labels } from './matcher.js';
+import type { Labels } from '../core/matcher.js';
 
 /** Why a key is muted: which control, and which of them (a silence id, a window's name, the inhibiting key). */
 export interface Muted {

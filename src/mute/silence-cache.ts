@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Silence, SilenceStore } from '../store/contract/index.js';
 import { silenceState } from '../store/contract/index.js';
-import { type CompiledMatcher, compileMatcher, type Labels, matchesAll, matcherCost } from './matcher.js';
+import { type CompiledMatcher, compileMatcher, type Labels, matchesAll, matcherCost } from '../core/matcher.js';
 import type { Muted, MuteSource } from './mutes.js';
 
 /** How often a replica asks the store whether the silences changed (one small read). */

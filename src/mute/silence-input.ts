@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseWith, ValidationError } from '../core/validation.js';
 import { boundedText, freeText, identityText, MAX_LABEL_VALUE } from '../inputs/limits.js';
-import { compileMatcher, MatcherError, type Matcher, type MatcherBounds } from './matcher.js';
+import { compileMatcher, MatcherError, type Matcher, type MatcherBounds } from '../core/matcher.js';
 
 /** Matchers one silence may have. */
 export const MAX_SILENCE_MATCHERS = 64;

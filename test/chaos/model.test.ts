@@ -9,7 +9,7 @@ import { AdapterRegistry } from '../../src/delivery/registry.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { Deduplicator } from '../../src/engine/deduplicator.js';
 import { GroupApplier, groupKeyOf, groupSeverity } from '../../src/engine/groups.js';
-import type { Labels } from '../../src/mute/matcher.js';
+import type { Labels } from '../../src/core/matcher.js';
 import { SilenceCache } from '../../src/mute/silence-cache.js';
 import { FailOpenStore } from '../../src/store/failopen/fail-open-store.js';
 import { Journal } from '../../src/store/failopen/journal.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileMatcher, formatMatcher, MatcherError, matchesAll, parseMatcher } from '../../src/mute/matcher.js';
+import { compileMatcher, formatMatcher, MatcherError, matchesAll, parseMatcher } from '../../src/core/matcher.js';
 
 test('the four operators, as Alertmanager means them: whole values, anchored regexes, absent labels are ""', () => {
   const labels = { fault_class: 'LOS', severity: 'MAJOR' };

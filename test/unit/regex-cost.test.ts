@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RE2JS } from 're2js';
-import { regexCost } from '../../src/mute/regex-cost.js';
+import { regexCost } from '../../src/core/regex-cost.js';
 
 /** The program RE2 compiles (re2js's own count of instructions), anchored as a matcher anchors it. */
 const compiled = (p: string): number => (RE2JS.compile(`^(?:${p})$`) as unknown as { re2Input: { prog: { numInst(): number } } }).re2Input.prog.numInst();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { intervalContains, parseTimeInterval, TimeIntervalError, type TimeIntervalInput } from '../../src/mute/time-intervals.js';
+import { intervalContains, parseTimeInterval, TimeIntervalError, type TimeIntervalInput } from '../../src/core/time-intervals.js';
 
 const at = (iso: string) => Date.parse(iso);
 const within = (t: TimeIntervalInput, iso: string) => intervalContains(parseTimeInterval(t), at(iso));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/schema.js';
 import type { Clock } from '../../core/clock.js';
-import { type CompiledMatcher, MatcherError, matcherCost, parseMatcher } from '../../mute/matcher.js';
+import { type CompiledMatcher, MatcherError, matcherCost, parseMatcher } from '../../core/matcher.js';
 import type { SilenceCache } from '../../mute/silence-cache.js';
 import { parseSilence, postableSilenceSchema } from '../../mute/silence-input.js';
 import { type Silence, type SilenceStore, silenceState } from '../../store/contract/index.js';

@@ -12,7 +12,6 @@ import {
   SWEEP_BATCH,
   withAttempt,
 } from '../contract/index.js';
-import { seqOf } from '../sqlite/sqlite-deliveries.js';
 import { bind, forPg } from '../sql/named.js';
 import * as shared from '../sql/deliveries.js';
 import { transaction } from './pool.js';
@@ -149,7 +148,7 @@ export class PgDeliveries implements DeliveryStore {
           tenant: head.tenant,
           key: head.key,
           adapter: head.adapter,
-          seq: seqOf(head.id),
+          seq: shared.seqOf(head.id),
         })
       ).rows;
       const plan = foldPlan(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
 
 /**
  * Key layout. Every key carries a hash tag `{oo:S}` with S one of the
@@ -69,11 +70,6 @@ import { createHash } from 'node:crypto';
  * its tenant and key mod S, so changing S moves almost every key. Choosing
  * it, and changing it safely: docs/scaling.md.
  */
-
-/** The shard count a store uses unless configured otherwise (`redis.shards`). */
-export const DEFAULT_SHARDS = 64;
-/** Redis Cluster has 16,384 hash slots: more shards than that could land in no more places. */
-export const MAX_SHARDS = 16_384;
 
 function fnv1a(text: string): number {
   let h = 0x811c9dc5;

@@ -6,6 +6,9 @@
  * backend's deliveries file.
  */
 
+/** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
+export const seqOf = (id: string) => Number(id.slice(0, id.indexOf('.')));
+
 export const DELIVERY_COLUMNS = `id, adapter, tenant, kind, action, key, severity, summary, data, at, n, retries, attempts, status, lease, dead_at AS "deadAt", held`;
 
 /** out: the new n of this (kind, tenant, key, action), the counter marked as used now. */

@@ -1,4 +1,4 @@
-import type { Matcher } from '../../mute/matcher.js';
+import type { Matcher } from '../../core/matcher.js';
 import type { Silence } from '../contract/index.js';
 
 /**

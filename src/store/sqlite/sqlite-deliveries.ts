@@ -35,8 +35,6 @@ export function toDelivery(r: Row): Delivery {
   };
 }
 
-/** A delivery's place in fan-out order: its outbox id, the number before the dot of `outboxId.adapter`. */
-export const seqOf = (id: string) => Number(id.slice(0, id.indexOf('.')));
 const SEQ = (t: string) => `CAST(substr(${t}.id, 1, instr(${t}.id, '.') - 1) AS INTEGER)`;
 
 /** SQLite's own: taking from the outbox, and the lease's pick. The rest is shared with Postgres (sql/deliveries.ts). */
@@ -118,7 +116,7 @@ export class SqliteDeliveries implements DeliveryStore {
     return this.x.writes.submit((): FoldOutcome => {
       const head = this.s.held.get({ id: d.id, lease: d.lease });
       if (!head) return { kind: 'lost' };
-      const younger = this.s.younger.all({ kind: head.kind, tenant: head.tenant, key: head.key, adapter: head.adapter, seq: seqOf(head.id) });
+      const younger = this.s.younger.all({ kind: head.kind, tenant: head.tenant, key: head.key, adapter: head.adapter, seq: shared.seqOf(head.id) });
       const plan = foldPlan(
         head.action,
         younger.map((y) => y.action),

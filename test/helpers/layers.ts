@@ -1,0 +1,86 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The layer order of src/ (docs/architecture.md, "Layers"): a folder may
+ * import its own files and the folders before it, never one after it or
+ * beside it. `core` imports nothing of ours; the entry points (the CLI and
+ * the library's index) come last.
+ */
+export const LAYERS: readonly (readonly string[])[] = [
+  ['core'],
+  ['access'],
+  ['config'],
+  ['inputs'],
+  ['store'],
+  ['mute'],
+  ['delivery'],
+  ['engine'],
+  ['observe'],
+  ['http'],
+  ['app'],
+  ['cli', 'index'],
+];
+
+/** The store's backends: none imports another (what they share lives in contract/ or sql/). */
+export const BACKENDS = ['memory', 'sqlite', 'redis', 'postgres'];
+
+/** Who may use store/sql/: the two SQL backends. */
+const SQL_USERS = new Set(['sqlite', 'postgres', 'sql']);
+
+export interface Import {
+  /** the importing file, relative to src/ */
+  from: string;
+  /** the imported file, relative to src/ */
+  to: string;
+}
+
+const rank = (path: string) => {
+  const top = path.split('/')[0]!.replace(/\.(ts|js)$/, '');
+  const i = LAYERS.findIndex((l) => l.includes(top));
+  return { top, i };
+};
+
+/** The folder inside store/ a store file is in ('' for store/'s own files). */
+const storePart = (path: string) => {
+  const parts = path.split('/');
+  return parts[0] === 'store' && parts.length > 2 ? parts[1]! : '';
+};
+
+/** Why an import breaks the layers, or null when it keeps them. */
+export function breach({ from, to }: Import): string | null {
+  const [a, b] = [rank(from), rank(to)];
+  if (a.i < 0) return `${from}: its folder ${a.top} has no place in the layer order`;
+  if (b.i < 0) return `${from} imports ${to}, whose folder ${b.top} has no place in the layer order`;
+  if (a.top !== b.top && b.i >= a.i) return `${from} (${a.top}) imports ${to} (${b.top}), a layer above or beside it`;
+  if (a.top === 'store' && b.top === 'store') {
+    const [pa, pb] = [storePart(from), storePart(to)];
+    if (pa !== pb && BACKENDS.includes(pa) && BACKENDS.includes(pb)) return `${from} imports ${to}: one store backend uses another's file`;
+    if (pa === 'contract' && pb !== 'contract') return `${from} imports ${to}: the contract knows no backend`;
+    if (pb === 'sql' && !SQL_USERS.has(pa)) return `${from} imports ${to}: only the SQL backends use sql/`;
+  }
+  return null;
+}
+
+/** Every relative import (type-only, re-exports and dynamic ones included) of every .ts file under `src`. */
+export function importsOf(src: string): Import[] {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.ts')) files.push(path);
+    }
+  };
+  walk(src);
+  return files.flatMap((file) =>
+    ts
+      .preProcessFile(readFileSync(file, 'utf8'), true, true)
+      .importedFiles.filter((f) => f.fileName.startsWith('.'))
+      .map((f) => ({
+        from: relative(src, file),
+        to: relative(src, normalize(join(dirname(file), f.fileName))).replace(/\.js$/, '.ts'),
+      })),
+  );
+}

@@ -1,0 +1,34 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { breach, importsOf } from '../helpers/layers.js';
+
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+
+// Planted fault it catches: an import that runs back up the layers (core importing config's types).
+test('every import in src/ keeps the layer order, type-only imports included', () => {
+  const imports = importsOf(SRC);
+  assert.ok(imports.length > 500, `the walk found the imports (${imports.length})`);
+  const breaches = imports.map(breach).filter((b) => b !== null);
+  assert.deepEqual(breaches, [], 'imports against the layer order (docs/architecture.md, "Layers")');
+});
+
+test('the check refuses each kind of breach it names', () => {
+  const cases: Array<[string, string, RegExp | null]> = [
+    ['core/identity.ts', 'config/schema.ts', /a layer above or beside it/],
+    ['store/contract/silences.ts', 'mute/mutes.ts', /a layer above or beside it/],
+    ['cli/main.ts', 'index.ts', /a layer above or beside it/],
+    ['store/postgres/pg-deliveries.ts', 'store/sqlite/sqlite-deliveries.ts', /one store backend uses another's/],
+    ['store/contract/index.ts', 'store/redis/keys.ts', /the contract knows no backend/],
+    ['store/redis/redis-store.ts', 'store/sql/deliveries.ts', /only the SQL backends use sql/],
+    ['widgets/x.ts', 'core/clock.ts', /has no place in the layer order/],
+    ['http/server.ts', 'engine/deduplicator.ts', null],
+    ['store/postgres/pg-requests.ts', 'store/sql/requests.ts', null],
+    ['store/failopen/journal.ts', 'store/sqlite/sqlite-store.ts', null],
+  ];
+  for (const [from, to, want] of cases) {
+    const got = breach({ from, to });
+    if (want === null) assert.equal(got, null, `${from} → ${to} keeps the layers`);
+    else assert.match(got ?? '', want, `${from} → ${to}`);
+  }
+});
