@@ -51,24 +51,28 @@ test('a probe is answered while every pooled connection waits on a lock and more
 });
 
 // Planted fault it catches: a probe left waiting behind an earlier one whose connection hangs.
-test('a probe whose connection hangs is given up by the next probe, which opens a fresh connection', async () => {
+test('overlapping probes share one check; one unanswered past its bound is closed, and the next opens a fresh connection', async () => {
   const target = new URL(PG_URL);
   const proxy = await startFaultProxy(`${target.hostname}:${target.port || 5432}`);
   const url = new URL(PG_URL);
   url.port = String(proxy.port);
-  const probe = new ProbeConnection(url.toString(), 'public', new ConnectGate());
+  const stuckMs = 300;
+  const probe = new ProbeConnection(url.toString(), 'public', new ConnectGate(), stuckMs);
   try {
-    await probe.check();
+    const [a, b] = [probe.check(), probe.check()];
+    assert.equal(a, b, 'a probe made while another is under way (connecting, here) waits on the same check');
+    await a;
     assert.equal(proxy.accepted, 1);
     await probe.check();
     assert.equal(proxy.accepted, 1, 'a healthy probe keeps its connection');
     // The path of the open connection dies without a FIN or RST; new connections get through.
     proxy.freezeOpen();
     const stuck = probe.check();
-    assert.equal(await settledWithin(stuck, 300), 'hangs', 'the first probe waits on the dead path');
-    assert.equal(await settledWithin(probe.check(), 10_000), 'answered', 'the next probe answered on a fresh connection');
+    assert.equal(probe.check(), stuck, 'within the bound, the next probe waits on the same check');
+    assert.equal(await settledWithin(stuck, stuckMs + 100), 'hangs', 'the check waits on the dead path');
+    assert.equal(await settledWithin(probe.check(), 10_000), 'answered', 'past the bound, the next probe answered on a fresh connection');
     assert.equal(proxy.accepted, 2);
-    assert.equal(await settledWithin(stuck, 10_000), 'failed', 'the hung probe was ended, not left to wait');
+    assert.equal(await settledWithin(stuck, 10_000), 'failed', 'the hung check was ended, not left to wait');
     await probe.check();
     assert.equal(proxy.accepted, 2, 'the fresh connection is kept');
   } finally {

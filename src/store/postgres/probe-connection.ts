@@ -1,10 +1,15 @@
+import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import { type ConnectGate, gatedClient } from './connect-gate.js';
+import { StoreUnavailableError } from '../errors.js';
+import { CONNECT_TIMEOUT_MS, type ConnectGate, gatedClient } from './connect-gate.js';
 import { connectionConfig } from './pool.js';
 
 interface Open {
   client: pg.Client;
   ready: Promise<unknown>;
+  /** rejects when the connection is dropped, so nothing waits on it for ever */
+  dropped: Promise<never>;
+  drop: () => void;
 }
 
 /**
@@ -15,60 +20,83 @@ interface Open {
  * own queue as a store that is gone. Postgres answers each connection from
  * a backend of its own, so a SELECT 1 here is answered beside the queue.
  *
- * A probe still unanswered when the next one comes was given up by its
- * caller (probes come one deadline apart): its connection hangs, on a path
- * that died without a FIN or RST the kernel has not noticed yet. It is closed
- * and the next probe opens a fresh one, so one dead socket never makes every
- * later probe wait behind it and keep the replica failed open. Connections
+ * Probes that overlap share one check. A check unanswered for `stuckMs`
+ * (the time a connect may take: 5 s) has a dead path under it, one that
+ * died without a FIN or RST the kernel has not noticed yet: the next probe
+ * closes that connection and opens a fresh one, so one dead socket never
+ * keeps every later probe waiting and the replica failed open. Connections
  * pass the same gate as the pool's, so an outage paces both.
  */
 export class ProbeConnection {
   private open: Open | null = null;
-  private inFlight: Open | null = null;
+  private inFlight: { conn: Open; since: number; check: Promise<void> } | null = null;
   private readonly Client: typeof pg.Client;
 
   constructor(
     private readonly url: string,
     private readonly schema: string,
     gate: ConnectGate,
+    private readonly stuckMs = CONNECT_TIMEOUT_MS,
   ) {
     this.Client = gatedClient(gate);
   }
 
-  async check(): Promise<void> {
-    if (this.inFlight) this.drop(this.inFlight);
+  check(): Promise<void> {
+    const now = performance.now();
+    if (this.inFlight && now - this.inFlight.since < this.stuckMs) return this.inFlight.check;
+    if (this.inFlight) this.inFlight.conn.drop();
     const conn = this.open ?? this.connect();
-    this.inFlight = conn;
-    try {
-      await conn.ready;
-      await conn.client.query('SELECT 1');
-    } catch (err) {
-      this.drop(conn);
-      throw err;
-    } finally {
-      if (this.inFlight === conn) this.inFlight = null;
-    }
+    const check = this.run(conn);
+    const entry = { conn, since: now, check };
+    this.inFlight = entry;
+    const done = () => {
+      if (this.inFlight === entry) this.inFlight = null;
+    };
+    check.then(done, done);
+    return check;
   }
 
   async close(): Promise<void> {
     const conn = this.open;
     this.open = null;
-    if (conn) await conn.client.end().catch(() => {});
+    if (conn) {
+      conn.drop();
+      await conn.client.end().catch(() => {});
+    }
+  }
+
+  private async run(conn: Open): Promise<void> {
+    try {
+      await Promise.race([conn.ready, conn.dropped]);
+      await Promise.race([conn.client.query('SELECT 1'), conn.dropped]);
+    } catch (err) {
+      conn.drop();
+      throw err;
+    }
   }
 
   private connect(): Open {
     const client = new this.Client(connectionConfig(this.url, this.schema));
-    // A connection that dies while idle says so here; the next probe notices and replaces it.
-    client.on('error', () => this.drop(conn));
-    const conn: Open = { client, ready: client.connect() };
+    let reject: (err: Error) => void = () => {};
+    const dropped = new Promise<never>((_, r) => (reject = r));
+    dropped.catch(() => {});
+    let gone = false;
+    const conn: Open = {
+      client,
+      ready: client.connect(),
+      dropped,
+      drop: () => {
+        if (gone) return;
+        gone = true;
+        if (this.open === conn) this.open = null;
+        reject(new StoreUnavailableError('Postgres did not answer the probe connection; it was closed for a fresh one'));
+        client.end().catch(() => {});
+      },
+    };
     conn.ready.catch(() => {});
+    // A connection that dies while idle says so here; the next probe opens a fresh one.
+    client.on('error', () => conn.drop());
     this.open = conn;
     return conn;
-  }
-
-  private drop(conn: Open): void {
-    if (this.open === conn) this.open = null;
-    if (this.inFlight === conn) this.inFlight = null;
-    conn.client.end().catch(() => {});
   }
 }
