@@ -133,17 +133,10 @@ const FAULTS = [
     tests: ['test/integration/postgres-probe.test.ts'],
   },
   {
-    name: 'overlapping Postgres probes close each other (a slow connect never finishes)',
-    file: 'src/store/postgres/probe-connection.ts',
-    find: '    if (this.inFlight && now - this.inFlight.since < this.stuckMs) return this.inFlight.check;\n',
-    replace: '',
-    tests: ['test/integration/postgres-probe.test.ts'],
-  },
-  {
     name: 'a hung Postgres probe makes every later probe wait behind it',
     file: 'src/store/postgres/probe-connection.ts',
-    find: '    if (this.inFlight) this.inFlight.conn.drop();\n',
-    replace: '    if (this.inFlight) return this.inFlight.check;\n',
+    find: '    if (this.open && [...this.open.pending].some((p) => p.at <= now - this.stuckMs)) this.open.drop();\n',
+    replace: '',
     tests: ['test/integration/postgres-probe.test.ts'],
   },
   {

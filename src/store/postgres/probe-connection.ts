@@ -10,6 +10,8 @@ interface Open {
   /** rejects when the connection is dropped, so nothing waits on it for ever */
   dropped: Promise<never>;
   drop: () => void;
+  /** the checks still waiting on this connection, each with when it began */
+  pending: Set<{ at: number }>;
 }
 
 /**
@@ -20,16 +22,17 @@ interface Open {
  * own queue as a store that is gone. Postgres answers each connection from
  * a backend of its own, so a SELECT 1 here is answered beside the queue.
  *
- * Probes that overlap share one check. A check unanswered for `stuckMs`
- * (the time a connect may take: 5 s) has a dead path under it, one that
- * died without a FIN or RST the kernel has not noticed yet: the next probe
- * closes that connection and opens a fresh one, so one dead socket never
- * keeps every later probe waiting and the replica failed open. Connections
- * pass the same gate as the pool's, so an outage paces both.
+ * Each probe sends its own SELECT 1 (probes that overlap queue on the one
+ * connection, so a slow store never answers a later probe with an earlier
+ * one's reply). A check unanswered for `stuckMs` (the time a connect may
+ * take: 5 s) has a dead path under it, one that died without a FIN or RST
+ * the kernel has not noticed yet: the next probe closes that connection and
+ * opens a fresh one, so one dead socket never keeps every later probe
+ * waiting and the replica failed open. Connections pass the same gate as
+ * the pool's, so an outage paces both.
  */
 export class ProbeConnection {
   private open: Open | null = null;
-  private inFlight: { conn: Open; since: number; check: Promise<void> } | null = null;
   private readonly Client: typeof pg.Client;
 
   constructor(
@@ -41,19 +44,21 @@ export class ProbeConnection {
     this.Client = gatedClient(gate);
   }
 
-  check(): Promise<void> {
+  async check(): Promise<void> {
     const now = performance.now();
-    if (this.inFlight && now - this.inFlight.since < this.stuckMs) return this.inFlight.check;
-    if (this.inFlight) this.inFlight.conn.drop();
+    if (this.open && [...this.open.pending].some((p) => p.at <= now - this.stuckMs)) this.open.drop();
     const conn = this.open ?? this.connect();
-    const check = this.run(conn);
-    const entry = { conn, since: now, check };
-    this.inFlight = entry;
-    const done = () => {
-      if (this.inFlight === entry) this.inFlight = null;
-    };
-    check.then(done, done);
-    return check;
+    const mine = { at: now };
+    conn.pending.add(mine);
+    try {
+      await Promise.race([conn.ready, conn.dropped]);
+      await Promise.race([conn.client.query('SELECT 1'), conn.dropped]);
+    } catch (err) {
+      conn.drop();
+      throw err;
+    } finally {
+      conn.pending.delete(mine);
+    }
   }
 
   async close(): Promise<void> {
@@ -62,16 +67,6 @@ export class ProbeConnection {
     if (conn) {
       conn.drop();
       await conn.client.end().catch(() => {});
-    }
-  }
-
-  private async run(conn: Open): Promise<void> {
-    try {
-      await Promise.race([conn.ready, conn.dropped]);
-      await Promise.race([conn.client.query('SELECT 1'), conn.dropped]);
-    } catch (err) {
-      conn.drop();
-      throw err;
     }
   }
 
@@ -85,6 +80,7 @@ export class ProbeConnection {
       client,
       ready: client.connect(),
       dropped,
+      pending: new Set(),
       drop: () => {
         if (gone) return;
         gone = true;
