@@ -6,6 +6,7 @@
  * balancer or a monitoring pipeline's retry would: the lost attempt stays in
  * the history as indeterminate.
  */
+import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTickets, type SnowRecord } from '../fakes/servicenow-fake.js';
@@ -277,4 +278,29 @@ export function repeatsAgainstKills(requests: readonly Recorded[], kills: readon
     }
   }
   return { calls: byKey.size, repeats, unexplained, most };
+}
+
+/**
+ * The slowest answer of the first `count` to complete: every one of them
+ * came before a fault that is injected once `count` answers are in, so it
+ * is what this machine, loaded as it is in this run, takes on a healthy store.
+ */
+export function healthySlowest(ops: readonly { start: number; end: number }[], count: number): number {
+  const first = [...ops].sort((a, b) => a.end - b.end).slice(0, Math.max(1, count));
+  return Math.max(...first.map((o) => o.end - o.start));
+}
+
+/**
+ * How long an answer may take under a fault: what the fault itself allows
+ * (`allowanceMs`: the fail-open timeouts) plus the machine's own slowness,
+ * four times the healthy slowest of the same run and never less than 1.5 s.
+ * A loaded machine widens the margin with what it measurably costs; a fault
+ * that makes a request hang outgrows any margin.
+ */
+export function assertNoHang(slowest: number, allowanceMs: number, healthyMs: number, what: string): void {
+  const margin = Math.max(1500, 4 * healthyMs);
+  assert.ok(
+    slowest < allowanceMs + margin,
+    `no answer waited past ${what} plus ${margin.toFixed(0)} ms (4 × the healthy slowest, ${healthyMs.toFixed(0)} ms, at least 1.5 s): slowest ${slowest.toFixed(0)} ms`,
+  );
 }
