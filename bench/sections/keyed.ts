@@ -86,7 +86,7 @@ export async function keyedSection(log: (s: string) => void): Promise<Section> {
   return {
     title: 'What an Idempotency-Key costs one tenant',
     body: [
-      `One server per store, one tenant, ${CONNECTIONS} connections posting distinct incidents for ${SECONDS} s each: without a key (the baseline, same run), then each with a fresh Idempotency-Key. A keyed request also claims the key and counts it against the tenant's bounds, in one transaction that locks the tenant's count first, so one tenant's keyed requests pass that row one at a time.`,
+      `One server per store, one tenant, ${CONNECTIONS} connections posting distinct incidents for ${SECONDS} s each: without a key (the baseline, same run), then each with a fresh Idempotency-Key. A keyed request also claims the key and counts it against the tenant's bounds, in one transaction that locks the tenant's count first (on Postgres one server-side function for the claim and one for the answer), so one tenant's keyed requests pass that row one at a time.`,
       table(['store', 'req/s without a key', 'req/s with a key', 'keyed / plain', 'answers not 200'], rows),
     ],
     targets: [],
