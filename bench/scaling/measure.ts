@@ -13,7 +13,7 @@ import pg from 'pg';
 import { systemClock } from '../../src/core/clock.js';
 import { redisConnection } from '../../src/store/redis/connection.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { hashSlot } from '../../src/store/redis/slots.js';
+import { hashSlot } from '../../test/helpers/slots.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import type { DedupStore } from '../../src/store/contract/index.js';
 import { startRedis, type RedisServer } from '../../test/helpers/redis.js';

@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { scripts } from '../../src/store/redis/scripts.js';
-import { shardsPerMaster } from '../../src/store/redis/slots.js';
+import { shardsPerMaster } from '../../test/helpers/slots.js';
 import { startRedisCluster } from '../../test/helpers/redis.js';
 import { decideBenchmarkArgs } from '../backends/redis.js';
 import { clusterCeiling, postgresFunctionCosts, postgresPartitioned, redisScriptCosts, servedCost, type ServedCost } from '../scaling/measure.js';

@@ -55,6 +55,8 @@ export function serveCommand(program: Command): void {
         try {
           running.config.reload();
           logger.info({ config: running.config.path }, 'config reloaded');
+          const pending = running.config.restartPending;
+          if (pending.length > 0) logger.warn({ fields: pending }, 'config reloaded, but these fields are read at start: they take effect at the next restart');
         } catch (error) {
           logger.error({ err: (error as Error).message }, 'config reload refused; the previous config stays in force');
         }

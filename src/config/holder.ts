@@ -1,5 +1,6 @@
 import { defaultConfig, type Config } from './schema.js';
 import { loadConfigFile } from './load.js';
+import { startOnlyChanged } from './start-only.js';
 
 /**
  * Holds the config in force. A reload parses and validates the whole new file
@@ -8,6 +9,7 @@ import { loadConfigFile } from './load.js';
  */
 export class ConfigHolder {
   private value: Config;
+  private readonly started: Config;
   /** Extra rules a running server puts on a reload (e.g. a public bind needs tenants); throws to refuse. */
   guard: (next: Config) => void = () => {};
 
@@ -16,6 +18,7 @@ export class ConfigHolder {
     readonly path?: string,
   ) {
     this.value = initial;
+    this.started = initial;
   }
 
   static fromFile(path: string | undefined): ConfigHolder {
@@ -24,6 +27,11 @@ export class ConfigHolder {
 
   get current(): Config {
     return this.value;
+  }
+
+  /** The fields read only at start whose value in force differs from the one the server started with: they act after a restart. */
+  get restartPending(): string[] {
+    return startOnlyChanged(this.started, this.value);
   }
 
   /** Re-reads the file; throws (and keeps the old config) when it is bad. */

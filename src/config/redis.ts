@@ -12,4 +12,4 @@ export const DEFAULT_SHARDS = 64;
 /** Redis Cluster has 16,384 hash slots: more shards than that could land in no more places. */
 export const MAX_SHARDS = 16_384;
 
-export const redisConfig = z.strictObject({ shards: z.number().int().min(1).max(MAX_SHARDS).default(DEFAULT_SHARDS) }).default({ shards: DEFAULT_SHARDS });
+export const redisConfig = z.strictObject({ shards: z.number().int().min(1).max(MAX_SHARDS).default(DEFAULT_SHARDS) }).prefault({});

@@ -100,7 +100,7 @@ export const configSchema = z
         expired_grace_seconds: z.number().int().nonnegative().default(600),
         retention,
       })
-      .default({ ttl_seconds: 3600, race_window_ms: 1000, ttl_overrides: [], expired_grace_seconds: 600, retention: 'ttl' }),
+      .prefault({}),
     /**
      * Redis and Redis Cluster: how many hash-tag shards the keys are spread over. Part of
      * the stored layout: every replica must use the same count, and changing it moves
@@ -121,7 +121,7 @@ export const configSchema = z
         probe_interval_ms: positiveInt.default(250),
         journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
       })
-      .default({ fail_after: 3, recover_after: 3, operation_timeout_ms: 5000, probe_interval_ms: 250, journal_path: './data/onceonly-journal.db' }),
+      .prefault({}),
     violations: z
       .strictObject({
         window_seconds: positiveInt.default(300),
@@ -149,14 +149,14 @@ export const configSchema = z
      * repeat_interval (4 h by default), so their TTL is longer than incidents':
      * keep it above repeat_interval, or a re-send after expiry opens a second ticket.
      */
-    alertmanager: z.strictObject({ ttl_seconds: positiveInt.default(86_400) }).default({ ttl_seconds: 86_400 }),
+    alertmanager: z.strictObject({ ttl_seconds: positiveInt.default(86_400) }).prefault({}),
     events: z
       .strictObject({
         retention_seconds: positiveInt.default(86400),
         stale_after_seconds: positiveInt.default(300),
         retention,
       })
-      .default({ retention_seconds: 86400, stale_after_seconds: 300, retention: 'ttl' }),
+      .prefault({}),
     /**
      * Capped, jittered exponential backoff: retry i (from 0) waits min(max_delay_ms, base_delay_ms · 2^i) · (1 + U[0, 0.25)).
      * The defaults ride out an hour-long outage of a destination (a maintenance window): 23 retries wait
@@ -167,12 +167,12 @@ export const configSchema = z
         max_retries: z.number().int().nonnegative().default(23),
         base_delay_ms: positiveInt.default(500),
         max_delay_ms: positiveInt.default(240_000),
-        /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms) */
+        /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms). Read at start. */
         lease_ms: positiveInt.default(60_000),
         /** how long a dead letter is kept for a person to see and retry; then the sweep deletes it */
         dead_letter_retention_days: positiveInt.default(14),
       })
-      .default({ max_retries: 23, base_delay_ms: 500, max_delay_ms: 240_000, lease_ms: 60_000, dead_letter_retention_days: 14 })
+      .prefault({})
       .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
     /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
     adapters: adaptersConfig,
@@ -203,7 +203,7 @@ export const configSchema = z
      * names a tenant or a heartbeat. `tenant_labels: true` labels the heartbeat
      * gauges by tenant and heartbeat (put /metrics behind the network's own rule then).
      */
-    metrics: z.strictObject({ tenant_labels: z.boolean().default(false) }).default({ tenant_labels: false }),
+    metrics: z.strictObject({ tenant_labels: z.boolean().default(false) }).prefault({}),
     /**
      * Bounds on what a tenant's input may cost every replica (docs/security.md, "Bounds").
      * A regex's cost is the estimated size of the program RE2 compiles it to: compiling
@@ -257,7 +257,7 @@ export const configSchema = z
         message: 'headers_timeout_ms must not be longer than request_timeout_ms',
         path: ['headers_timeout_ms'],
       })
-      .default({ headers_timeout_ms: 10_000, request_timeout_ms: 60_000 }),
+      .prefault({}),
   })
   .superRefine((c, ctx) => {
     // A lease shorter than a call would let a second worker deliver while the first still waits.

@@ -122,7 +122,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     });
     this.mutedTotal = new Counter({
       name: 'onceonly_deliveries_muted_total',
-      help: 'Deliveries a mute started to hold, by what muted them (silence).',
+      help: 'Deliveries a mute or hold started to hold, by what held them (silence, maintenance, inhibition, auto_pause, flapping, group_wait).',
       labelNames: ['by'],
       registers: [this.registry],
     });

@@ -3,7 +3,7 @@ import { after, before } from 'node:test';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { tempDir } from './tmp.js';
-import { evenSlotRanges } from '../../src/store/redis/slots.js';
+import { evenSlotRanges } from './slots.js';
 
 /** A free TCP port on loopback (bound, read, released). */
 export async function freePort(): Promise<number> {

@@ -1,7 +1,7 @@
 // needs: redis
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evenSlotRanges, hashSlot, shardsPerMaster } from '../../src/store/redis/slots.js';
+import { evenSlotRanges, hashSlot, shardsPerMaster } from '../helpers/slots.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis.js';
 
 let cluster: RedisCluster;

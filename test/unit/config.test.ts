@@ -217,6 +217,24 @@ test('reload swaps the whole config at once, and a bad file leaves the old one i
   }
 });
 
+test('a reload that changes a field read only at start says so, until the value in force is the started one again', () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir.path, 'c.yaml');
+    writeFileSync(path, 'delivery: { lease_ms: 60000 }');
+    const holder = ConfigHolder.fromFile(path);
+    assert.deepEqual(holder.restartPending, []);
+    writeFileSync(path, 'delivery: { lease_ms: 90000 }\nlimits: { body_bytes: 1048576 }\nincidents: { ttl_seconds: 60 }\nhttp: { request_timeout_ms: 30000 }');
+    holder.reload();
+    assert.deepEqual(holder.restartPending, ['delivery.lease_ms', 'limits.body_bytes', 'http'], 'the TTL acts at once; these need a restart');
+    writeFileSync(path, 'delivery: { lease_ms: 60000 }\nincidents: { ttl_seconds: 60 }');
+    holder.reload();
+    assert.deepEqual(holder.restartPending, [], 'back to the values the server started with');
+  } finally {
+    dir.remove();
+  }
+});
+
 // In a fresh process that imports nothing but the library entry: this file imports the adapters itself (for the
 // config tests above), so a check made here would pass even if the entry registered none.
 test('the library entry alone registers every adapter type: a config naming all six parses through openDeduplicator', () => {

@@ -147,9 +147,6 @@ export interface DeliveryStore {
   sweepDeadLetters(retentionMs: number): Promise<number>;
 }
 
-/** How long a dead letter is kept when the config does not say: long enough to be seen after a holiday. */
-export const DEFAULT_DEAD_LETTER_RETENTION_MS = 14 * 86_400_000;
-
 /**
  * The requeue predicate: a delivery has failed (and so a re-fire of its key
  * puts it back in the queue, due now, with a fresh budget) once it has a

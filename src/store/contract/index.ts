@@ -77,20 +77,5 @@ export interface SharedStore extends DedupStore {
   readonly incidents: SharedIncidentStore;
 }
 
-/** The facets a store is made of, by name: what the decorators iterate over. */
-export type FacetName =
-  | 'incidents'
-  | 'devices'
-  | 'windows'
-  | 'deliveries'
-  | 'queries'
-  | 'requests'
-  | 'silences'
-  | 'inhibitors'
-  | 'tickets'
-  | 'heartbeats'
-  | 'flaps'
-  | 'groups';
-
 /** Rows a sweep deletes per table per pass: small enough that no pass holds a lock for long. */
 export const SWEEP_BATCH = 1000;

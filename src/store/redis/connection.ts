@@ -13,7 +13,7 @@ export interface RedisConnection {
   ping(): Promise<void>;
   /** A PING on a connection of its own (single Redis), so it does not wait behind this replica's queued commands; absent: ping. */
   probe?(): Promise<void>;
-  /** Keys matching `match`, SCANned on every master, up to about `max` of them. */
+  /** Keys matching `match`, SCANned on every master, up to about `max` of them: for the group sweep and the shard move, never a tenant's listing. */
   scan(match: string, max: number): Promise<string[]>;
   close(): Promise<void>;
   /** Raw command on the node that holds `key` (tests and benchmarks). */

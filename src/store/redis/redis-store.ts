@@ -28,7 +28,8 @@ export interface RedisStoreOptions {
 /**
  * Shared store for active-active replicas. Every operation is ONE Lua script,
  * one round trip, on the server's clock; TTLs are Redis's own PX expiries, so
- * nothing needs sweeping. The facets share one connection.
+ * nothing needs sweeping. The facets share one connection; health probes
+ * have one of their own (connection.ts).
  */
 export class RedisStore implements SharedStore {
   readonly kind: string;
