@@ -1,4 +1,5 @@
-import { ErrorReply } from '@redis/client';
+import { pgFaultOf, sqlstateOf } from './postgres/errors.js';
+import { isRedisReply, redisFaultOf } from './redis/errors.js';
 
 /** The errors a store raises beyond its data's own, and how a shared store's failures are told apart. */
 
@@ -40,18 +41,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Redis replies that say the server cannot serve anyone right now, and will
- * again by itself: loading its data, a replica or a failover, a cluster
- * without its slots, a script running past its limit, no room for a client.
- */
-const REDIS_UNREACHABLE = /^(LOADING|READONLY|CLUSTERDOWN|MASTERDOWN|TRYAGAIN|BUSY|NOREPLICAS|ERR max number of clients)\b/;
-/** Redis replies that say it is full: it takes no more writes until memory (or the disk it saves to) is freed. */
-const REDIS_FULL = /^(OOM|MISCONF)\b/;
-/** SQLSTATEs of a lost or refused connection: class 08, the server shutting down or starting (57P01-57P04), too many connections. */
-const PG_UNREACHABLE = /^(08...|57P0[1-4]|53300)$/;
-/** Out of disk or memory: 53100, 53200. (53300, too many connections, is the store's door, not its room.) */
-const PG_FULL = /^53[12]00$/;
 /** Node's own errors of a socket that could not connect or was cut. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -73,23 +62,6 @@ const SOCKET_CODES = new Set([
  * which is the same as not at all. Never a reason to talk to it in the clear.
  */
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH$)/;
-/** The Redis client's errors of a connection it does not have (offline, closed, timed out, no node to ask). */
-const REDIS_CLIENT = new Set([
-  'ConnectionTimeoutError',
-  'SocketTimeoutError',
-  'ClientClosedError',
-  'ClientOfflineError',
-  'DisconnectsClientError',
-  'SocketClosedUnexpectedlyError',
-  'RootNodesUnavailableError',
-  'ReconnectStrategyError',
-]);
-/** The Postgres client's messages for a connection that ended or never came (they carry no SQLSTATE). */
-const PG_CLIENT = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly)/;
-
-const sqlstateOf = (e: { code?: unknown; severity?: unknown }) =>
-  typeof e.code === 'string' && typeof e.severity === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : null;
-
 export type StoreFault = 'transport' | 'full' | 'refused';
 
 /**
@@ -103,13 +75,11 @@ export function storeFaultOf(err: unknown): StoreFault {
   if (err instanceof StoreUnavailableError || err instanceof StoreTimeoutError) return 'transport';
   if (err instanceof StoreRefusedError) return err.full ? 'full' : 'refused';
   if (!(err instanceof Error)) return 'refused';
-  const e = err as Error & { code?: unknown; severity?: unknown };
-  const state = sqlstateOf(e);
-  if (state !== null) return PG_UNREACHABLE.test(state) ? 'transport' : PG_FULL.test(state) ? 'full' : 'refused';
-  if (err instanceof ErrorReply) return REDIS_UNREACHABLE.test(e.message) ? 'transport' : REDIS_FULL.test(e.message) ? 'full' : 'refused';
-  if (REDIS_CLIENT.has(e.constructor.name) || REDIS_CLIENT.has(e.name)) return 'transport';
-  if (typeof e.code === 'string' && (SOCKET_CODES.has(e.code) || TLS_CODES.test(e.code))) return 'transport';
-  if (PG_CLIENT.test(e.message)) return 'transport';
+  // Each driver's own errors are read by its backend (redis/errors.ts, postgres/errors.ts).
+  const driver = pgFaultOf(err) ?? redisFaultOf(err);
+  if (driver) return driver;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || TLS_CODES.test(code))) return 'transport';
   return 'refused';
 }
 
@@ -120,7 +90,7 @@ export function isTransportFault(err: unknown): boolean {
 
 /** Whether the error is a reply of a store server (so its first line may be shown to the caller). */
 function isStoreReply(err: unknown): err is Error {
-  return err instanceof ErrorReply || (err instanceof Error && sqlstateOf(err as { code?: unknown; severity?: unknown }) !== null);
+  return isRedisReply(err) || (err instanceof Error && sqlstateOf(err as { code?: unknown; severity?: unknown }) !== null);
 }
 
 /**
