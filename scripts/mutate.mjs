@@ -154,6 +154,14 @@ const FAULTS = [
     tests: ['test/unit/layers.test.ts'],
   },
   {
+    name: "a member's group written with a raw SET, past the layout guard",
+    file: 'src/store/redis/redis-groups.ts',
+    find: "    await this.conn.evalScript(scripts.groupRemember, [this.k.groupKeys.member(tenant, member)], [groupKey ?? '']);\n",
+    replace: "    const k = this.k.groupKeys.member(tenant, member);\n    await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);\n",
+    tests: ['test/integration/redis-migrate-shards.test.ts'],
+    pattern: 'raw commands',
+  },
+  {
     name: 'the SQLite lease walks a delivery line in text order (no line index)',
     file: 'src/store/sqlite/migrations/014_delivery_line_index.sql',
     find: "CREATE INDEX IF NOT EXISTS deliveries_line ON deliveries (kind, tenant, key, adapter, CAST(substr(id, 1, instr(id, '.') - 1) AS INTEGER));",

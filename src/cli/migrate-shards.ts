@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { redisConnection } from '../store/redis/connection.js';
 import { MAX_SHARDS } from '../config/redis.js';
-import { migrateShards } from '../store/redis/reshard.js';
+import { migrateShards, ShardMoveRefusedError } from '../store/redis/reshard.js';
 import { shown } from '../store/open.js';
 
 const shardCount = (v: string) => {
@@ -39,10 +39,9 @@ export function migrateShardsCommand(program: Command): void {
           process.stdout.write(`moved from ${m.from} to ${m.to} shards: ${kinds || 'no records'}; ${m.copied} keys copied, ${m.removed} old copies removed\n`);
         }
       } catch (err) {
-        const message = (err as Error).message.replace(/^ERR /, '');
-        process.stderr.write(`onceonly migrate-shards: ${message}\n`);
+        process.stderr.write(`onceonly migrate-shards: ${(err as Error).message.replace(/^ERR /, '')}\n`);
         // A refusal (going down, another migration running) is a bad request; anything else a failure to finish (run it again).
-        process.exitCode = /only adds shards|is running/.test(message) ? 2 : 1;
+        process.exitCode = err instanceof ShardMoveRefusedError ? 2 : 1;
       } finally {
         await conn.close();
       }

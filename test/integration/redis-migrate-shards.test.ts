@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { incidentKey } from '../../src/core/identity.js';
 import type { Delivery, IncidentClaim } from '../../src/store/contract/index.js';
 import { redisConnection } from '../../src/store/redis/connection.js';
-import { LAYOUT_KEY, MIGRATING_KEY } from '../../src/store/redis/keys.js';
+import { keyLayout, LAYOUT_KEY, MIGRATING_KEY, movedKey } from '../../src/store/redis/keys.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { migrateShards } from '../../src/store/redis/reshard.js';
 import { scripts } from '../../src/store/redis/scripts.js';
@@ -110,6 +110,34 @@ test('a replica on the old count meets a frozen shard and moves on its own; one 
     }
   } finally {
     await Promise.all([old.close(), fresh.close(), tool.close()]);
+  }
+});
+
+// Planted fault it catches: a member's group or a kept answer written with a raw command, past the layout guard.
+test("the writes once made by raw commands (a member's group, a kept answer) are refused on a frozen shard and made on the new count", async () => {
+  redis.single.cli('FLUSHALL');
+  const [a, b] = [store(redis.single.url, 4), store(redis.single.url, 4)];
+  const fresh = store(redis.single.url, 7);
+  const tool = redisConnection(redis.single.url);
+  const [four, seven] = [keyLayout(4), keyLayout(7)];
+  try {
+    await a.init();
+    await b.init();
+    assert.equal((await b.requests.begin('default', 'idem-1', 'h1', 60_000, 100)).state, 'new');
+    // The migration's first steps: the new count recorded, every old shard frozen.
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
+    for (let shard = 0; shard < 4; shard++) redis.single.cli('SET', movedKey(shard, 4), '7');
+    await a.groups.remember('default', 'dedup:m1', 'group:g1');
+    assert.equal(a.layout.shards, 7, 'the replica on 4 was refused and moved');
+    assert.equal(redis.single.cli('EXISTS', four.groupKeys.member('default', 'dedup:m1')), '0', 'nothing written where the others no longer look');
+    assert.equal(redis.single.cli('GET', seven.groupKeys.member('default', 'dedup:m1')), 'group:g1');
+    const answer = { status: 200, contentType: 'application/json', body: '{"ok":true}' };
+    await b.requests.finish('default', 'idem-1', 'h1', { whole: answer, digest: answer }, 60_000, 1_000_000);
+    assert.equal(b.layout.shards, 7, 'the other replica on 4 was refused and moved');
+    const replay = await fresh.requests.begin('default', 'idem-1', 'h1', 60_000, 100);
+    assert.deepEqual(replay, { state: 'done', bodyHash: 'h1', answer }, 'the answer is kept in the new layout');
+  } finally {
+    await Promise.all([a.close(), b.close(), fresh.close(), tool.close()]);
   }
 });
 

@@ -52,8 +52,7 @@ export class RedisGroups implements GroupStore {
 
   async remember(tenant: string, member: string, groupKey: string | null) {
     this.migration.unmoved(await this.adoptMember(tenant, member));
-    const k = this.k.groupKeys.member(tenant, member);
-    await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);
+    await this.conn.evalScript(scripts.groupRemember, [this.k.groupKeys.member(tenant, member)], [groupKey ?? '']);
   }
 
   async list(limit: number) {

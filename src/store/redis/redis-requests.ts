@@ -46,7 +46,7 @@ export class RedisRequests implements RequestStore {
     return { state: 'done', bodyHash: r.h, answer: { status: r.s, contentType: r.c ?? 'application/json', body: r.b ?? '' } };
   }
 
-  /** The tenant's bound chooses the form, then one SET … PX: the answer replaces the in-flight record. */
+  /** The tenant's bound chooses the form, then one guarded SET … PX (request-keep.lua): the answer replaces the in-flight record. */
   async finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number): Promise<'whole' | 'digest'> {
     this.migration.unmoved(await this.adopt(tenant, key));
     const kept =
@@ -63,9 +63,8 @@ export class RedisRequests implements RequestStore {
         ? 'whole'
         : 'digest';
     const a = answer[kept];
-    const k = this.k.requestKey(tenant, key);
     const held: Held = { h: bodyHash, s: a.status, c: a.contentType, b: a.body };
-    await this.conn.send(k, ['SET', k, JSON.stringify(held), 'PX', String(keepMs)]);
+    await this.conn.evalScript(scripts.requestKeep, [this.k.requestKey(tenant, key)], [JSON.stringify(held), keepMs]);
     return kept;
   }
 

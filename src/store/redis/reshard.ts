@@ -94,6 +94,24 @@ export function recordOf(l: KeyLayout, key: string): { kind: string; id: string;
 /** Records adopted at once. */
 const CONCURRENCY = 32;
 
+/** Why a shard move was refused before it changed anything: its code, from the script's reply. */
+export class ShardMoveRefusedError extends Error {
+  constructor(
+    readonly code: 'migration_running' | 'shards_only_grow',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ShardMoveRefusedError';
+  }
+
+  /** The refusal a layout-move reply carries (its first word is the code), or null for any other error. */
+  static from(err: unknown): ShardMoveRefusedError | null {
+    const m = err instanceof Error ? /^(OOMIGRATING|OOSHRINK) (.*)$/s.exec(err.message) : null;
+    if (!m) return null;
+    return new ShardMoveRefusedError(m[1] === 'OOMIGRATING' ? 'migration_running' : 'shards_only_grow', m[2]!);
+  }
+}
+
 /**
  * Moves the keys of a Redis to more shards while replicas keep serving:
  * records the new count (the old one beside it), freezes every old shard
@@ -103,7 +121,9 @@ const CONCURRENCY = 32;
  * the old copies, and ends the migration. Run again, it resumes.
  */
 export async function migrateShards(conn: RedisConnection, to: number, progress: (line: string) => void = () => {}): Promise<ShardMove> {
-  const [fromText, state] = (await conn.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [to, to])) as [string, ShardMove['state']];
+  const [fromText, state] = (await conn.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [to, to]).catch((err: unknown) => {
+    throw ShardMoveRefusedError.from(err) ?? err;
+  })) as [string, ShardMove['state']];
   const from = Number(fromText);
   const move: ShardMove = { from, to, state, records: {}, copied: 0, removed: 0 };
   if (state === 'recorded' || state === 'same') return move;

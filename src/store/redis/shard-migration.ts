@@ -108,11 +108,25 @@ export class ShardMigration {
   }
 }
 
-/** What a frozen shard answers (OOMOVED and the count to move to), made here for a call that must be made again on `count`. */
-export const movedError = (count: number) => new Error(`OOMOVED ${count}`);
+/** A call made on a shard count the keys have moved from: it is made again on `count`. */
+export class ShardsMovedError extends Error {
+  readonly code = 'shards_moved';
+  constructor(readonly count: number) {
+    super(`OOMOVED ${count}`);
+    this.name = 'ShardsMovedError';
+  }
+}
 
-/** The error a frozen shard answers a caller on its old count with, and the count to move to. */
+/** What a frozen shard answers, made here for a call that must be made again on `count`. */
+export const movedError = (count: number) => new ShardsMovedError(count);
+
+/**
+ * The count to move to, from our own error or from a script's reply: a frozen
+ * shard answers OOMOVED and the count (lua/lib/layout.lua), the reply's first
+ * word its code as in Redis's own MOVED.
+ */
 export function movedTarget(err: unknown): number | null {
+  if (err instanceof ShardsMovedError) return err.count;
   const m = err instanceof Error ? /^OOMOVED (\d+)/.exec(err.message) : null;
   return m ? Number(m[1]) : null;
 }
