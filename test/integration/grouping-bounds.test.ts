@@ -6,6 +6,24 @@ import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 import { groupKeyOf, MEMBERS_SENT } from '../../src/engine/groups.js';
 
+type Server = Awaited<ReturnType<typeof inProcessServer>>;
+
+/** The group's create, held for its 30 s wait, let out by the clock; resolves once it was delivered and the worker caught up. */
+async function releaseCreate(s: Server, delivered: () => boolean) {
+  await until(
+    async () => ((await s.store.deliveries.backlog()).held >= 1 ? true : null),
+    10_000,
+    () => 'the group create was not held',
+  );
+  s.clock.advance(31_000);
+  await until(
+    () => delivered() || null,
+    10_000,
+    () => 'no group create',
+  );
+  await caughtUp(s);
+}
+
 /**
  * A group's delivery carries a bounded member list: its count, the first
  * MEMBERS_SENT members, and the member that changed. Each change used to
@@ -31,18 +49,7 @@ test(`a group of ${MEMBERS_SENT + 50} sends ${MEMBERS_SENT} members, their count
       () => 'the group never had all its members',
     );
     const grouped = () => hook.requests.filter((r) => r.path === '/groups' && r.body.key === gk);
-    await until(
-      async () => ((await s.store.deliveries.backlog()).held >= 1 ? true : null),
-      10_000,
-      () => 'the group create was not held',
-    );
-    s.clock.advance(31_000);
-    await until(
-      () => grouped().length > 0 || null,
-      10_000,
-      () => 'no group create',
-    );
-    await caughtUp(s);
+    await releaseCreate(s, () => grouped().length > 0);
     const created = grouped()[0]!.body;
     assert.equal(created.action, 'create');
     assert.equal(created.data.members.length, MEMBERS_SENT);
@@ -81,18 +88,7 @@ for (const store of ['memory', 'sqlite'] as const)
       const gk = groupKeyOf(['rc-queue']);
       const grouped = () => hook.requests.filter((r) => r.path === '/groups' && r.body.key === gk);
       assert.equal((await s.post('/v1/incidents', member(0))).status, 200);
-      await until(
-        async () => ((await s.store.deliveries.backlog()).held >= 1 ? true : null),
-        10_000,
-        () => 'the group create was not held',
-      );
-      s.clock.advance(31_000);
-      await until(
-        () => grouped().some((r) => r.body.action === 'create') || null,
-        10_000,
-        () => 'no group create',
-      );
-      await caughtUp(s);
+      await releaseCreate(s, () => grouped().some((r) => r.body.action === 'create'));
       // The destination fails: the first update waits for its retry, and 40 more joins queue behind it.
       hook.faults = () => ({ status: 503 });
       const joins = 41;
