@@ -135,7 +135,7 @@ const FAULTS = [
   {
     name: 'a hung Postgres probe makes every later probe wait behind it',
     file: 'src/store/postgres/probe-connection.ts',
-    find: '    if (this.open && [...this.open.pending].some((p) => p.at <= now - this.stuckMs)) this.open.drop();\n',
+    find: '    if (this.open && [...this.open.pending].some((p) => p.at <= now - this.stuckMs)) void this.open.drop();\n',
     replace: '',
     tests: ['test/integration/postgres-probe.test.ts'],
   },

@@ -9,7 +9,8 @@ interface Open {
   ready: Promise<unknown>;
   /** rejects when the connection is dropped, so nothing waits on it for ever */
   dropped: Promise<never>;
-  drop: () => void;
+  /** ends the connection (once); resolves when it has ended */
+  drop: () => Promise<void>;
   /** the checks still waiting on this connection, each with when it began */
   pending: Set<{ at: number }>;
 }
@@ -33,6 +34,7 @@ interface Open {
  */
 export class ProbeConnection {
   private open: Open | null = null;
+  private closed = false;
   private readonly Client: typeof pg.Client;
 
   constructor(
@@ -45,8 +47,9 @@ export class ProbeConnection {
   }
 
   async check(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError('the probe connection is closed');
     const now = performance.now();
-    if (this.open && [...this.open.pending].some((p) => p.at <= now - this.stuckMs)) this.open.drop();
+    if (this.open && [...this.open.pending].some((p) => p.at <= now - this.stuckMs)) void this.open.drop();
     const conn = this.open ?? this.connect();
     const mine = { at: now };
     conn.pending.add(mine);
@@ -54,7 +57,7 @@ export class ProbeConnection {
       await Promise.race([conn.ready, conn.dropped]);
       await Promise.race([conn.client.query('SELECT 1'), conn.dropped]);
     } catch (err) {
-      conn.drop();
+      void conn.drop();
       throw err;
     } finally {
       conn.pending.delete(mine);
@@ -62,12 +65,8 @@ export class ProbeConnection {
   }
 
   async close(): Promise<void> {
-    const conn = this.open;
-    this.open = null;
-    if (conn) {
-      conn.drop();
-      await conn.client.end().catch(() => {});
-    }
+    this.closed = true;
+    await this.open?.drop();
   }
 
   private connect(): Open {
@@ -75,23 +74,23 @@ export class ProbeConnection {
     let reject: (err: Error) => void = () => {};
     const dropped = new Promise<never>((_, r) => (reject = r));
     dropped.catch(() => {});
-    let gone = false;
+    let ended: Promise<void> | null = null;
     const conn: Open = {
       client,
       ready: client.connect(),
       dropped,
       pending: new Set(),
       drop: () => {
-        if (gone) return;
-        gone = true;
+        if (ended) return ended;
         if (this.open === conn) this.open = null;
         reject(new StoreUnavailableError('Postgres did not answer the probe connection; it was closed for a fresh one'));
-        client.end().catch(() => {});
+        ended = client.end().catch(() => {});
+        return ended;
       },
     };
     conn.ready.catch(() => {});
     // A connection that dies while idle says so here; the next probe opens a fresh one.
-    client.on('error', () => conn.drop());
+    client.on('error', () => void conn.drop());
     this.open = conn;
     return conn;
   }
