@@ -128,8 +128,8 @@ const FAULTS = [
   {
     name: "Postgres probes wait in the pool's queue",
     file: 'src/store/postgres/pg-store.ts',
-    find: '    if (this.probe) await this.probe.check();\n    else await this.pool.query',
-    replace: '    await this.pool.query',
+    find: '    if (this.probe) await this.probe.check();\n    else await this.ping();',
+    replace: '    await this.ping();',
     tests: ['test/integration/postgres-probe.test.ts'],
   },
   {
@@ -142,8 +142,8 @@ const FAULTS = [
   {
     name: "a group's queued updates sent one by one, not folded into the last",
     file: 'src/delivery/worker.ts',
-    find: "    } else if (d.entry.kind === 'group' && d.entry.action === 'update') {",
-    replace: "    } else if (d.entry.kind === 'group' && d.entry.action === 'never') {",
+    find: "(d.entry.kind === 'group' && d.entry.action === 'update')",
+    replace: "(d.entry.kind === 'group' && d.entry.action === 'never')",
     tests: ['test/integration/grouping-bounds.test.ts'],
   },
   {

@@ -160,16 +160,13 @@ export class DeliveryWorker {
     let out = d;
     // A marked delivery is a flapping key's settled state: folded first, so that it carries the
     // key's last state and what queued behind it goes with it (it may not have been held itself).
-    if (d.held || mark) {
+    // A group's updates that queued up behind a slow or failing destination go out as one,
+    // carrying the last: each says the whole group's state, so the older ones say nothing the
+    // last does not. A close behind them goes next instead (superseded).
+    const released = Boolean(d.held || mark);
+    if (released || (d.entry.kind === 'group' && d.entry.action === 'update')) {
       const r = await this.o.store.fold(d, null);
-      this.observer.released?.(d, r.kind);
-      if (r.kind !== 'ready') return null;
-      out = r.delivery;
-    } else if (d.entry.kind === 'group' && d.entry.action === 'update') {
-      // A group's updates that queued up behind a slow or failing destination go out as one,
-      // carrying the last: each says the whole group's state, so the older ones say nothing
-      // the last does not. A close behind them goes next instead (superseded).
-      const r = await this.o.store.fold(d, null);
+      if (released) this.observer.released?.(d, r.kind);
       if (r.kind !== 'ready') return null;
       out = r.delivery;
     }

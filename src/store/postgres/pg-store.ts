@@ -100,7 +100,7 @@ export class PgStore implements SharedStore {
 
   async probeHealth() {
     if (this.probe) await this.probe.check();
-    else await this.pool.query('SELECT 1');
+    else await this.ping();
   }
 
   async close() {
