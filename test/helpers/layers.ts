@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import ts from 'typescript';
+import { filesUnder } from './files.js';
 
 /**
  * The layer order of src/ (docs/architecture.md, "Layers"): a folder may
@@ -65,16 +66,7 @@ export function breach({ from, to }: Import): string | null {
 
 /** Every relative import (type-only, re-exports and dynamic ones included) of every .ts file under `src`. */
 export function importsOf(src: string): Import[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.ts')) files.push(path);
-    }
-  };
-  walk(src);
-  return files.flatMap((file) =>
+  return filesUnder(src, '.ts').flatMap((file) =>
     ts
       .preProcessFile(readFileSync(file, 'utf8'), true, true)
       .importedFiles.filter((f) => f.fileName.startsWith('.'))

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { filesUnder } from '../helpers/files.js';
 
 /**
  * `npm test -- <subset>` installs and starts only what the chosen files
@@ -20,11 +21,6 @@ const IMPLIES: Array<[RegExp, string]> = [
 ];
 
 const root = new URL('../', import.meta.url).pathname;
-const walk = (dir: string): string[] =>
-  readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.test.ts') ? [p] : [];
-  });
 
 /**
  * A test file's own text and that of every file under test/ it imports,
@@ -46,7 +42,7 @@ const declaredNeeds = (text: string) => new Set([...text.matchAll(/^\/\/ needs: 
 
 test('every test file declares in `// needs:` the system parts its helpers use, through the helpers they import', () => {
   const missing: string[] = [];
-  for (const file of walk(root).filter((f) => !f.endsWith('test-needs.test.ts'))) {
+  for (const file of filesUnder(root, '.test.ts').filter((f) => !f.endsWith('test-needs.test.ts'))) {
     const declared = declaredNeeds(readFileSync(file, 'utf8'));
     const text = textWithImports(file);
     for (const [uses, need] of IMPLIES) if (uses.test(text) && !declared.has(need)) missing.push(`${file.slice(root.length)}: ${need}`);
@@ -64,7 +60,7 @@ test('the guard sees a need that comes through a helper', () => {
 });
 
 test('`npm test -- unit` needs nothing but npm: no unit test declares a system part', () => {
-  const needing = walk(join(root, 'unit'))
+  const needing = filesUnder(join(root, 'unit'), '.test.ts')
     .map((f) => [f.slice(root.length), [...declaredNeeds(readFileSync(f, 'utf8'))]] as const)
     .filter(([, needs]) => needs.length > 0);
   assert.deepEqual(needing, []);

@@ -1,0 +1,8 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Every file under `dir` (at any depth) whose name ends with `suffix`, as a path joined to `dir`. */
+export const filesUnder = (dir: string, suffix: string): string[] =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith(suffix))
+    .map((name) => join(dir, name));
