@@ -152,6 +152,20 @@ describe('each alert of an Alertmanager post counts against the tenant', () => {
     const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { authorization: `Bearer ${T}` } });
     assert.equal(JSON.parse(list.body).incidents.length, 8);
   });
+
+  // Planted fault it catches: the alerts validated before they are charged (validation work past the rate).
+  test('a post of 8 invalid alerts takes 8 tokens too; past them, invalid alerts are 429 before they are validated', async () => {
+    s.clock.advance(20_000);
+    const post = (payload: object) => s.app.inject({ method: 'POST', url: '/v1/alertmanager', headers: { authorization: `Bearer ${T}` }, payload });
+    const bad = { ...am(8), alerts: am(8).alerts.map((a) => ({ ...a, startsAt: 'not a time' })) };
+    const first = await post(bad);
+    assert.equal(first.statusCode, 400, first.body);
+    const second = await post(bad);
+    assert.equal(second.statusCode, 429, `the bucket was spent by the invalid post: ${second.body}`);
+    s.clock.advance(20_000);
+    const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { authorization: `Bearer ${T}` } });
+    assert.equal(JSON.parse(list.body).incidents.length, 8, 'the invalid posts decided nothing');
+  });
 });
 
 // Planted fault it catches: the route's bound fixed at 1,000 instead of limits.alerts_per_post.

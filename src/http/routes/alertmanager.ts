@@ -35,9 +35,10 @@ export function alertmanagerRoutes(app: FastifyInstance, alerts: AlertmanagerIng
       const most = config().limits.alerts_per_post;
       if (n > most)
         throw new ApiError('payload_too_large', `at most ${most} alerts per post (this one has ${n}): lower max_alerts in the receiver, or split the batch`);
-      const payload = parseAlertmanager(req.body);
-      // Each alert is a decision: each costs the tenant one token, checked before any is decided.
+      // Each alert is a decision: each costs the tenant one token, taken before the alerts are
+      // validated, so that posts of bad alerts cost validation work only at the tenant's rate.
       chargeItems(req, config(), limiter, n);
+      const payload = parseAlertmanager(req.body);
       const outcomes = await alerts.apply(payload, req.tenant, { requestId: req.id });
       return { status: 'success', alerts: outcomes };
     },
