@@ -63,7 +63,7 @@ export async function guardSection(log: (s: string) => void): Promise<Section> {
   return {
     title: 'The layout guard',
     body: [
-      `Every Lua script starts with the layout guard, which takes the caller's shard count off its arguments and looks up whether the first key's shard was frozen by a migration (one GET of a key that is almost never there). Its cost on the decision script: decide-incident.lua by redis-benchmark (${CALLS.toLocaleString('en-US')} calls, 50 connections, pipelined 16, 100,000 keys), with and without the guard, ${ROUNDS} alternating rounds, Redis µs per call from \`INFO commandstats\`, median.`,
+      `Every Lua script starts with the layout guard, which takes the caller's shard count off its arguments and looks up whether the first key's shard was frozen by a shard move (one GET of a key that is almost never there). Its cost on the decision script: decide-incident.lua by redis-benchmark (${CALLS.toLocaleString('en-US')} calls, 50 connections, pipelined 16, 100,000 keys), with and without the guard, ${ROUNDS} alternating rounds, Redis µs per call from \`INFO commandstats\`, median.`,
       table(
         ['script', 'µs per call (median)', 'rounds'],
         [

@@ -40,7 +40,7 @@ export function migrateShardsCommand(program: Command): void {
         }
       } catch (err) {
         process.stderr.write(`onceonly migrate-shards: ${(err as Error).message.replace(/^ERR /, '')}\n`);
-        // A refusal (going down, another migration running) is a bad request; anything else a failure to finish (run it again).
+        // A refusal (going down, another shard move running) is a bad request; anything else a failure to finish (run it again).
         process.exitCode = err instanceof ShardMoveRefusedError ? 2 : 1;
       } finally {
         await conn.close();

@@ -50,6 +50,10 @@ const storePart = (path: string) => {
 };
 
 /** Why an import breaks the layers, or null when it keeps them. */
+/** A Redis facet (each store facet's file), and the files of the shard move that only the layout seam and the store use. */
+const REDIS_FACET = /^store\/redis\/redis-(?!store\.ts$)[a-z-]+\.ts$/;
+const SHARD_MOVE = /^store\/redis\/(adopter|reshard)\.ts$/;
+
 export function breach({ from, to }: Import): string | null {
   const [a, b] = [rank(from), rank(to)];
   if (a.i < 0) return `${from}: its folder ${a.top} has no place in the layer order`;
@@ -60,6 +64,7 @@ export function breach({ from, to }: Import): string | null {
     if (pa !== pb && BACKENDS.includes(pa) && BACKENDS.includes(pb)) return `${from} imports ${to}: one store backend uses another's file`;
     if (pa === 'contract' && pb !== 'contract') return `${from} imports ${to}: the contract knows no backend`;
     if (pb === 'sql' && !SQL_USERS.has(pa)) return `${from} imports ${to}: only the SQL backends use sql/`;
+    if (REDIS_FACET.test(from) && SHARD_MOVE.test(to)) return `${from} imports ${to}: a Redis facet reaches its keys through the layout seam only`;
   }
   return null;
 }

@@ -141,6 +141,36 @@ test("the writes once made by raw commands (a member's group, a kept answer) are
   }
 });
 
+// Planted fault it catches: a ticket's longer life set with a raw GETEX, or a raw write let through the seam.
+test("a ticket's longer life is a guarded write too, and the seam refuses any raw write before Redis sees it", async () => {
+  redis.single.cli('FLUSHALL');
+  const a = store(redis.single.url, 4);
+  const tool = redisConnection(redis.single.url);
+  const owner = { adapter: 'snow', tenant: 'default', kind: 'incident' as const, key: 'dedup:t1' };
+  const seven = keyLayout(7);
+  try {
+    await a.init();
+    assert.equal(await a.tickets.claim(owner, 'INC001', 60_000), 'INC001');
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
+    for (let shard = 0; shard < 4; shard++) redis.single.cli('SET', movedKey(shard, 4), '7');
+    assert.equal(await a.tickets.find(owner, 3_600_000), 'INC001');
+    assert.equal(a.layout.shards, 7, 'the replica on 4 was refused and moved');
+    const kept = seven.ticketKey(owner.adapter, owner.tenant, owner.kind, owner.key);
+    assert.ok(Number(redis.single.cli('PTTL', kept)) > 60_000, 'the longer life was set where the new count keeps the ticket');
+    for (const command of [
+      ['SET', kept, 'INC999'],
+      ['getex', kept, 'PX', '1'],
+      ['DEL', kept],
+    ]) {
+      await assert.rejects(a.seam.conn.send(kept, command), (err: Error & { code?: string }) => err.code === 'unguarded_write', command.join(' '));
+    }
+    assert.equal(redis.single.cli('GET', kept), 'INC001', 'nothing written');
+    assert.ok(Number(redis.single.cli('PTTL', kept)) > 60_000, 'nor its life changed');
+  } finally {
+    await Promise.all([a.close(), tool.close()]);
+  }
+});
+
 test('a record adopted and then closed in the new layout is never adopted again from its old copy', async () => {
   redis.single.cli('FLUSHALL');
   const old = store(redis.single.url, 4);
@@ -371,7 +401,7 @@ test('onceonly migrate-shards: moves and says what it moved; refuses going down,
     await Promise.all(Array.from({ length: 30 }, (_, k) => s.incidents.decide(claim(k))));
     const before = redis.single.cli('DBSIZE');
     for (const [args, message] of [
-      [['--to', '2'], /laid out in 4 shards; a migration only adds shards/],
+      [['--to', '2'], /laid out in 4 shards; a shard move only adds shards/],
       [['--to', '0'], /--to must be a whole number from 1 to 16384/],
       [['--to', 'many'], /--to must be a whole number/],
     ] as const) {

@@ -38,7 +38,10 @@ export const adoptSets = {
       [l.resolutionKey(tenant, key), 'd'],
       ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),
     ],
-    index: { kind: 'lv', member: l0.liveIndex(tenant, key).member },
+    // A getter: the member is a hash, needed only while the count changes (most calls never read it).
+    get index() {
+      return { kind: 'lv' as const, member: l0.liveIndex(tenant, key).member };
+    },
     listed: { kinds: ['ti'], tenant, member: key },
   }),
   window: (tenant: string, key: string): AdoptSet => ({
@@ -49,7 +52,9 @@ export const adoptSets = {
       const k = l.deviceKeys(tenant, device, '', 0);
       return [[k.device, 'd'], [k.boots, 'd'], ...counters(k.outbox, 'event', tenant, device, ['notify'])];
     },
-    index: { kind: 'f', member: l0.deviceKeys(tenant, device, '', 0).member },
+    get index() {
+      return { kind: 'f' as const, member: l0.deviceKeys(tenant, device, '', 0).member };
+    },
     listed: { kinds: ['tf'], tenant, member: device },
   }),
   /** An event's seen-marker is its own set: a repeat of an event the old layout applied stays a duplicate. */

@@ -30,6 +30,7 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
  *   {oo:S}:dl                   dead letters (zset M → when it died)
  *   {oo:S}:h                    deliveries a mute holds now (set of M)
  *   {oo:S}:kf:LPB(kind,tenant,key)        the key's failing deliveries (set of M)
+ *   {oo:S}:ko:LPB(adapter,kind,tenant,key) the key's unsettled deliveries to one adapter, in order (zset of M)
  *   {oo:S}:n:LPB(kind,tenant,key,action)  the key's n counter for Idempotency-Key
  *   {oo:S}:rq:LPB(tenant,key)             a producer's Idempotency-Key and its answer
  *   {oo:S}:tk:LPB(adapter,tenant,kind,key) the ticket id an adapter's receiver gave the key
@@ -51,7 +52,7 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
  *   {oo:inh}:s:LPB(tenant,source)       the groups a source is in (set)
  *
  * The layout: {oo:layout}:shards, the shard count the keys are written with;
- * {oo:layout}:from, while a migration runs, the count they are moving from;
+ * {oo:layout}:from, while a shard move runs, the count they are moving from;
  * {oo:S}:mv:N, in each shard S of an old count N: the count its keys moved to
  * (a caller on N is refused there); {oo:S}:ad:KEY, beside a key of the new
  * layout: that key was adopted from the old layout (never adopt it twice).
@@ -122,13 +123,17 @@ export function deliveryKeys(shard: number) {
   };
 }
 
+/** A key's unsettled deliveries to one adapter in shard S, oldest first (written by fan-out.lua). */
+export const orderKey = (shard: number, adapter: string, kind: string, tenant: string, key: string) =>
+  `{oo:${shard}}:ko:${lpBytes(adapter, kind, tenant, key)}`;
+
 /**
  * Every key whose place depends on the shard count, for a store with
  * `shards` shards. The facets of one store share one layout.
  */
 export function keyLayout(shards: number = DEFAULT_SHARDS) {
   checkShardCount(shards);
-  // The count can change while the store runs: a migration to more shards
+  // The count can change while the store runs: a move to more shards
   // (docs/scaling.md) moves every replica to the new count when it first
   // meets a shard frozen for it. Every key below is computed from `n` at call time.
   let n = shards;
@@ -139,7 +144,7 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
     get shards() {
       return n;
     },
-    /** While a migration runs: the layout the keys were written in before, to adopt them from. */
+    /** While a shard move runs: the layout the keys were written in before, to adopt them from. */
     get previous(): KeyLayout | null {
       return previous;
     },
@@ -149,7 +154,7 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
       previous = from === to ? null : keyLayout(from);
       n = to;
     },
-    /** The migration is over: every record was adopted, nothing is read from the old layout any more. */
+    /** The move is over: every record was adopted, nothing is read from the old layout any more. */
     settled() {
       previous = null;
     },
@@ -227,7 +232,7 @@ export const shardTagOf = (key: string) => /^\{oo:\d+\}/.exec(key)?.[0] ?? '';
 /** Beside a key of the new layout: it was adopted from the old one, so the old copy is never adopted again. */
 export const adoptedKey = (key: string) => key.replace(/^(\{oo:\d+\}):/, '$1:ad:');
 
-/** While a migration runs: the count the keys are moving from (beside LAYOUT_KEY, in its slot). */
+/** While a shard move runs: the count the keys are moving from (beside LAYOUT_KEY, in its slot). */
 export const MIGRATING_KEY = '{oo:layout}:from';
 
 /** The shard count the keys in this Redis were written with (one slot: `{oo:layout}`). */

@@ -11,10 +11,10 @@ import {
   type Settlement,
 } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { type KeyLayout, lpBytes } from './keys.js';
+import type { KeyLayout } from './keys.js';
 import { fieldMap, outboxEntryOf } from './fields.js';
 import { scripts } from './scripts.js';
-import type { ShardMigration } from './shard-migration.js';
+import type { LayoutSeam } from './layout-seam.js';
 
 /** A public id is `S:member`: the shard, then streamId.adapter (`@group`: onceonly's own group step, a name no config can give). */
 function parseId(id: string, shards: number): { shard: number; member: string } | null {
@@ -42,7 +42,7 @@ function toDelivery(shard: number, member: string, flat: string[]): Delivery {
   };
 }
 
-/** How soon a delivery waiting for its key's deliveries in the old shard (a migration) is looked at again. */
+/** How soon a delivery waiting for its key's deliveries in its old shard (layout-seam.ts) is looked at again. */
 const ORDER_RECHECK_MS = 1000;
 
 /**
@@ -53,15 +53,16 @@ const ORDER_RECHECK_MS = 1000;
 export class RedisDeliveries implements DeliveryStore {
   private keys: ReturnType<KeyLayout['allDeliveryKeys']>;
 
-  constructor(
-    private readonly conn: RedisConnection,
-    private readonly layout: KeyLayout,
-    private readonly migration: ShardMigration,
-  ) {
-    this.keys = layout.allDeliveryKeys();
+  private readonly conn: RedisConnection;
+  private readonly layout: KeyLayout;
+
+  constructor(private readonly l: LayoutSeam) {
+    this.conn = l.conn;
+    this.layout = l.keys;
+    this.keys = this.layout.allDeliveryKeys();
   }
 
-  /** Every shard's delivery keys, for the count in force: a migration adds shards while the worker runs. */
+  /** Every shard's delivery keys, for the count in force: it can grow while the worker runs. */
   private get shards() {
     if (this.keys.length !== this.layout.shards) this.keys = this.layout.allDeliveryKeys();
     return this.keys;
@@ -86,32 +87,17 @@ export class RedisDeliveries implements DeliveryStore {
       ),
     );
     const due = replies.flat();
-    if (!this.layout.previous) return due;
-    // A replica that only delivers learns here, too, that the migration is over.
-    await this.migration.settleIfOver();
-    if (!this.layout.previous) return due;
-    // While the shard count changes, a key that moved may still have deliveries in its old shard
-    // (retrying there): its new ones wait for them, held and looked at again, so they keep their order.
-    const waits = await Promise.all(due.map((d) => this.behindOldShard(d)));
+    // A key whose shard changed may still have deliveries in its old one (retrying there): its new
+    // ones wait for them, held and looked at again, so they keep their order.
+    const waiting = this.l.waitsForOldShards(due, (d) => parseId(d.id, this.layout.shards)?.shard ?? null);
+    if (!waiting) return due;
+    const waits = await waiting;
     const out: Delivery[] = [];
     for (const [i, d] of due.entries()) {
       if (!waits[i]) out.push(d);
       else await this.fold(d, ORDER_RECHECK_MS);
     }
     return out;
-  }
-
-  /** Whether a delivery's key has unsettled deliveries to the same adapter in the shard it had before a migration. */
-  private async behindOldShard(d: Delivery): Promise<boolean> {
-    const previous = this.layout.previous;
-    const id = parseId(d.id, this.layout.shards);
-    if (!previous || !id) return false;
-    const e = d.entry;
-    // The shard a key's outbox entries go to: a device's is its own (keys.ts deviceKeys).
-    const old = previous.shardOf(e.tenant, e.kind === 'event' ? `\u0001${e.key}` : e.key);
-    if (old === id.shard) return false;
-    const order = `{oo:${old}}:ko:${lpBytes(d.adapter, e.kind, e.tenant, e.key)}`;
-    return Number(await this.conn.send(order, ['ZCARD', order])) > 0;
   }
 
   async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {

@@ -18,7 +18,7 @@ import type { RedisConnection } from './connection.js';
 import type { KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
-import { movedError, type ShardMigration } from './shard-migration.js';
+import type { LayoutSeam } from './layout-seam.js';
 
 /** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
 export const outboxArgs = (tenant: string, key: string, p: OutboxPayload | undefined) =>
@@ -37,7 +37,7 @@ type DecideReply = [string, number, number, number, number, string, number];
 
 interface Pending {
   claim: IncidentClaim;
-  /** the shard count its record was adopted for (a migration): its keys are computed on this count or not at all */
+  /** the shard count its record was pinned on (layout-seam.ts): its keys are built on this count or not at all */
   count: number;
   resolve: (r: IncidentDecisionResult) => void;
   reject: (err: unknown) => void;
@@ -75,14 +75,18 @@ function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: number): O
 
 /** Incidents on Redis: every operation is ONE Lua script, one round trip, on the server's clock; TTLs are Redis's own PX expiries. */
 export class RedisIncidents implements SharedIncidentStore {
+  private readonly conn: RedisConnection;
+  private readonly k: KeyLayout;
+
   constructor(
-    private readonly conn: RedisConnection,
-    private readonly k: KeyLayout,
-    private readonly migration: ShardMigration,
+    private readonly l: LayoutSeam,
     private readonly graceMs = DEFAULT_EXPIRED_GRACE_MS,
     /** On a cluster a group is one shard's claims: a script's keys must share a slot. */
     private readonly cluster = false,
-  ) {}
+  ) {
+    this.conn = l.conn;
+    this.k = l.keys;
+  }
 
   /** Claims waiting for the end of this turn of the event loop. */
   private pending: Pending[] = [];
@@ -95,8 +99,7 @@ export class RedisIncidents implements SharedIncidentStore {
    * (its keys share a slot); on a single server it is everything pending.
    */
   async decide(claim: IncidentClaim): Promise<IncidentDecisionResult> {
-    const count = this.k.shards;
-    if (this.k.previous) await this.adopt(claim.tenant, claim.key);
+    const count = await this.l.pin(adoptSets.incident(this.k, claim.tenant, claim.key));
     return new Promise((resolve, reject) => {
       this.pending.push({ claim, count, resolve, reject });
       if (this.pending.length === 1) setImmediate(this.flush);
@@ -109,16 +112,11 @@ export class RedisIncidents implements SharedIncidentStore {
     const groups = new Map<string, Prepared[]>();
     for (const p of all) {
       let prepared: Prepared;
-      // The count moved (a migration) after this claim's record was adopted, or not adopted: decided on
-      // the new count now, it could miss a record still in the old layout. Made again (followMoves).
-      if (p.count !== this.k.shards) {
-        p.reject(movedError(this.k.shards));
-        continue;
-      }
       try {
-        prepared = { p, ...decideArgs(this.k, p.claim, this.graceMs) };
+        // On the count its record was pinned on: a count that moved since makes the claim again (layout-seam.ts).
+        prepared = { p, ...this.l.on(p.count, (k) => decideArgs(k, p.claim, this.graceMs)) };
       } catch (err) {
-        // Its payload cannot be written (JSON.stringify refused it): that claim fails alone.
+        // That, or its payload cannot be written (JSON.stringify refused it): that claim fails alone.
         p.reject(err);
         continue;
       }
@@ -193,44 +191,44 @@ export class RedisIncidents implements SharedIncidentStore {
     };
   }
 
-  /** While the shard count changes: the key's record, markers and delivery counters, from the old layout once. */
-  private adopt(tenant: string, key: string) {
-    return this.migration.ready(adoptSets.incident(this.k, tenant, key));
+  /** The layout the key's record is in now (its record, markers and delivery counters are one record). */
+  private at(tenant: string, key: string) {
+    return this.l.at(adoptSets.incident(this.k, tenant, key), (k) => k);
   }
 
   async get(tenant: string, key: string) {
-    this.migration.unmoved(await this.adopt(tenant, key));
-    const reply = (await this.conn.evalScript(scripts.getIncident, [this.k.incidentRecordKey(tenant, key)], [])) as [number, string] | null;
+    const k = await this.at(tenant, key);
+    const reply = (await this.conn.evalScript(scripts.getIncident, [k.incidentRecordKey(tenant, key)], [])) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {
-    this.migration.unmoved(await this.adopt(tenant, key));
-    const live = this.k.liveIndex(tenant, key);
+    const k = await this.at(tenant, key);
+    const live = k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
-      [this.k.incidentRecordKey(tenant, key), this.k.outboxKeyFor(tenant, key), this.k.resolutionKey(tenant, key), live.key],
+      [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.resolutionKey(tenant, key), live.key],
       [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member],
     )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
   async acknowledge(tenant: string, key: string) {
-    this.migration.unmoved(await this.adopt(tenant, key));
+    const k = await this.at(tenant, key);
     return (await this.conn.evalScript(
       scripts.acknowledgeIncident,
-      [this.k.incidentRecordKey(tenant, key), this.k.outboxKeyFor(tenant, key), this.k.ackMarkerKey(tenant, key)],
+      [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.ackMarkerKey(tenant, key)],
       [tenant, key, ACK_MEMORY_MS],
     )) as AckOutcome;
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
-    this.migration.unmoved(await this.adopt(rec.tenant, rec.key));
-    const live = this.k.liveIndex(rec.tenant, rec.key);
+    const k = await this.at(rec.tenant, rec.key);
+    const live = k.liveIndex(rec.tenant, rec.key);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
-      [this.k.incidentRecordKey(rec.tenant, rec.key), this.k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
+      [k.incidentRecordKey(rec.tenant, rec.key), k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
       [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS, live.member],
     )) as ReconcileOutcome;
   }

@@ -21,7 +21,7 @@ export class RedisQueries implements QueryStore {
    * From the tenant's own listing indexes (lua/lib/listing.lua), one short
    * script per shard: never a SCAN of the keyspace, so another tenant's
    * data costs this listing nothing. The most recent keys of every shard are
-   * merged (a key met in two shards during a shard migration counts once),
+   * merged (a key met in two shards while the shard count changes counts once),
    * and each is read as `get` reads it, so a key that expired since is left out.
    */
   async listIncidents(tenant: string, limit: number) {
@@ -61,8 +61,8 @@ export class RedisQueries implements QueryStore {
    * From indexes, oldest observation first, never a SCAN: a tenant's own
    * device index (`{oo:S}:tf:<tenant>`, kept by apply-event.lua), or without
    * a tenant every shard's freshness index. Each device is then read as the
-   * current layout keeps it, so one met in two shards during a shard
-   * migration counts once, at its latest state.
+   * current layout keeps it, so one met in two shards while the shard
+   * count changes counts once, at its latest state.
    */
   async listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]> {
     const idx = this.k.allShards('f').map((f) => (tenant === null ? f : `${f.slice(0, -':f'.length)}:tf:${lp(tenant)}`));

@@ -1,9 +1,9 @@
 import { answerBytes, type KeptAnswer, REQUEST_MEMORY_MS, type RequestBegin, type RequestStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
-import { type KeyLayout, lpBytes, requestQuotaKeys } from './keys.js';
+import { lpBytes, requestQuotaKeys } from './keys.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
-import type { ShardMigration } from './shard-migration.js';
+import type { LayoutSeam } from './layout-seam.js';
 
 /** A request record: the body hash, and the answer once there is one. */
 interface Held {
@@ -24,22 +24,22 @@ const QUOTA_TTL_MS = REQUEST_MEMORY_MS + 3_600_000;
  * the two leaves a key counted until its lease ends; never the other way.
  */
 export class RedisRequests implements RequestStore {
-  constructor(
-    private readonly conn: RedisConnection,
-    private readonly k: KeyLayout,
-    private readonly migration: ShardMigration,
-  ) {}
+  private readonly conn: RedisConnection;
 
-  private adopt(tenant: string, key: string) {
-    return this.migration.ready(adoptSets.request(tenant, key));
+  constructor(private readonly l: LayoutSeam) {
+    this.conn = l.conn;
+  }
+
+  private keyOf(tenant: string, key: string) {
+    return this.l.at(adoptSets.request(tenant, key), (k) => k.requestKey(tenant, key));
   }
 
   /** The tenant's bound counts the key (or says it is full), then GET, and SET … PX when absent, in one script. */
   async begin(tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number): Promise<RequestBegin> {
-    this.migration.unmoved(await this.adopt(tenant, key));
+    const record = await this.keyOf(tenant, key);
     const counted = await this.conn.evalScript(scripts.requestReserve, requestQuotaKeys(tenant), [lpBytes(key), leaseMs, maxKeys, QUOTA_TTL_MS]);
     if (Number(counted) !== 1) return { state: 'full' };
-    const held = await this.conn.evalScript(scripts.requestBegin, [this.k.requestKey(tenant, key)], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
+    const held = await this.conn.evalScript(scripts.requestBegin, [record], [JSON.stringify({ h: bodyHash } satisfies Held), leaseMs]);
     if (held === null || held === undefined) return { state: 'new' };
     const r = JSON.parse(String(held)) as Held;
     if (r.s === undefined) return { state: 'in_flight', bodyHash: r.h };
@@ -48,7 +48,7 @@ export class RedisRequests implements RequestStore {
 
   /** The tenant's bound chooses the form, then one guarded SET … PX (request-keep.lua): the answer replaces the in-flight record. */
   async finish(tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number): Promise<'whole' | 'digest'> {
-    this.migration.unmoved(await this.adopt(tenant, key));
+    const record = await this.keyOf(tenant, key);
     const kept =
       String(
         await this.conn.evalScript(scripts.requestSettle, requestQuotaKeys(tenant), [
@@ -64,13 +64,12 @@ export class RedisRequests implements RequestStore {
         : 'digest';
     const a = answer[kept];
     const held: Held = { h: bodyHash, s: a.status, c: a.contentType, b: a.body };
-    await this.conn.evalScript(scripts.requestKeep, [this.k.requestKey(tenant, key)], [JSON.stringify(held), keepMs]);
+    await this.conn.evalScript(scripts.requestKeep, [record], [JSON.stringify(held), keepMs]);
     return kept;
   }
 
   async abandon(tenant: string, key: string, bodyHash: string): Promise<void> {
-    this.migration.unmoved(await this.adopt(tenant, key));
-    const freed = await this.conn.evalScript(scripts.requestAbandon, [this.k.requestKey(tenant, key)], [bodyHash]);
+    const freed = await this.conn.evalScript(scripts.requestAbandon, [await this.keyOf(tenant, key)], [bodyHash]);
     if (Number(freed) === 1) await this.conn.evalScript(scripts.requestRelease, requestQuotaKeys(tenant), [lpBytes(key)]);
   }
 }

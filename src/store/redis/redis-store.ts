@@ -14,14 +14,13 @@ import { RedisFlaps } from './redis-flaps.js';
 import { RedisGroups } from './redis-groups.js';
 import { keyLayout, LAYOUT_KEY, type KeyLayout } from './keys.js';
 import { isTransportFault, withTimeout } from '../errors.js';
-import { followMoves } from './follow-moves.js';
-import { ShardMigration } from './shard-migration.js';
+import { LayoutSeam } from './layout-seam.js';
 
 export interface RedisStoreOptions {
   expiredGraceMs?: number;
   /** How many hash-tag shards the keys are spread over (`redis.shards`; part of the stored layout). */
   shards?: number;
-  /** The store moved to another shard count (a migration froze a shard it called). */
+  /** The store moved to another shard count (`migrate-shards` froze a shard it called). */
   onMoved?: (from: number, to: number) => void;
 }
 
@@ -46,7 +45,8 @@ export class RedisStore implements SharedStore {
   readonly flaps: RedisFlaps;
   readonly groups: RedisGroups;
   readonly layout: KeyLayout;
-  readonly migration: ShardMigration;
+  /** Where every record's keys are, and the guard on every write (layout-seam.ts). */
+  readonly seam: LayoutSeam;
 
   constructor(
     readonly conn: RedisConnection,
@@ -55,41 +55,28 @@ export class RedisStore implements SharedStore {
   ) {
     this.kind = kind;
     const k = (this.layout = keyLayout(options.shards));
-    // Every script is told the caller's shard count (lib/layout.lua), so a shard frozen by a migration refuses it.
-    const guarded: RedisConnection = {
-      evalScript: (script, keys, args) => conn.evalScript(script, keys, [...args, k.shards]),
-      ping: () => conn.ping(),
-      scan: (match, max) => conn.scan(match, max),
-      close: () => conn.close(),
-      send: (key, args) => conn.send(key, args),
-    };
-    const m = (this.migration = new ShardMigration(guarded, k));
-    const moving = <T extends object>(facet: T) =>
-      followMoves(facet, (to) => {
-        const from = k.shards;
-        m.movedTo(to);
-        if (from !== to) options.onMoved?.(from, to);
-      });
-    this.incidents = moving(new RedisIncidents(guarded, k, m, options.expiredGraceMs, kind === 'redis-cluster'));
-    const devices = new RedisDevices(guarded, k, m);
-    this.devices = moving(devices);
-    this.windows = moving(new RedisWindows(guarded, k, m));
-    this.deliveries = moving(new RedisDeliveries(guarded, k, m));
-    this.queries = moving(new RedisQueries(guarded, this.incidents, k, devices));
-    this.requests = moving(new RedisRequests(guarded, k, m));
-    this.silences = new RedisSilences(guarded);
-    this.inhibitors = new RedisInhibitors(guarded);
-    this.tickets = moving(new RedisTickets(guarded, k, m));
-    this.heartbeats = new RedisHeartbeats(guarded);
-    this.flaps = moving(new RedisFlaps(guarded, k, m));
-    this.groups = moving(new RedisGroups(guarded, k, m));
+    const seam = (this.seam = new LayoutSeam(conn, k, options.onMoved));
+    const follow = <T extends object>(facet: T) => seam.follow(facet);
+    this.incidents = follow(new RedisIncidents(seam, options.expiredGraceMs, kind === 'redis-cluster'));
+    const devices = new RedisDevices(seam);
+    this.devices = follow(devices);
+    this.windows = follow(new RedisWindows(seam));
+    this.deliveries = follow(new RedisDeliveries(seam));
+    this.queries = follow(new RedisQueries(seam.conn, this.incidents, k, devices));
+    this.requests = follow(new RedisRequests(seam));
+    this.silences = new RedisSilences(seam.conn);
+    this.inhibitors = new RedisInhibitors(seam.conn);
+    this.tickets = follow(new RedisTickets(seam));
+    this.heartbeats = new RedisHeartbeats(seam.conn);
+    this.flaps = follow(new RedisFlaps(seam));
+    this.groups = follow(new RedisGroups(seam));
   }
 
   /**
    * Records the shard count in Redis, or checks it against the one recorded:
    * two replicas on different counts would look for one key in two places and
    * both answer CREATE, so a replica configured differently refuses to start.
-   * While a migration runs (`onceonly migrate-shards`) the record is the new
+   * While a shard move runs (`onceonly migrate-shards`) the record is the new
    * count, and the replica learns the old one to adopt keys from.
    * A Redis that does not answer now is not waited for (the replica starts and
    * fails open, as it does whenever Redis is away); the next start checks.
@@ -99,7 +86,7 @@ export class RedisStore implements SharedStore {
     let held: unknown;
     try {
       held = await withTimeout(this.conn.send(LAYOUT_KEY, ['SET', LAYOUT_KEY, String(shards), 'NX', 'GET']), 2000);
-      if (held === null || held === undefined || Number(held) === shards) await withTimeout(this.migration.begin(), 2000);
+      if (held === null || held === undefined || Number(held) === shards) await withTimeout(this.seam.begin(), 2000);
     } catch (err) {
       if (isTransportFault(err)) return;
       throw err;

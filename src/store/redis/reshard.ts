@@ -8,7 +8,7 @@ import { scripts } from './scripts.js';
 export interface ShardMove {
   from: number;
   to: number;
-  /** started (or resumed) a migration; `recorded`: nothing was laid out yet; `same`: already at that count */
+  /** started (or resumed) a shard move; `recorded`: nothing was laid out yet; `same`: already at that count */
   state: 'started' | 'resumed' | 'recorded' | 'same';
   /** records looked at in the old layout, by kind */
   records: Record<string, number>;
@@ -86,7 +86,7 @@ export function recordOf(l: KeyLayout, key: string): { kind: string; id: string;
       return null;
     }
     default:
-      // Delivery state, journal-replay markers, indexes, markers of this migration: they stay.
+      // Delivery state, journal-replay markers, indexes, markers of this move: they stay.
       return null;
   }
 }
@@ -97,7 +97,7 @@ const CONCURRENCY = 32;
 /** Why a shard move was refused before it changed anything: its code, from the script's reply. */
 export class ShardMoveRefusedError extends Error {
   constructor(
-    readonly code: 'migration_running' | 'shards_only_grow',
+    readonly code: 'move_running' | 'shards_only_grow',
     message: string,
   ) {
     super(message);
@@ -108,7 +108,7 @@ export class ShardMoveRefusedError extends Error {
   static from(err: unknown): ShardMoveRefusedError | null {
     const m = err instanceof Error ? /^(OOMIGRATING|OOSHRINK) (.*)$/s.exec(err.message) : null;
     if (!m) return null;
-    return new ShardMoveRefusedError(m[1] === 'OOMIGRATING' ? 'migration_running' : 'shards_only_grow', m[2]!);
+    return new ShardMoveRefusedError(m[1] === 'OOMIGRATING' ? 'move_running' : 'shards_only_grow', m[2]!);
   }
 }
 
@@ -118,7 +118,7 @@ export class ShardMoveRefusedError extends Error {
  * (a replica still on the old count is answered OOMOVED there and moves to
  * the new count on its own), adopts every record the old layout holds into
  * the new one, exactly as a replica adopts a record it meets first, deletes
- * the old copies, and ends the migration. Run again, it resumes.
+ * the old copies, and ends the move. Run again, it resumes.
  */
 export async function migrateShards(conn: RedisConnection, to: number, progress: (line: string) => void = () => {}): Promise<ShardMove> {
   const [fromText, state] = (await conn.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [to, to]).catch((err: unknown) => {
@@ -151,7 +151,7 @@ export async function migrateShards(conn: RedisConnection, to: number, progress:
       const newKeys = r.set.keys(layout);
       const oldTag = shardTagOf(oldKeys[0]![0]);
       if (oldTag === shardTagOf(newKeys[0]![0])) continue;
-      const copied = await store.migration.adopt(r.set);
+      const copied = await store.seam.adoptNow(r.set);
       // Adopted (the marker in the new shard says so): the old copies are stale and go, with their index entries.
       const stale = oldKeys.filter(([, mode]) => mode === 'd').map(([k]) => k);
       const removed = Number(await conn.send(stale[0]!, ['DEL', ...stale]));

@@ -46,6 +46,7 @@ export const scripts = {
   requestSettle: load('request-settle', 'request-quota'),
   requestRelease: load('request-release', 'request-quota'),
   countLive: load('count-live'),
+  ticketFind: load('ticket-find'),
   ticketClaim: load('ticket-claim'),
   ticketForget: load('ticket-forget'),
   heartbeatEnroll: load('heartbeat-enroll'),

@@ -5,13 +5,14 @@ import { scripts } from './scripts.js';
 
 /** How long a marker outlives the old copy it stands for, and the least it lives at all. */
 export const MARKER_GRACE_MS = 10 * 60_000;
-/** How often a replica in a migration asks whether it is over. */
+/** How often a replica in a shard move asks whether it is over. */
 const SETTLE_CHECK_MS = 5000;
 /** Keys this replica knows were adopted; forgotten past this many (asking Redis again is only slower). */
 const KNOWN_MAX = 100_000;
 
 /**
- * A replica's side of a shard-count migration. While one runs, the layout
+ * A replica's side of a shard move (`onceonly migrate-shards`), used only by
+ * the layout seam (layout-seam.ts). While one runs, the layout
  * knows the count it moves from (`previous`), and every operation first
  * adopts its record from the old layout: a marker in the new shard says
  * whether that was done; if not, the old shard is frozen and read in one step
@@ -21,7 +22,7 @@ const KNOWN_MAX = 100_000;
  * adopters of one key race only inside adopt-write, which is atomic, so no
  * key is ever live in both layouts and no fault is created twice.
  */
-export class ShardMigration {
+export class Adopter {
   private readonly known = new Set<string>();
   private checkedAt = 0;
 
@@ -30,7 +31,7 @@ export class ShardMigration {
     private readonly layout: KeyLayout,
   ) {}
 
-  /** Adopts a record's keys from the old layout if a migration runs and they have not been; answers how many it copied. */
+  /** Adopts a record's keys from the old layout if a move runs and they have not been; answers how many it copied. */
   async adopt(set: AdoptSet): Promise<number> {
     const previous = this.layout.previous;
     if (!previous) return 0;
@@ -64,24 +65,6 @@ export class ShardMigration {
     return copied;
   }
 
-  /**
-   * Adopts `set` if a migration runs, and answers the shard count it was
-   * adopted for. The caller computes its keys right after, and first checks
-   * with `unmoved` that the count is still that one: a count that moved
-   * while it waited (another call met a frozen shard) has not had this
-   * record adopted, and the call is made again instead.
-   */
-  async ready(set: AdoptSet): Promise<number> {
-    const count = this.layout.shards;
-    await this.adopt(set);
-    return count;
-  }
-
-  /** Throws OOMOVED (the call is made again, followMoves) when the count is no longer the one `ready` answered. */
-  unmoved(count: number): void {
-    if (this.layout.shards !== count) throw movedError(this.layout.shards);
-  }
-
   /** Moves to the count a frozen shard named (its OOMOVED answer), keeping the old one to adopt from. */
   movedTo(to: number) {
     if (to === this.layout.shards) return;
@@ -90,14 +73,14 @@ export class ShardMigration {
     this.checkedAt = performance.now();
   }
 
-  /** Reads whether a migration runs (at start): the count the keys move from, recorded by `migrate-shards`. */
+  /** Reads whether a move runs (at start): the count the keys move from, recorded by `migrate-shards`. */
   async begin(): Promise<void> {
     const from = await this.conn.send(MIGRATING_KEY, ['GET', MIGRATING_KEY]);
     if (from !== null && from !== undefined && Number(from) !== this.layout.shards) this.layout.moveTo(this.layout.shards, Number(from));
     this.checkedAt = performance.now();
   }
 
-  /** `migrate-shards` removes the record when every old key was adopted; from then on the old layout is not read. */
+  /** `migrate-shards` removes its record when every old key was adopted; from then on the old layout is not read. */
   async settleIfOver() {
     if (performance.now() - this.checkedAt < SETTLE_CHECK_MS) return;
     this.checkedAt = performance.now();
