@@ -156,8 +156,8 @@ const FAULTS = [
   {
     name: "a member's group written with a raw SET, past the layout guard",
     file: 'src/store/redis/redis-groups.ts',
-    find: "    await this.conn.evalScript(scripts.groupRemember, [this.k.groupKeys.member(tenant, member)], [groupKey ?? '']);\n",
-    replace: "    const k = this.k.groupKeys.member(tenant, member);\n    await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);\n",
+    find: "    await this.conn.evalScript(scripts.groupRemember, [await this.memberKey(tenant, member)], [groupKey ?? '']);\n",
+    replace: "    const k = await this.memberKey(tenant, member);\n    await this.conn.send(k, groupKey ? ['SET', k, groupKey] : ['DEL', k]);\n",
     tests: ['test/integration/redis-migrate-shards.test.ts'],
     pattern: 'raw commands',
   },
@@ -214,6 +214,29 @@ const FAULTS = [
     replace: "redis.call('SET', KEYS[2], '1', 'PX', ARGV[7] * 10)",
     tests: ['test/integration/events-model.test.ts'],
     pattern: 'Redis',
+  },
+  {
+    name: 'a record kind the shard move forgets (flap lists)',
+    file: 'src/store/redis/reshard.ts',
+    find: "    case 'fl':\n      return of('flap', unLpBytes(rest), ([t, k]) => adoptSets.flap(t!, k!), 2);\n",
+    replace: '',
+    tests: ['test/unit/shard-move-kinds.test.ts'],
+  },
+  {
+    name: 'a raw write let through the Redis layout seam',
+    file: 'src/store/redis/layout-seam.ts',
+    find: '        if (!READS.has(command)) return Promise.reject(new UnguardedWriteError(command));\n',
+    replace: '',
+    tests: ['test/integration/redis-migrate-shards.test.ts'],
+    pattern: 'refuses any raw write',
+  },
+  {
+    name: "an Alertmanager post's alerts validated before they are charged to the rate limit",
+    file: 'src/http/routes/alertmanager.ts',
+    find: '      chargeItems(req, config(), limiter, n);\n      const payload = parseAlertmanager(req.body);\n',
+    replace: '      const payload = parseAlertmanager(req.body);\n      chargeItems(req, config(), limiter, n);\n',
+    tests: ['test/integration/http-limits.test.ts'],
+    pattern: 'invalid alerts',
   },
 ];
 

@@ -22,6 +22,9 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
  *   {oo:S}:s:DEV:BOOT:SEQ       an event's seen-marker (expires after the retention)
  *   {oo:S}:o                    the shard's outbox (stream): incidents, violations, transitions
  *   {oo:S}:f                    the shard's freshness index (device → observed_at)
+ *   {oo:S}:ti:LPB(tenant)       the tenant's incidents in the shard, by last arrival (its listing)
+ *   {oo:S}:tf:LPB(tenant)       the tenant's devices in the shard, by observation (its listing)
+ *   {oo:S}:tl                   the tenants that have such an index in the shard (the sweep's list)
  *
  * Delivery state (fanned out from the shard's outbox; M = streamId.adapter):
  *   {oo:S}:x:M                  one delivery (hash: the entry, n, retries, attempts, status, lease)
@@ -123,6 +126,9 @@ export function deliveryKeys(shard: number) {
   };
 }
 
+/** A tenant's listing index in the shard of `tag`: its incidents (`ti`, by last arrival) or its devices (`tf`, by observation). */
+export const tenantIndexKey = (tag: string, kind: 'ti' | 'tf', tenant: string) => `${tag}:${kind}:${lpBytes(tenant)}`;
+
 /** A key's unsettled deliveries to one adapter in shard S, oldest first (written by fan-out.lua). */
 export const orderKey = (shard: number, adapter: string, kind: string, tenant: string, key: string) =>
   `{oo:${shard}}:ko:${lpBytes(adapter, kind, tenant, key)}`;
@@ -188,6 +194,8 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
         freshness: `${t}:f`,
       };
     },
+    /** A tenant's own listing index of one kind in every shard (lua/lib/listing.lua, apply-event.lua write them). */
+    tenantIndexes: (kind: 'ti' | 'tf', tenant: string) => Array.from({ length: n }, (_, s) => tenantIndexKey(`{oo:${s}}`, kind, tenant)),
     /** One kind of per-shard key, for every shard. */
     allShards: (kind: 'o' | 'f' | 'lv' | 'ti' | 'tl') => Array.from({ length: n }, (_, s) => `{oo:${s}}:${kind}`),
     /** The delivery keys of every shard, by shard. */

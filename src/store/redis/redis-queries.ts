@@ -25,9 +25,8 @@ export class RedisQueries implements QueryStore {
    * and each is read as `get` reads it, so a key that expired since is left out.
    */
   async listIncidents(tenant: string, limit: number) {
-    const id = lp(tenant);
     const replies = (await Promise.all(
-      this.k.allShards('ti').map((key) => this.conn.evalScript(scripts.listIncidents, [`${key}:${id}`], [tenant, limit])),
+      this.k.tenantIndexes('ti', tenant).map((key) => this.conn.evalScript(scripts.listIncidents, [key], [tenant, limit])),
     )) as string[][];
     const latest = new Map<string, number>();
     for (const reply of replies) {
@@ -65,7 +64,7 @@ export class RedisQueries implements QueryStore {
    * count changes counts once, at its latest state.
    */
   async listDevices(tenant: string | null, limit: number): Promise<DeviceSummary[]> {
-    const idx = this.k.allShards('f').map((f) => (tenant === null ? f : `${f.slice(0, -':f'.length)}:tf:${lp(tenant)}`));
+    const idx = tenant === null ? this.k.allShards('f') : this.k.tenantIndexes('tf', tenant);
     const replies = (await Promise.all(idx.map((key) => this.conn.send(key, ['ZRANGE', key, '0', String(limit - 1)])))) as string[][];
     const ids = new Map<string, [string, string]>();
     for (const members of replies) {
