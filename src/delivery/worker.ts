@@ -1,11 +1,15 @@
 import { hostname } from 'node:os';
-import { labelsOf } from '../mute/labels.js';
-import type { Muted, MuteSource } from '../mute/mutes.js';
-import type { Hold, HoldSource } from '../mute/holds.js';
+import type { HoldKind, MuteKind } from '../mute/kinds.js';
+import type { MuteSource } from '../mute/mutes.js';
+import type { HoldSource } from '../mute/holds.js';
 import type { Delivery, DeliveryStore, FoldOutcome, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { deliveryIdentity } from './identity.js';
+import { DeliveryGate } from './gate/gate.js';
+import { foldStage } from './gate/fold-stage.js';
+import { holdStage } from './gate/hold-stage.js';
+import { muteStage } from './gate/mute-stage.js';
 
 export interface RetryPolicy extends BackoffPolicy {
   /** retries after the first attempt; then the delivery is a dead letter */
@@ -30,8 +34,8 @@ export interface DeliveryObserver {
   idle?(): void;
 }
 
-/** What held a delivery: a mute (silence, maintenance, inhibition) or a hold (auto-pause, flapping). */
-export type HeldBy = { by: Muted['by'] | Hold['by']; id: string };
+/** What held a delivery: a mute or a hold (mute/kinds.ts names them), and which one. */
+export type HeldBy = { by: MuteKind | HoldKind; id: string };
 
 /** How long a muted delivery is held before its mutes are looked at again. */
 export const MUTE_RECHECK_MS = 1000;
@@ -83,6 +87,8 @@ export class DeliveryWorker {
   private readonly inflight = new Set<Promise<void>>();
   private filling: Promise<Array<Promise<void>>> | null = null;
   private freed: (() => void) | null = null;
+  /** The stages a leased delivery passes before its adapter is called (gate/). */
+  private readonly gate: DeliveryGate;
 
   constructor(private readonly o: WorkerOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}`;
@@ -92,6 +98,13 @@ export class DeliveryWorker {
     this.idleMs = o.idleMs ?? 200;
     this.observer = o.observer ?? {};
     this.monotonic = o.monotonic ?? (() => performance.now());
+    const m = o.mutes;
+    // Mute, then hold, then fold: a hold's time needs the mutes' clock, so holds come only with mutes.
+    this.gate = new DeliveryGate([...(m ? [muteStage(m.source, m.now)] : []), ...(m && o.holds ? [holdStage(o.holds, m.now)] : []), foldStage()], {
+      store: o.store,
+      observer: this.observer,
+      recheckMs: m?.recheckMs ?? MUTE_RECHECK_MS,
+    });
   }
 
   /** One pass: fan out, lease, deliver, settle. Returns how many deliveries it handled. */
@@ -124,55 +137,6 @@ export class DeliveryWorker {
     });
   }
 
-  /**
-   * Mutes, looked at when the delivery is leased (so a silence made after the
-   * decision still holds it). A muted delivery is folded and held, neither
-   * sent nor counted as a retry; a held one nothing mutes any more is folded
-   * and released. A mute never holds a close: it is at the head of its line
-   * only once its create went out, and then it goes. Holds (auto-pause,
-   * flapping) are asked next, and hold until their own time; flapping holds
-   * closes too, and marks the state it finally lets out. Returns the delivery
-   * to make now, or null when there is none.
-   */
-  private async gate(d: Delivery): Promise<Delivery | null> {
-    const m = this.o.mutes;
-    if (m && d.entry.action !== 'close') {
-      const muted = await m.source.mutedBy(d.entry.tenant, labelsOf(d.entry), m.now(), d.entry.key);
-      if (muted) {
-        const r = await this.o.store.fold(d, m.recheckMs ?? MUTE_RECHECK_MS);
-        this.observer.held?.(d, muted, r.kind, d.held !== true);
-        return null;
-      }
-    }
-    let mark: Record<string, unknown> | null = null;
-    if (m && this.o.holds) {
-      const now = m.now();
-      const v = await this.o.holds.verdict(d, now);
-      if (v && 'hold' in v) {
-        // Looked at again when the hold ends, or sooner: a store on its own clock (Redis) and a
-        // hold's end moved by a new transition are both caught within a recheck.
-        const r = await this.o.store.fold(d, Math.max(1, Math.min(v.hold.until - now, m.recheckMs ?? MUTE_RECHECK_MS)));
-        this.observer.held?.(d, v.hold, r.kind, d.held !== true);
-        return null;
-      }
-      mark = v?.mark ?? null;
-    }
-    let out = d;
-    // A marked delivery is a flapping key's settled state: folded first, so that it carries the
-    // key's last state and what queued behind it goes with it (it may not have been held itself).
-    // A group's updates that queued up behind a slow or failing destination go out as one,
-    // carrying the last: each says the whole group's state, so the older ones say nothing the
-    // last does not. A close behind them goes next instead (superseded).
-    const released = Boolean(d.held || mark);
-    if (released || (d.entry.kind === 'group' && d.entry.action === 'update')) {
-      const r = await this.o.store.fold(d, null);
-      if (released) this.observer.released?.(d, r.kind);
-      if (r.kind !== 'ready') return null;
-      out = r.delivery;
-    }
-    return mark ? { ...out, entry: { ...out.entry, data: { ...out.entry.data, ...mark } } } : out;
-  }
-
   private async deliverOne(leased: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {
     const started = performance.now();
     let d = leased;
@@ -192,7 +156,7 @@ export class DeliveryWorker {
     // a grouped adapter's ticket) only when nothing mutes it any more, as it would reach any adapter.
     if (adapter) {
       try {
-        const open = await this.gate(d);
+        const open = await this.gate.pass(d);
         if (!open) return;
         d = open;
       } catch (err) {

@@ -1,4 +1,5 @@
 import type { Delivery } from '../store/contract/index.js';
+import type { HoldKind } from './kinds.js';
 
 /**
  * Holds are the noise controls that look at a key's own history rather than
@@ -8,7 +9,7 @@ import type { Delivery } from '../store/contract/index.js';
  * (folded, neither sent nor a dead letter), and are asked at lease time.
  */
 export interface Hold {
-  by: 'auto_pause' | 'flapping' | 'group_wait';
+  by: HoldKind;
   /** which rule: `auto_pause[i]`, `flapping`, or the group's key */
   id: string;
   /** ms: when the hold ends if nothing changes (the delivery is looked at again then, or sooner) */

@@ -1,8 +1,9 @@
 import type { Labels } from '../core/matcher.js';
+import type { MuteKind } from './kinds.js';
 
 /** Why a key is muted: which control, and which of them (a silence id, a window's name, the inhibiting key). */
 export interface Muted {
-  by: 'silence' | 'maintenance' | 'inhibition';
+  by: MuteKind;
   id: string;
 }
 

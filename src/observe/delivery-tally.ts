@@ -12,7 +12,7 @@ export type DeliveryTotals = Record<string, Record<string, number>>;
  */
 export class DeliveryTally {
   private readonly byTenant = new Map<string, DeliveryTotals>();
-  /** Holds started, per tenant and by what held them (silence, maintenance, inhibition, auto_pause, flapping, group_wait). */
+  /** Holds started, per tenant and by what held them (mute/kinds.ts: HELD_BY). */
   private readonly holdsByTenant = new Map<string, Record<string, number>>();
 
   /** A delivery that was not held before was held by `by`. */

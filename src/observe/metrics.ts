@@ -6,6 +6,7 @@ import type { Delivery, FoldOutcome } from '../store/contract/index.js';
 import type { DeliveryObserver, DeliveryOutcome, HeldBy } from '../delivery/worker.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HeartbeatStatus } from '../engine/heartbeats.js';
+import { HELD_BY } from '../mute/kinds.js';
 
 /**
  * One registry per server, injected (never prom-client's global one), so two
@@ -122,7 +123,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     });
     this.mutedTotal = new Counter({
       name: 'onceonly_deliveries_muted_total',
-      help: 'Deliveries a mute or hold started to hold, by what held them (silence, maintenance, inhibition, auto_pause, flapping, group_wait).',
+      help: `Deliveries a mute or hold started to hold, by what held them (${HELD_BY.join(', ')}).`,
       labelNames: ['by'],
       registers: [this.registry],
     });

@@ -41,7 +41,7 @@ export interface Snapshot {
     dead: number | null;
     /** Deliveries a mute holds now, across tenants: only without tenants, as `pending`. */
     held: number | null;
-    /** Holds this replica started for the tenant (all tenants without tenants), by what held them: silence, maintenance, inhibition, auto_pause, flapping, group_wait. */
+    /** Holds this replica started for the tenant (all tenants without tenants), by what held them (mute/kinds.ts: HELD_BY). */
     holds: Record<string, number>;
     lag_seconds: number | null;
   };

@@ -1,5 +1,6 @@
 import { DECISION_REASONS } from '../../core/decision.js';
 import { ERROR_CODES } from '../errors.js';
+import { MUTE_KINDS } from '../../mute/kinds.js';
 
 /** Response bodies shared by several routes, as JSON Schema. */
 
@@ -28,10 +29,7 @@ export const errorBody = {
 /** Whether a key's deliveries are muted now, and by what. */
 export const mutedBody = {
   description: 'null, or what holds the key\'s deliveries now: `{"by": "silence", "id": "<silence id>"}`; the decision is made and recorded all the same',
-  oneOf: [
-    { type: 'null' },
-    { type: 'object', required: ['by', 'id'], properties: { by: { type: 'string', enum: ['silence', 'maintenance', 'inhibition'] }, id: { type: 'string' } } },
-  ],
+  oneOf: [{ type: 'null' }, { type: 'object', required: ['by', 'id'], properties: { by: { type: 'string', enum: [...MUTE_KINDS] }, id: { type: 'string' } } }],
 };
 
 export const decisionBody = {
