@@ -72,6 +72,38 @@ export interface DedupStore {
   close(): Promise<void>;
 }
 
+/**
+ * The store's facets, listed once: the decorators (instrumentation,
+ * fail-open) wrap each facet by this list. A facet added to `DedupStore`
+ * and not here fails to compile (the check below names it).
+ */
+export const FACET_NAMES = [
+  'incidents',
+  'devices',
+  'windows',
+  'deliveries',
+  'queries',
+  'requests',
+  'silences',
+  'inhibitors',
+  'tickets',
+  'heartbeats',
+  'flaps',
+  'groups',
+] as const satisfies ReadonlyArray<keyof DedupStore>;
+
+export type FacetName = (typeof FACET_NAMES)[number];
+
+/** The facets of a store, by name. */
+export type Facets = Pick<DedupStore, FacetName>;
+
+/** Every member of DedupStore that is a facet (neither a method nor `kind`). */
+type FacetMembers = {
+  [K in keyof DedupStore]-?: K extends 'kind' ? never : NonNullable<DedupStore[K]> extends (...a: never[]) => unknown ? never : K;
+}[keyof DedupStore];
+/** Compiles only while FACET_NAMES lists every facet: otherwise its type is the missing names, and `true` is not one. */
+export const EVERY_FACET_LISTED: [Exclude<FacetMembers, FacetName>] extends [never] ? true : Exclude<FacetMembers, FacetName> = true;
+
 /** A store several replicas share (Redis, Postgres): its incidents can replay a fail-open journal. */
 export interface SharedStore extends DedupStore {
   readonly incidents: SharedIncidentStore;

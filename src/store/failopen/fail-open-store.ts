@@ -19,7 +19,9 @@ import type {
   ReconcileOutcome,
   SharedStore,
   WindowStore,
+  FacetName,
 } from '../contract/index.js';
+import { FACET_NAMES } from '../contract/index.js';
 import { isTransportFault, refusalOf, StoreTimeoutError, StoreUnavailableError } from '../errors.js';
 import { wrapFacet } from '../facet.js';
 import { FailOpenDeliveries } from './fail-open-deliveries.js';
@@ -105,17 +107,18 @@ export class FailOpenStore implements DedupStore {
   readonly stalls = new LoopStalls();
   private readonly batch: number;
   private readonly events: FailOpenEvents;
-  readonly incidents: IncidentStore;
-  readonly windows: WindowStore;
-  readonly devices: DeviceStore;
-  readonly queries: QueryStore;
-  readonly requests: RequestStore;
-  readonly silences: SilenceStore;
-  readonly inhibitors: InhibitorStore;
-  readonly tickets: TicketStore;
-  readonly heartbeats: HeartbeatStore;
-  readonly flaps: FlapStore;
-  readonly groups: GroupStore;
+  // Assigned by the FACET_NAMES loop in the constructor.
+  readonly incidents!: IncidentStore;
+  readonly windows!: WindowStore;
+  readonly devices!: DeviceStore;
+  readonly queries!: QueryStore;
+  readonly requests!: RequestStore;
+  readonly silences!: SilenceStore;
+  readonly inhibitors!: InhibitorStore;
+  readonly tickets!: TicketStore;
+  readonly heartbeats!: HeartbeatStore;
+  readonly flaps!: FlapStore;
+  readonly groups!: GroupStore;
   readonly deliveries: FailOpenDeliveries;
 
   constructor(
@@ -133,74 +136,64 @@ export class FailOpenStore implements DedupStore {
     this.probeMs = options.probeIntervalMs ?? 250;
     this.batch = options.batch ?? 500;
     this.events = options.events ?? {};
-    this.incidents = this.facet('incidents', inner.incidents, {
-      decide: async (claim: IncidentClaim) => {
-        this.inflightJournalWrites++;
-        try {
-          // A key this replica answered earlier in this outage (a flapping store) is a repeat, not a second CREATE.
-          await journal.restoreAnswered(claim.tenant, claim.key);
-          const result = await journal.incidents.decide(claim);
-          await journal.noteAnswered(claim, result.record);
-          return { ...result, provisional: true };
-        } finally {
-          this.inflightJournalWrites--;
-        }
+    // Each facet's operations that answer locally while the store is away; every other operation
+    // of every facet is shared-only (refused while degraded). Why each facet is as it is:
+    // - incidents: decided in the journal, provisionally, and replayed. A close or an
+    //   acknowledgement must reach the shared store, or a later arrival would be decided
+    //   against a record that should have changed: they are refused.
+    // - windows: a violation is an alarm, claimed in the journal like an incident. Not replayed
+    //   (they live one window): a re-fire inside the same window after the store returns may
+    //   alarm again.
+    // - requests: a producer's Idempotency-Key is held in the journal, so a retry to this replica
+    //   replays its answer. Not replayed to the shared store (they live a day): a retry through
+    //   another replica after the outage runs again, as without a key.
+    // - devices: an event is acknowledged only once applied in the shared store; while it is
+    //   away events answer 503 and the producer retries (a duplicate or applied then).
+    // - queries: lists and counts have no local answer.
+    // - silences: made by people; a new one is refused and replicas keep muting with what they loaded.
+    // - inhibitors: a target is not inhibited and a source is not recorded (a page too many,
+    //   never one lost).
+    // - tickets: the shared record of which ticket a receiver holds for a key; a local copy would
+    //   disagree with it after the outage. The adapter falls back to searching its receiver.
+    // - heartbeats: a ping is refused (503; the sender pings again); misses are looked for again
+    //   once the store is back.
+    // - flaps: a transition is not recorded (a flap counted short) and a history read is refused,
+    //   which the delivery worker takes as "not flapping" (a page too many, never one lost).
+    // - groups: a group's changes wait (the applier's delivery is retried) and are made once it is back.
+    // - deliveries: both sides at once (fail-open-deliveries.ts).
+    const local: { [F in FacetName]?: Record<string, Local> } = {
+      incidents: {
+        decide: async (claim: IncidentClaim) => {
+          this.inflightJournalWrites++;
+          try {
+            // A key this replica answered earlier in this outage (a flapping store) is a repeat, not a second CREATE.
+            await journal.restoreAnswered(claim.tenant, claim.key);
+            const result = await journal.incidents.decide(claim);
+            await journal.noteAnswered(claim, result.record);
+            return { ...result, provisional: true };
+          } finally {
+            this.inflightJournalWrites--;
+          }
+        },
+        get: async (tenant: string, key: string) => {
+          const kept = await journal.incidents.get(tenant, key);
+          if (kept) return kept;
+          throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
+        },
       },
-      get: async (tenant: string, key: string) => {
-        const local = await journal.incidents.get(tenant, key);
-        if (local) return local;
-        throw new StoreUnavailableError('the shared store is unreachable and this replica has no local record of the incident');
+      windows: {
+        claim: (tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) => journal.windows.claim(tenant, key, ttlMs, outbox),
       },
-      // A close or an acknowledgement must reach the shared store, or a later
-      // arrival would be decided against a record that should have changed:
-      // they are not listed, so they are refused while degraded.
-    });
-    // A violation is an alarm: like an incident it fails open, claimed in the
-    // local journal. These claims are not replayed (they live one window): a
-    // re-fire after the store returns, inside the same window, may alarm again.
-    this.windows = this.facet('windows', inner.windows, {
-      claim: (tenant: string, key: string, ttlMs: number, outbox?: OutboxPayload) => journal.windows.claim(tenant, key, ttlMs, outbox),
-    });
-    // Device events are not decided provisionally: an event is acknowledged
-    // only once applied in the shared store, so while it is unreachable they
-    // answer 503 and the producer retries (its retry is then a duplicate or applied).
-    this.devices = this.facet('devices', inner.devices, {});
-    // Lists and counts have no local answer.
-    this.queries = this.facet('queries', inner.queries, {});
-    // A producer's Idempotency-Key while the store is away is held in this
-    // replica's journal: a retry to this replica replays its answer. Keys are
-    // not replayed to the shared store (they live a day; a retry through
-    // another replica after the outage runs again, as without a key).
-    this.requests = this.facet('requests', inner.requests, {
-      begin: (tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number) =>
-        journal.requests.begin(tenant, key, bodyHash, leaseMs, maxKeys),
-      finish: (tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) =>
-        journal.requests.finish(tenant, key, bodyHash, answer, keepMs, maxBytes),
-      abandon: (tenant: string, key: string, bodyHash: string) => journal.requests.abandon(tenant, key, bodyHash),
-    });
-    // Silences are made by people; while the store is away a new one is
-    // refused (503) and the replicas keep muting with the silences they loaded.
-    this.silences = this.facet('silences', inner.silences, {});
-    // Inhibition reads and records live incidents; while the store is away a
-    // target is not inhibited (a page too many, never one lost) and a source
-    // is not recorded.
-    this.inhibitors = this.facet('inhibitors', inner.inhibitors, {});
-    // Ticket ids are the shared record of which ticket a receiver holds for a
-    // key: a local copy would disagree with it after the outage. While the
-    // store is away they are refused, and an adapter that keeps them falls
-    // back to searching its receiver, as it would for a key it never saw.
-    this.tickets = this.facet('tickets', inner.tickets, {});
-    // A heartbeat's last ping and claimed miss are one shared record: a ping
-    // while the store is away is refused (503; the sender pings again) and the
-    // replicas look for misses again once it is back.
-    this.heartbeats = this.facet('heartbeats', inner.heartbeats, {});
-    // Flap history is the shared record of a key's transitions: while the store is away a
-    // transition is not recorded (a flap counted short) and a history read is refused, which
-    // the delivery worker takes as "not flapping" (a page too many, never one lost).
-    this.flaps = this.facet('flaps', inner.flaps, {});
-    // A group is one shared record: while the store is away its changes wait (the applier's
-    // delivery is retried) and are made once it is back.
-    this.groups = this.facet('groups', inner.groups, {});
+      requests: {
+        begin: (tenant: string, key: string, bodyHash: string, leaseMs: number, maxKeys: number) =>
+          journal.requests.begin(tenant, key, bodyHash, leaseMs, maxKeys),
+        finish: (tenant: string, key: string, bodyHash: string, answer: KeptAnswer, keepMs: number, maxBytes: number) =>
+          journal.requests.finish(tenant, key, bodyHash, answer, keepMs, maxBytes),
+        abandon: (tenant: string, key: string, bodyHash: string) => journal.requests.abandon(tenant, key, bodyHash),
+      },
+    };
+    const self = this as unknown as Record<FacetName, unknown>;
+    for (const name of FACET_NAMES) if (name !== 'deliveries') self[name] = this.facet(name, inner[name] as object, local[name] ?? {});
     this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
     // Entries left by an earlier run (an outage, then a crash) are replayed first.
     if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
