@@ -3,6 +3,7 @@ import type { Logger } from '../observe/logger.js';
 import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { FailOpenEvents } from '../store/failopen/fail-open-store.js';
+import { isInternalAdapter } from '../delivery/adapter.js';
 
 /** Fail-open's state changes, as metrics and log lines. */
 export function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents {
@@ -38,7 +39,7 @@ export function deliveryObserver(metrics: Metrics, logger: Logger, tally: Delive
     settled(d, outcome, reason, detail) {
       metrics.settled(d, outcome, reason, detail);
       // onceonly's own group step is not a destination: the dashboard's adapter table leaves it out.
-      if (!d.adapter.startsWith('@')) tally.settled(d, outcome);
+      if (!isInternalAdapter(d.adapter)) tally.settled(d, outcome);
       const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
       else if (outcome === 'retried')

@@ -22,13 +22,22 @@ export type AdapterResult =
       retryAfterMs?: number;
     };
 
+/**
+ * onceonly's own steps run as deliveries (grouping), not destinations, are
+ * named with this prefix, which no configured adapter's name may carry. They
+ * pass the gate like any adapter; only the dashboard's adapter table leaves
+ * them out.
+ */
+export const INTERNAL_PREFIX = '@';
+
+/** Whether `name` is one of onceonly's own steps rather than a configured destination. */
+export const isInternalAdapter = (name: string) => name.startsWith(INTERNAL_PREFIX);
+
 export interface Adapter {
   readonly name: string;
   readonly type: string;
   /** How long one call may take: the worker starts no call it could not finish inside its lease. */
   readonly timeoutMs?: number;
-  /** onceonly's own step run as a delivery (grouping), not a destination: no mute or hold applies. */
-  readonly internal?: true;
   /** Whether this entry is for this adapter at all (its kinds, and for paging channels the decision table). */
   accepts(entry: OutboxEntry): boolean;
   /** Must upsert by the entry's key: a repeat of a delivery that already landed changes nothing. Never throws. */

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { SEVERITIES } from '../core/fingerprint.js';
 import { joinIdentity, sha256Hex } from '../core/identity.js';
 import type { OutboxAction, OutboxEntry } from '../core/outbox.js';
-import type { Adapter } from '../delivery/adapter.js';
+import { type Adapter, INTERNAL_PREFIX } from '../delivery/adapter.js';
 import { labelsOf } from '../mute/labels.js';
 import type { HoldSource, HoldVerdict } from '../mute/holds.js';
 import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
@@ -13,7 +13,7 @@ import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/c
 export const groupKeyOf = (values: readonly string[]) => `group:${sha256Hex(joinIdentity(values)).slice(0, 32)}`;
 
 /** The internal adapter that applies incident changes to their groups (never a destination). */
-export const GROUP_APPLIER = '@group';
+export const GROUP_APPLIER = `${INTERNAL_PREFIX}group`;
 
 /** The highest severity among the members (CRITICAL first). */
 export function groupSeverity(members: Record<string, string>): string {
@@ -65,7 +65,6 @@ export class GroupApplier {
     return {
       name: GROUP_APPLIER,
       type: 'group',
-      internal: true,
       accepts: (e) => e.kind === 'incident',
       deliver: async ({ entry }) => {
         try {

@@ -16,7 +16,7 @@ export interface RedisConnection {
   /** Keys matching `match`, SCANned on every master, up to about `max` of them: for the group sweep and the shard move, never a tenant's listing. */
   scan(match: string, max: number): Promise<string[]>;
   close(): Promise<void>;
-  /** Raw command on the node that holds `key` (tests and benchmarks). */
+  /** A raw command on the node that holds `key`: the facets' reads (the layout seam lets only reads through), the shard move's own writes, tests. */
   send(key: string, args: string[]): Promise<unknown>;
 }
 
