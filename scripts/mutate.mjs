@@ -238,6 +238,14 @@ const FAULTS = [
     tests: ['test/integration/http-limits.test.ts'],
     pattern: 'invalid alerts',
   },
+  {
+    name: "a routing tree's continue ignored (the first matching child always stops)",
+    file: 'src/core/route.ts',
+    find: '    if (taken.length > 0 && !child.continue) break;\n',
+    replace: '    if (taken.length > 0) break;\n',
+    tests: ['test/e2e/routes.test.ts'],
+    pattern: 'routes as written',
+  },
 ];
 
 const only = process.argv.slice(2);

@@ -12,6 +12,7 @@ import { migrateShardsCommand } from './migrate-shards.js';
 import { auditCommand } from './audit.js';
 import { journalCommand } from './journal.js';
 import { silenceCommand } from './silences.js';
+import { routesCommand } from './routes.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -31,6 +32,7 @@ migrateShardsCommand(program);
 auditCommand(program);
 journalCommand(program);
 silenceCommand(program);
+routesCommand(program);
 
 // A bare `onceonly` is a question, not an order to serve: it prints the commands (`serve` starts the server).
 if (process.argv.length <= 2) {

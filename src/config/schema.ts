@@ -7,6 +7,7 @@ import { inhibitionConfig } from './inhibition.js';
 import { heartbeatsConfig } from './heartbeats.js';
 import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
 import { redisConfig } from './redis.js';
+import { routeConfig, routeReceiversNamed } from './route.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -180,6 +181,12 @@ export const configSchema = z
     maintenance: maintenanceConfig,
     /** Alertmanager's inhibit_rules: a live source incident mutes matching targets with the same `equal` values (docs/noise.md). */
     inhibit_rules: inhibitionConfig,
+    /**
+     * Alertmanager's routing tree with adapter names as receivers: which adapters take a key
+     * (docs/routing.md). Evaluated by `onceonly routes test`; not yet applied to deliveries,
+     * so a server refuses to start with it (app/start.ts) rather than ignore it.
+     */
+    route: routeConfig,
     /** Dead-man's switches: an incident when a ping is overdue, closed by the next ping (docs/noise.md). */
     heartbeats: heartbeatsConfig,
     /** Creates of matching keys held a while; a key that closes meanwhile delivers nothing (docs/noise.md). */
@@ -266,6 +273,13 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['adapters', i, 'timeout_ms'], message: `must be shorter than delivery.lease_ms (${c.delivery.lease_ms})` });
       }
     });
+    // Every receiver of the routing tree is a configured adapter.
+    if (c.route) {
+      const adapters = new Set(c.adapters.map((a) => a.name));
+      for (const { receiver, path } of routeReceiversNamed(c.route)) {
+        if (!adapters.has(receiver)) ctx.addIssue({ code: 'custom', path, message: `no adapter named ${JSON.stringify(receiver)} is configured` });
+      }
+    }
     // A heartbeat belongs to one tenant: the one its pings authenticate as.
     const tenants = new Set(c.tenants.map((t) => t.id));
     const seen = new Set<string>();

@@ -9,6 +9,7 @@ import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { openPool } from '../../src/store/postgres/pool.js';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';
+import { seededRandom } from '../helpers/seed.js';
 
 /**
  * Postgres decides in server-side functions (PL/pgSQL); every other backend
@@ -25,18 +26,6 @@ const OPS = 3_000;
 const RETENTION = 2_000;
 const WINDOW = 2_000;
 
-/** A small seeded generator (mulberry32), so a failure replays exactly. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const outboxOf = async (s: DedupStore): Promise<string[]> => {
   while ((await s.deliveries.fanOut(['hook'], 1000)) > 0);
   const got: Delivery[] = await s.deliveries.leaseDue('w', 60_000, 100_000);
@@ -48,7 +37,7 @@ const outboxOf = async (s: DedupStore): Promise<string[]> => {
 
 test('postgres functions and the TypeScript rules decide alike: incidents (claim, close, acknowledge), device events, windows, outbox and audit', async () => {
   const seed = Number(process.env.SEED ?? 20261201);
-  const pick = random(seed);
+  const pick = seededRandom(seed);
   const one = <T>(xs: readonly T[]): T => xs[Math.floor(pick() * xs.length)]!;
   const clock = manualClock(1_700_000_000_000);
   const s = await freshSchema();

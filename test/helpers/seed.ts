@@ -17,3 +17,15 @@ export function testSeed(file: string, legacyEnv?: string): number {
   const legacy = legacyEnv ? process.env[legacyEnv] : undefined;
   return legacy !== undefined && legacy !== '' ? Number(legacy) : Date.now() % 2 ** 31;
 }
+
+/** A small seeded generator (mulberry32), uniform in [0, 1): a failure replays exactly from its seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

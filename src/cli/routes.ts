@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { ConfigError, loadConfigFile } from '../config/load.js';
+import { defaultConfig } from '../config/schema.js';
+import { compileRoute } from '../config/route.js';
+import { routeReceivers } from '../core/route.js';
+// The adapters' config schemas: a config naming them parses.
+import '../delivery/adapters/index.js';
+
+/** `name=value` or `name="value"` (amtool's label form); the name as label names are. */
+export function parseLabelArg(arg: string): [string, string] {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(arg);
+  if (!m) throw new ConfigError(`label ${JSON.stringify(arg)} is not name=value (a name is a letter or _, then letters, digits or _)`);
+  let value = m[2]!;
+  if (value.startsWith('"')) {
+    try {
+      value = JSON.parse(value) as string;
+    } catch {
+      throw new ConfigError(`label ${JSON.stringify(arg)}: the quoted value is not closed or has an unknown escape`);
+    }
+  }
+  if (value.length > 4096) throw new ConfigError(`label ${m[1]}: a value is at most 4,096 characters`);
+  return [m[1]!, value];
+}
+
+export function routesCommand(program: Command): void {
+  const routes = program.command('routes').description('the routing tree (config route:): which adapters a label set reaches');
+  routes
+    .command('test')
+    .description('print the adapters a label set reaches, comma-separated, as `amtool config routes test` prints receivers')
+    .argument('[labels...]', 'name=value pairs')
+    .option('--config <file>', 'YAML or JSON config file (env ONCEONLY_CONFIG)', process.env.ONCEONLY_CONFIG)
+    .option('--tenant <id>', 'the tenant label (default: default, the tenant of a server without tenants)')
+    .action((labels: string[], opts: { config?: string; tenant?: string }) => {
+      try {
+        const config = opts.config ? loadConfigFile(opts.config) : defaultConfig;
+        const set: Record<string, string> = { tenant: opts.tenant ?? 'default' };
+        for (const arg of labels) {
+          const [name, value] = parseLabelArg(arg);
+          set[name] = value;
+        }
+        // Without a tree every adapter takes every entry of its kinds.
+        const reached = config.route ? routeReceivers(compileRoute(config.route), set) : config.adapters.map((a) => a.name);
+        process.stdout.write(`${reached.join(',')}\n`);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        process.stderr.write(`onceonly routes test: ${err.message}\n`);
+        process.exitCode = 2;
+      }
+    });
+}
