@@ -22,6 +22,24 @@ export function serveCommand(program: Command): void {
     .action(async (opts: Record<string, string | undefined>) => {
       const logger = createLogger();
       let server: RunningServer | undefined;
+      // SIGHUP's default action ends the process. The server logs "listening" before startServer
+      // returns, so a reload sent as soon as it listens would kill it if the handler came after:
+      // it is installed first, and a HUP that arrives while the server starts is run once it has.
+      let hupWhileStarting = false;
+      const reload = (running: RunningServer) => {
+        try {
+          running.config.reload();
+          logger.info({ config: running.config.path }, 'config reloaded');
+          const pending = running.config.restartPending;
+          if (pending.length > 0) logger.warn({ fields: pending }, 'config reloaded, but these fields are read at start: they take effect at the next restart');
+        } catch (error) {
+          logger.error({ err: (error as Error).message }, 'config reload refused; the previous config stays in force');
+        }
+      };
+      process.on('SIGHUP', () => {
+        if (server) reload(server);
+        else hupWhileStarting = true;
+      });
       try {
         server = await startServer({
           // Parsed here, not by commander: the default may come from PORT, which commander does not parse.
@@ -51,16 +69,7 @@ export function serveCommand(program: Command): void {
       process.on('unhandledRejection', fatal('unhandled rejection'));
       process.on('uncaughtException', fatal('uncaught exception'));
 
-      process.on('SIGHUP', () => {
-        try {
-          running.config.reload();
-          logger.info({ config: running.config.path }, 'config reloaded');
-          const pending = running.config.restartPending;
-          if (pending.length > 0) logger.warn({ fields: pending }, 'config reloaded, but these fields are read at start: they take effect at the next restart');
-        } catch (error) {
-          logger.error({ err: (error as Error).message }, 'config reload refused; the previous config stays in force');
-        }
-      });
+      if (hupWhileStarting) reload(running);
       const stop = (signal: string) => {
         logger.info({ signal }, 'draining and shutting down');
         running.close().then(

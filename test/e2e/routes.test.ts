@@ -88,8 +88,9 @@ test('a server refuses a tree it does not apply yet: at start (exit 2), and on r
     const s = await spawnServer(['--port', '0', '--store', 'memory:', '--config', cfg]);
     try {
       writeFileSync(cfg, `${TREE}incidents: { ttl_seconds: 90 }\n`);
+      // Sent as soon as the server listens: the handler is there from before it starts (serve.ts).
       s.proc.kill('SIGHUP');
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 30_000;
       while (!s.lines.some((l) => /config reload refused/.test(l)) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
       assert.ok(
         s.lines.some((l) => /route: is not applied to deliveries yet.*config reload refused|config reload refused.*route: is not applied/.test(l)),
