@@ -10,6 +10,9 @@ import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 import { groupKeyOf } from '../../src/engine/groups.js';
 
+/** How long the expiry test waits for the worker before it fails: a guard, not a measure (two test files share a loaded machine). */
+const WAIT_MS = 30_000;
+
 const S = 1000;
 const config = (hook: FakeServer) => `
 grouping: { by: [root_cause_id], wait_seconds: 30 }
@@ -288,21 +291,21 @@ for (const backend of BACKENDS)
       await s.post('/v1/incidents', incident('node-1', 'rc-9', 'MAJOR'));
       await until(
         async () => (await s.get(`/v1/groups/${gk}`)).status === 200 || null,
-        10_000,
+        WAIT_MS,
         () => 'the group never formed',
       );
       await createHeld(s);
       advance(31 * S);
       await until(
         () => grouped(gk).length === 1 || null,
-        10_000,
+        WAIT_MS,
         () => 'no group create',
       );
       // A member that lives one second joins, and is never closed: it expires.
       await s.post('/v1/incidents', incident('node-2', 'rc-9', 'CRITICAL', 'SHORT_LIVED'));
       await until(
         () => grouped(gk).length === 2 || null,
-        10_000,
+        WAIT_MS,
         () => 'the join made no update',
       );
       assert.deepEqual([grouped(gk)[1]!.body.severity, grouped(gk)[1]!.body.data.members.length], ['CRITICAL', 2]);
@@ -311,7 +314,7 @@ for (const backend of BACKENDS)
       advance(2 * S);
       await until(
         () => grouped(gk).length === 3 || null,
-        10_000,
+        WAIT_MS,
         () => 'the expired member did not leave',
       );
       const left = grouped(gk)[2]!.body;
@@ -322,14 +325,14 @@ for (const backend of BACKENDS)
       const k = (await s.post('/v1/incidents', incident('node-3', 'rc-quick'))).body.dedup_key as string;
       await until(
         async () => (await s.get(`/v1/groups/${quick}`)).status === 200 || null,
-        10_000,
+        WAIT_MS,
         () => 'the quick group never formed',
       );
       await createHeld(s);
       assert.equal((await s.del(`/v1/incidents/${k}`)).status, 204);
       await until(
         async () => (await s.get(`/v1/groups/${quick}`)).status === 404 || null,
-        10_000,
+        WAIT_MS,
         () => 'the quick group never closed',
       );
       // Still inside the wait: the held create is looked at again, finds its close behind it, and both go.
@@ -368,18 +371,18 @@ adapters:
     for (const el of ['olt-a', 'olt-b', 'olt-c']) keys.push((await s.post('/v1/incidents', incident(el, 'rc-5'))).body.dedup_key);
     await until(
       async () => (await s.get(`/v1/groups/${gk}`)).body?.members?.length === 3 || null,
-      10_000,
+      WAIT_MS,
       () => 'the group never had its 3',
     );
     await until(
       async () => ((await s.store.deliveries.backlog()).held >= 2 ? true : null),
-      10_000,
+      WAIT_MS,
       () => 'the creates were not held',
     );
     s.clock.advance(31 * S);
     await until(
       () => (snow.records.size === 1 && jira.issues.size === 1) || null,
-      10_000,
+      WAIT_MS,
       () => `${snow.records.size} records, ${jira.issues.size} issues`,
     );
     const record = [...snow.records.values()][0]!;
@@ -392,7 +395,7 @@ adapters:
     for (const k of keys) assert.equal((await s.del(`/v1/incidents/${k}`)).status, 204);
     await until(
       () => ([...snow.records.values()][0]!.state !== openState && [...jira.issues.values()][0]!.fields.status.statusCategory.key === 'done') || null,
-      10_000,
+      WAIT_MS,
       () => 'the records were not closed with the group',
     );
     assert.equal(snow.records.size, 1, 'still one ServiceNow record');
