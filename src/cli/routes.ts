@@ -2,14 +2,16 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import { defaultConfig } from '../config/schema.js';
 import { compileRoute } from '../config/route.js';
+import { LABEL_NAME } from '../core/matcher.js';
 import { routeReceivers } from '../core/route.js';
 // The adapters' config schemas: a config naming them parses.
 import '../delivery/adapters/index.js';
 
 /** `name=value` or `name="value"` (amtool's label form); the name as label names are. */
 export function parseLabelArg(arg: string): [string, string] {
-  const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(arg);
-  if (!m) throw new ConfigError(`label ${JSON.stringify(arg)} is not name=value (a name is a letter or _, then letters, digits or _)`);
+  const m = /^([^=]*)=(.*)$/s.exec(arg);
+  if (!m || !LABEL_NAME.test(m[1]!))
+    throw new ConfigError(`label ${JSON.stringify(arg)} is not name=value (a name is a letter or _, then letters, digits or _)`);
   let value = m[2]!;
   if (value.startsWith('"')) {
     try {

@@ -11,11 +11,14 @@ import { z } from 'zod';
 
 // biome-ignore lint/suspicious/noEmptyInterface: filled by each adapter's module.
 export interface AdapterConfigs {}
+/** An adapter's name: what routes name as receivers and deliveries carry. */
+export const ADAPTER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
 export type AdapterConfig = AdapterConfigs[keyof AdapterConfigs];
 
 /** Fields every adapter has. `name` goes into delivery ids and metric labels, so it is kept plain. */
 export const adapterBase = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1..64 letters, digits, _ or -'),
+  name: z.string().regex(ADAPTER_NAME, 'must be 1..64 letters, digits, _ or -'),
   /** which entries it takes; each type has its own default */
   kinds: z
     .array(z.enum(['incident', 'violation', 'event']))

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseMatcher } from '../core/matcher.js';
 import type { RouteNode } from '../core/route.js';
+import { ADAPTER_NAME } from './adapters.js';
 import { matcherList } from './matchers.js';
 
 /** How deep a routing tree may nest, and how many nodes it may have: a tree is walked for every create. */
@@ -15,12 +16,20 @@ export interface RouteInput {
   routes: RouteInput[];
 }
 
+/** Visits every node depth first, with its config path and depth; `visit` answers false to skip a node's children. */
+function walkRoute(
+  n: RouteInput,
+  path: Array<string | number>,
+  visit: (n: RouteInput, path: Array<string | number>, depth: number) => boolean,
+  depth = 0,
+): void {
+  if (!visit(n, path, depth)) return;
+  for (const [i, c] of n.routes.entries()) walkRoute(c, [...path, 'routes', i], visit, depth + 1);
+}
+
 const node: z.ZodType<RouteInput, unknown> = z.lazy(() =>
   z.strictObject({
-    receiver: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must name an adapter')
-      .optional(),
+    receiver: z.string().regex(ADAPTER_NAME, 'must name an adapter').optional(),
     matchers: matcherList(0).default([]),
     continue: z.boolean().default(false),
     routes: z.array(node).max(ROUTE_MAX_NODES).default([]),
@@ -39,12 +48,12 @@ export const routeConfig = node
     if (root.matchers.length > 0) ctx.addIssue({ code: 'custom', path: ['matchers'], message: 'the root route matches everything: it takes no matchers' });
     if (root.continue) ctx.addIssue({ code: 'custom', path: ['continue'], message: 'the root route has no siblings: continue does not apply' });
     let nodes = 0;
-    const walk = (n: RouteInput, path: Array<string | number>, depth: number) => {
+    walkRoute(root, [], (_n, path, depth) => {
       nodes++;
-      if (depth > ROUTE_MAX_DEPTH) ctx.addIssue({ code: 'custom', path, message: `routes nest at most ${ROUTE_MAX_DEPTH} deep` });
-      else for (const [i, c] of n.routes.entries()) walk(c, [...path, 'routes', i], depth + 1);
-    };
-    walk(root, [], 0);
+      if (depth <= ROUTE_MAX_DEPTH) return true;
+      ctx.addIssue({ code: 'custom', path, message: `routes nest at most ${ROUTE_MAX_DEPTH} deep` });
+      return false;
+    });
     if (nodes > ROUTE_MAX_NODES)
       ctx.addIssue({ code: 'custom', path: [], message: `a routing tree has at most ${ROUTE_MAX_NODES} nodes (this one has ${nodes})` });
   })
@@ -53,11 +62,10 @@ export const routeConfig = node
 /** Every receiver a tree names, with the config path of its node. */
 export function routeReceiversNamed(root: RouteInput): Array<{ receiver: string; path: Array<string | number> }> {
   const out: Array<{ receiver: string; path: Array<string | number> }> = [];
-  const walk = (n: RouteInput, path: Array<string | number>) => {
+  walkRoute(root, ['route'], (n, path) => {
     if (n.receiver) out.push({ receiver: n.receiver, path: [...path, 'receiver'] });
-    for (const [i, c] of n.routes.entries()) walk(c, [...path, 'routes', i]);
-  };
-  walk(root, ['route']);
+    return true;
+  });
   return out;
 }
 

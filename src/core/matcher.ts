@@ -27,7 +27,7 @@ export interface CompiledMatcher extends Matcher {
 export class MatcherError extends Error {}
 
 /** Label names as Alertmanager accepts them in its classic form; also the input's field names. */
-const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface MatcherBounds {
   /** The largest regex program (regex-cost.ts) a matcher may compile to; unset: no bound (the operator's own config). */
