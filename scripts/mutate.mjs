@@ -141,9 +141,9 @@ const FAULTS = [
   },
   {
     name: "a group's queued updates sent one by one, not folded into the last",
-    file: 'src/delivery/worker.ts',
-    find: "(d.entry.kind === 'group' && d.entry.action === 'update')",
-    replace: "(d.entry.kind === 'group' && d.entry.action === 'never')",
+    file: 'src/delivery/gate/fold-stage.ts',
+    find: "(out.entry.kind === 'group' && out.entry.action === 'update')",
+    replace: "(out.entry.kind === 'group' && out.entry.action === 'never')",
     tests: ['test/integration/grouping-bounds.test.ts'],
   },
   {
@@ -245,6 +245,21 @@ const FAULTS = [
     replace: '    if (taken.length > 0) break;\n',
     tests: ['test/e2e/routes.test.ts'],
     pattern: 'routes as written',
+  },
+  {
+    name: 'a group change the store refused settled as applied',
+    file: 'src/delivery/gate/group-stage.ts',
+    find: '      await applier.apply(g.d.entry);\n',
+    replace: '      await applier.apply(g.d.entry).catch(() => {});\n',
+    tests: ['test/integration/group-stage.test.ts'],
+  },
+  {
+    name: 'the mutes asked after the group and send stages (a muted group ticket goes out)',
+    file: 'src/delivery/worker.ts',
+    find: '        ...(m ? [muteStage(m.source, m.now)] : []),\n        ...(m && o.holds ? [holdStage(o.holds, m.now)] : []),\n        foldStage(),\n        ...(o.groups ? [groupStage(o.groups)] : []),\n        sendStage(),\n',
+    replace:
+      '        ...(m && o.holds ? [holdStage(o.holds, m.now)] : []),\n        foldStage(),\n        ...(o.groups ? [groupStage(o.groups)] : []),\n        sendStage(),\n        ...(m ? [muteStage(m.source, m.now)] : []),\n',
+    tests: ['test/integration/group-stage.test.ts'],
   },
 ];
 

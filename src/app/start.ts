@@ -168,9 +168,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     new Flapping(() => config.current.flapping, store.flaps),
     new GroupWait(() => config.current.grouping),
   ]);
-  // Groups of incidents: applied from the incidents' outbox entries, as a delivery of their own.
+  // Groups of incidents: applied from the incidents' outbox entries by the delivery gate's group stage.
   const groups = new GroupApplier({ groups: store.groups, incidents: store.incidents, config: () => config.current, clock });
-  const groupStep = groups.adapter();
   let sampled = 0;
   const events = new EventIngest(
     store,
@@ -255,7 +254,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     observer: deliveryObserver(metrics, logger, deliveryTally),
     mutes: muteSource,
     holds,
-    internal: () => (config.current.grouping ? groupStep : null),
+    groups: () => (config.current.grouping ? groups : null),
     ...options.delivery,
   });
 

@@ -23,14 +23,14 @@ export type AdapterResult =
     };
 
 /**
- * onceonly's own steps run as deliveries (grouping), not destinations, are
- * named with this prefix, which no configured adapter's name may carry. They
- * pass the gate like any adapter; only the dashboard's adapter table leaves
- * them out.
+ * onceonly's own lines (the group line: gate/group-stage.ts) are fanned out
+ * and leased like destinations' and pass the same stages; they are named
+ * with this prefix, which no configured adapter's name may carry. Only the
+ * dashboard's adapter table leaves them out.
  */
 export const INTERNAL_PREFIX = '@';
 
-/** Whether `name` is one of onceonly's own steps rather than a configured destination. */
+/** Whether `name` is one of onceonly's own lines rather than a configured destination. */
 export const isInternalAdapter = (name: string) => name.startsWith(INTERNAL_PREFIX);
 
 export interface Adapter {

@@ -4,7 +4,7 @@ import type { DeliveryStore, TicketStore } from '../store/contract/index.js';
 import type { MuteSource } from '../mute/mutes.js';
 import type { HoldSource } from '../mute/holds.js';
 import { AdapterRegistry } from './registry.js';
-import type { Adapter } from './adapter.js';
+import type { GroupSink } from './gate/group-stage.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 
 export interface DeliveryServiceOptions {
@@ -22,8 +22,8 @@ export interface DeliveryServiceOptions {
   mutes?: MuteSource;
   /** what may hold a delivery for a while (auto-pause, flapping) */
   holds?: HoldSource;
-  /** onceonly's own steps run as deliveries (the group applier, while grouping is configured) */
-  internal?: () => Adapter | null;
+  /** what applies incidents' changes to their groups, while grouping is configured (the group stage) */
+  groups?: () => GroupSink | null;
 }
 
 export interface DeliveryService {
@@ -38,7 +38,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
   const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock, tickets: o.tickets });
   const worker = new DeliveryWorker({
     store: o.store,
-    adapters: () => withInternal(registry.current(), o.internal?.() ?? null),
+    adapters: () => registry.current(),
     policy: () => {
       const d = o.config().delivery;
       return { maxRetries: d.max_retries, baseMs: d.base_delay_ms, maxMs: d.max_delay_ms };
@@ -46,6 +46,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
     leaseMs: o.config().delivery.lease_ms,
     ...(o.mutes ? { mutes: { source: o.mutes, now: () => o.clock.now() } } : {}),
     ...(o.holds ? { holds: o.holds } : {}),
+    ...(o.groups ? { groups: o.groups } : {}),
     ...(o.random ? { random: o.random } : {}),
     ...(o.idleMs ? { idleMs: o.idleMs } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
@@ -59,9 +60,4 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
       await registry.close();
     },
   };
-}
-
-/** The configured adapters and, when there is one, an internal step (a map per pass: a handful of entries). */
-function withInternal(adapters: ReadonlyMap<string, Adapter>, step: Adapter | null): ReadonlyMap<string, Adapter> {
-  return step ? new Map([...adapters, [step.name, step]]) : adapters;
 }

@@ -5,11 +5,13 @@ import type { HoldSource } from '../mute/holds.js';
 import type { Delivery, DeliveryStore, FoldOutcome, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import { deliveryIdentity } from './identity.js';
 import { DeliveryGate } from './gate/gate.js';
 import { foldStage } from './gate/fold-stage.js';
 import { holdStage } from './gate/hold-stage.js';
 import { muteStage } from './gate/mute-stage.js';
+import { groupStage, type GroupSink } from './gate/group-stage.js';
+import { sendStage } from './gate/send-stage.js';
+import type { InGate } from './gate/stage.js';
 
 export interface RetryPolicy extends BackoffPolicy {
   /** retries after the first attempt; then the delivery is a dead letter */
@@ -60,6 +62,8 @@ export interface WorkerOptions {
   mutes?: { source: MuteSource; now: () => number; recheckMs?: number };
   /** Auto-pause and flapping: holds that end at a time of their own; on the mutes' clock. */
   holds?: HoldSource;
+  /** What applies incidents' changes to their groups, while grouping is configured (null: it is not). */
+  groups?: () => GroupSink | null;
 }
 
 /**
@@ -99,12 +103,23 @@ export class DeliveryWorker {
     this.observer = o.observer ?? {};
     this.monotonic = o.monotonic ?? (() => performance.now());
     const m = o.mutes;
-    // Mute, then hold, then fold: a hold's time needs the mutes' clock, so holds come only with mutes.
-    this.gate = new DeliveryGate([...(m ? [muteStage(m.source, m.now)] : []), ...(m && o.holds ? [holdStage(o.holds, m.now)] : []), foldStage()], {
-      store: o.store,
-      observer: this.observer,
-      recheckMs: m?.recheckMs ?? MUTE_RECHECK_MS,
-    });
+    // Mute, then hold, then fold, then the last stages that settle: a hold's time needs the mutes'
+    // clock, so holds come only with mutes. Every line passes them all, the group line included.
+    this.gate = new DeliveryGate(
+      [
+        ...(m ? [muteStage(m.source, m.now)] : []),
+        ...(m && o.holds ? [holdStage(o.holds, m.now)] : []),
+        foldStage(),
+        ...(o.groups ? [groupStage(o.groups)] : []),
+        sendStage(),
+      ],
+      {
+        store: o.store,
+        observer: this.observer,
+        recheckMs: m?.recheckMs ?? MUTE_RECHECK_MS,
+        settle: (g, result) => this.settle(g, result),
+      },
+    );
   }
 
   /** One pass: fan out, lease, deliver, settle. Returns how many deliveries it handled. */
@@ -122,13 +137,14 @@ export class DeliveryWorker {
   /** Fans out, leases up to `room` due deliveries and starts their calls; returns the calls, not awaited. */
   private async leaseAndStart(room: number): Promise<Array<Promise<void>>> {
     const adapters = this.o.adapters();
-    await this.o.store.fanOut([...adapters.keys()], 1000);
+    const lines = this.gate.lines();
+    await this.o.store.fanOut([...adapters.keys(), ...lines], 1000);
     // Taken before the lease is asked for: the lease cannot have begun earlier.
     const leasedAt = this.monotonic();
     const due = await this.o.store.leaseDue(this.owner, this.leaseMs, room);
     if (due.length === 0 && this.inflight.size === 0) this.observer.idle?.();
     return due.map((d) => {
-      const call = this.deliverOne(d, adapters, leasedAt).finally(() => {
+      const call = this.deliverOne(d, adapters, lines, leasedAt).finally(() => {
         this.inflight.delete(call);
         this.freed?.();
       });
@@ -137,52 +153,41 @@ export class DeliveryWorker {
     });
   }
 
-  private async deliverOne(leased: Delivery, adapters: ReadonlyMap<string, Adapter>, leasedAt: number): Promise<void> {
+  private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>, lines: readonly string[], leasedAt: number): Promise<void> {
     const started = performance.now();
-    let d = leased;
     const adapter = adapters.get(d.adapter);
-    let settlement: Settlement;
-    let outcome: DeliveryOutcome;
-    let reason: string;
+    if (!adapter && !lines.includes(d.adapter)) {
+      await this.settle(
+        { d, mark: null, started },
+        { ok: false, retryable: false, reason: 'not_configured', error: `adapter ${JSON.stringify(d.adapter)} is no longer configured` },
+      );
+      return;
+    }
     // A worker that was paused (SIGSTOP, a VM freeze, a long GC) between the
     // lease and the call may find the lease gone and another worker on it:
     // a call now could land after that worker's newer one. Its settle would be
     // refused anyway (fencing); this keeps the stale call from being made.
-    if (adapter && this.monotonic() - leasedAt + (adapter.timeoutMs ?? 0) > this.leaseMs) {
+    if (this.monotonic() - leasedAt + (adapter?.timeoutMs ?? 0) > this.leaseMs) {
       this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
       return;
     }
-    // Internal adapters go through the gate too: a muted member's change reaches its group (and so
-    // a grouped adapter's ticket) only when nothing mutes it any more, as it would reach any adapter.
-    if (adapter) {
-      try {
-        const open = await this.gate.pass(d);
-        if (!open) return;
-        d = open;
-      } catch (err) {
-        // The lease runs out and the delivery falls due again: held or sent later, never lost.
-        this.observer.error?.(err, `muting delivery ${d.id}`);
-        return;
-      }
+    try {
+      await this.gate.pass(d, adapter, started);
+    } catch (err) {
+      // The lease runs out and the delivery falls due again: held or sent later, never lost.
+      this.observer.error?.(err, `gating delivery ${d.id}`);
     }
-    if (!adapter) {
-      [settlement, outcome, reason] = [{ outcome: 'dead', error: `adapter ${JSON.stringify(d.adapter)} is no longer configured` }, 'dead', 'not_configured'];
-    } else if (!adapter.accepts(d.entry)) {
-      [settlement, outcome, reason] = [{ outcome: 'delivered' }, 'skipped', 'not_for_adapter'];
-    } else {
-      this.observer.attempted?.(d.adapter);
-      const r = await adapter.deliver({
-        entry: d.entry,
-        idempotencyKey: `${deliveryIdentity(d.entry.tenant, d.entry.key)}:${d.entry.action}:${d.n}`,
-        attempt: d.retries + 1,
-      });
-      [settlement, outcome, reason] = this.judge(d, r);
-    }
+  }
+
+  /** Settles a delivery by its call's answer (GateContext.settle); a store error leaves it to its lease. */
+  private async settle(g: InGate, result: AdapterResult | 'skipped'): Promise<void> {
+    const { d } = g;
+    const [settlement, outcome, reason] = result === 'skipped' ? ([{ outcome: 'delivered' }, 'skipped', 'not_for_adapter'] as const) : this.judge(d, result);
     try {
       const settled = await this.o.store.settle(d, settlement);
       const delayMs = settlement.outcome === 'retry' ? settlement.delayMs : undefined;
       const error = settlement.outcome === 'delivered' ? undefined : settlement.error;
-      this.observer.settled?.(d, settled ? outcome : 'lost_lease', reason, { delayMs, error, seconds: (performance.now() - started) / 1000 });
+      this.observer.settled?.(d, settled ? outcome : 'lost_lease', reason, { delayMs, error, seconds: (performance.now() - g.started) / 1000 });
     } catch (err) {
       // The lease runs out and the delivery falls due again: at least once, never lost.
       this.observer.error?.(err, `settling delivery ${d.id}`);

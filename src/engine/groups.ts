@@ -4,16 +4,13 @@ import type { Clock } from '../core/clock.js';
 import { SEVERITIES } from '../core/fingerprint.js';
 import { joinIdentity, sha256Hex } from '../core/identity.js';
 import type { OutboxAction, OutboxEntry } from '../core/outbox.js';
-import { type Adapter, INTERNAL_PREFIX } from '../delivery/adapter.js';
+import type { GroupSink } from '../delivery/gate/group-stage.js';
 import { labelsOf } from '../mute/labels.js';
 import type { HoldSource, HoldVerdict } from '../mute/holds.js';
 import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
 
 /** `group:` + the first 32 hex digits of SHA-256 over the `by` values, joined and escaped as an incident key's fields are. */
 export const groupKeyOf = (values: readonly string[]) => `group:${sha256Hex(joinIdentity(values)).slice(0, 32)}`;
-
-/** The internal adapter that applies incident changes to their groups (never a destination). */
-export const GROUP_APPLIER = `${INTERNAL_PREFIX}group`;
 
 /** The highest severity among the members (CRITICAL first). */
 export function groupSeverity(members: Record<string, string>): string {
@@ -45,38 +42,22 @@ interface Decided {
 
 /**
  * Groups of incidents. Every incident create, update and close is already an
- * outbox entry written in its decision's atomic step; the delivery worker
- * hands each one to this applier as to an adapter (GROUP_APPLIER), one key at
- * a time, oldest first, retried until it lands. The applier moves the member
+ * outbox entry written in its decision's atomic step; the delivery gate's
+ * group stage hands each one to this applier on a line of its own, one key
+ * at a time, oldest first, retried until it lands. The applier moves the member
  * into, within or out of its group with one `commit` (the group's next state
  * and its outbox entry together, only if nobody changed the group since it
  * was read: a conflict reads again), so two replicas applying members of one
  * group at once lose neither, and a retry of a change that landed finds the
  * group already so and writes nothing.
  */
-export class GroupApplier {
+export class GroupApplier implements GroupSink {
   /** One change at a time per group in this replica: its own calls never conflict with each other. */
   private readonly serial = new Map<string, Promise<void>>();
 
   constructor(private readonly o: { groups: GroupStore; incidents: Pick<IncidentStore, 'get'>; config: () => Config; clock: Clock }) {}
 
-  /** The internal adapter the worker delivers incident entries to while grouping is configured. */
-  adapter(): Adapter {
-    return {
-      name: GROUP_APPLIER,
-      type: 'group',
-      accepts: (e) => e.kind === 'incident',
-      deliver: async ({ entry }) => {
-        try {
-          await this.apply(entry);
-          return { ok: true, detail: 'applied' };
-        } catch (err) {
-          return { ok: false, retryable: true, reason: 'store', error: `group not updated: ${(err as Error).message}` };
-        }
-      },
-    };
-  }
-
+  /** Moves the entry's member into, within or out of its group; throws when the store could not (the group stage retries). */
   async apply(e: OutboxEntry): Promise<void> {
     const c = this.o.config().grouping;
     if (!c || e.kind !== 'incident') return;

@@ -87,10 +87,11 @@ async function openReplica(journalPath: string, gates: Gate[]) {
     },
   };
   const registry = new AdapterRegistry(() => config.adapters, { clock: systemClock, tickets: store.tickets });
-  const step = new GroupApplier({ groups: store.groups, incidents: store.incidents, config: () => config, clock: systemClock }).adapter();
+  const groups = new GroupApplier({ groups: store.groups, incidents: store.incidents, config: () => config, clock: systemClock });
   const worker = new DeliveryWorker({
     store: store.deliveries,
-    adapters: () => new Map([...registry.current(), [step.name, step]]),
+    adapters: () => registry.current(),
+    groups: () => groups,
     policy: () => ({ maxRetries: 1000, baseMs: 1, maxMs: 5 }),
     leaseMs: LEASE_MS,
     random: () => 0,

@@ -22,6 +22,6 @@ export const foldStage = (): GateStage => ({
       if (r.kind !== 'ready') return null;
       out = r.delivery;
     }
-    return { d: g.mark ? { ...out, entry: { ...out.entry, data: { ...out.entry.data, ...g.mark } } } : out, mark: null };
+    return { ...g, d: g.mark ? { ...out, entry: { ...out.entry, data: { ...out.entry.data, ...g.mark } } } : out, mark: null };
   },
 });

@@ -1,10 +1,11 @@
 import type { Delivery } from '../../store/contract/index.js';
-import type { GateContext, GateStage } from './stage.js';
+import type { Adapter } from '../adapter.js';
+import type { GateContext, GateStage, InGate } from './stage.js';
 
 /**
- * The stages every leased delivery passes before its adapter is called, in
- * order. The first stage that answers null stops it: held, folded or
- * dropped, and nothing is sent now.
+ * The stages every leased delivery passes, in order: mute, hold, fold, then
+ * the last stages that settle it (group, send). The first stage that answers
+ * null is the last to run.
  */
 export class DeliveryGate {
   constructor(
@@ -12,13 +13,18 @@ export class DeliveryGate {
     private readonly ctx: GateContext,
   ) {}
 
-  /** The delivery to make now, or null when there is none. */
-  async pass(d: Delivery): Promise<Delivery | null> {
-    let g: { d: Delivery; mark: Record<string, unknown> | null } | null = { d, mark: null };
+  /** Runs the delivery through the stages; answers the delivery as it left the last one, or null when a stage kept it. */
+  async pass(d: Delivery, adapter: Adapter | undefined, started: number): Promise<Delivery | null> {
+    let g: InGate | null = { d, mark: null, started, ...(adapter ? { adapter } : {}) };
     for (const stage of this.stages) {
       g = await stage.pass(g, this.ctx);
       if (!g) return null;
     }
     return g.d;
+  }
+
+  /** The own lines the stages settle now: fanned out with the adapters. */
+  lines(): string[] {
+    return this.stages.flatMap((s) => s.lines?.() ?? []);
   }
 }

@@ -1,0 +1,28 @@
+import { deliveryIdentity } from '../identity.js';
+import type { GateStage } from './stage.js';
+
+/**
+ * The last stage of a destination's line: calls its adapter with the
+ * delivery's idempotency key (the same for every retry) and settles it by
+ * the answer. An entry the adapter does not take (another kind, a violation
+ * that does not page) is settled as skipped.
+ */
+export const sendStage = (): GateStage => ({
+  name: 'send',
+  async pass(g, ctx) {
+    const { d, adapter } = g;
+    if (!adapter) return g;
+    if (!adapter.accepts(d.entry)) {
+      await ctx.settle(g, 'skipped');
+      return null;
+    }
+    ctx.observer.attempted?.(d.adapter);
+    const r = await adapter.deliver({
+      entry: d.entry,
+      idempotencyKey: `${deliveryIdentity(d.entry.tenant, d.entry.key)}:${d.entry.action}:${d.n}`,
+      attempt: d.retries + 1,
+    });
+    await ctx.settle(g, r);
+    return null;
+  },
+});
