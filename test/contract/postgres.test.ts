@@ -5,17 +5,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { ManualClock } from '../../src/core/clock.js';
 import { manualClock } from '../../src/core/clock.js';
-import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
-import { eventStoreContract } from './event-store.contract.js';
-import { windowStoreContract } from './window-store.contract.js';
-import { ticketStoreContract } from './ticket-store.contract.js';
-import { heartbeatStoreContract } from './heartbeat-store.contract.js';
-import { flapStoreContract } from './flap-store.contract.js';
-import { groupStoreContract } from './group-store.contract.js';
-import { requestStoreContract } from './request-store.contract.js';
-import { silenceStoreContract } from './silence-store.contract.js';
-import { inhibitorStoreContract } from './inhibitor-store.contract.js';
-import { deliveryStoreContract } from './delivery-store.contract.js';
+import { GRACE_UNITS, type StoreFixture } from './incident-store.contract.js';
+import { everyFacetContract } from './every-facet.js';
 import { rulesContract } from './rules.contract.js';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';
 import { openPool } from '../../src/store/postgres/pool.js';
@@ -35,17 +26,7 @@ const fixture = async (clock: ManualClock): Promise<StoreFixture> => {
   };
 };
 
-incidentStoreContract('postgres', { peers: true }, fixture);
-eventStoreContract('postgres', fixture);
-windowStoreContract('postgres', fixture);
-requestStoreContract('postgres', fixture);
-silenceStoreContract('postgres', fixture);
-inhibitorStoreContract('postgres', fixture);
-ticketStoreContract('postgres', fixture);
-heartbeatStoreContract('postgres', fixture);
-flapStoreContract('postgres', fixture);
-groupStoreContract('postgres', fixture);
-deliveryStoreContract('postgres', fixture);
+everyFacetContract('postgres', { peers: true, sweepsOnClock: true }, fixture);
 rulesContract('postgres', fixture);
 
 test('postgres: migrations are numbered, applied once, and replicas starting together apply them once', async () => {

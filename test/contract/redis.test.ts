@@ -8,17 +8,8 @@ import { silenceKeys, keyLayout } from '../../src/store/redis/keys.js';
 import { isTransportFault } from '../../src/store/errors.js';
 import { ACK_MEMORY_MS, COUNTER_MEMORY_MS, RECONCILE_MARKER_MS, SILENCE_RETENTION_MS } from '../../src/store/contract/index.js';
 import { singleAndCluster } from '../helpers/redis.js';
-import { GRACE_UNITS, incidentStoreContract } from './incident-store.contract.js';
-import { eventStoreContract } from './event-store.contract.js';
-import { windowStoreContract } from './window-store.contract.js';
-import { ticketStoreContract } from './ticket-store.contract.js';
-import { heartbeatStoreContract } from './heartbeat-store.contract.js';
-import { flapStoreContract } from './flap-store.contract.js';
-import { groupStoreContract } from './group-store.contract.js';
-import { requestStoreContract } from './request-store.contract.js';
-import { silenceStoreContract } from './silence-store.contract.js';
-import { inhibitorStoreContract } from './inhibitor-store.contract.js';
-import { deliveryStoreContract } from './delivery-store.contract.js';
+import { GRACE_UNITS } from './incident-store.contract.js';
+import { everyFacetContract } from './every-facet.js';
 
 /** The default layout's keys (64 shards), as a store opened without `shards` uses them. */
 const { ackMarkerKey, allShards, incidentRecordKey, reconcileMarkerKey } = keyLayout();
@@ -54,109 +45,24 @@ const fixture = (url: () => string, kind: 'redis' | 'redis-cluster', shards?: nu
     holds: async (tenant: string, key: string) => node.cli('-c', 'EXISTS', layout.incidentRecordKey(tenant, key)) === '1',
   };
 };
-const traits = { peers: true };
 
-incidentStoreContract(
+const redisBackend = { peers: true, sweepsOnClock: false };
+everyFacetContract(
   'redis',
-  traits,
+  redisBackend,
   fixture(() => redis.single.url, 'redis'),
 );
-incidentStoreContract(
+everyFacetContract(
   'redis cluster (3 masters)',
-  traits,
+  redisBackend,
   fixture(() => redis.cluster.url, 'redis-cluster'),
 );
-// Another shard count than the default: nothing may assume 64.
-incidentStoreContract(
+// Another shard count than the default: nothing may assume 64 (the facets whose keys are spread over the shards).
+everyFacetContract(
   'redis cluster (3 masters, 5 shards)',
-  traits,
+  redisBackend,
   fixture(() => redis.cluster.url, 'redis-cluster', 5),
-);
-eventStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-eventStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-windowStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-windowStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-requestStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-requestStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-silenceStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-  false,
-);
-silenceStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-  false,
-);
-inhibitorStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-inhibitorStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-ticketStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-ticketStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-heartbeatStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-heartbeatStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-flapStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-flapStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-groupStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-groupStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-deliveryStoreContract(
-  'redis',
-  fixture(() => redis.single.url, 'redis'),
-);
-deliveryStoreContract(
-  'redis cluster (3 masters)',
-  fixture(() => redis.cluster.url, 'redis-cluster'),
-);
-deliveryStoreContract(
-  'redis cluster (3 masters, 5 shards)',
-  fixture(() => redis.cluster.url, 'redis-cluster', 5),
+  ['incidents', 'deliveries'],
 );
 
 describe('redis: backend-only', () => {

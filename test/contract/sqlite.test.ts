@@ -7,17 +7,8 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { SQL } from '../../src/store/sqlite/sqlite-deliveries.js';
 import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
-import { GRACE_UNITS, incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
-import { eventStoreContract } from './event-store.contract.js';
-import { windowStoreContract } from './window-store.contract.js';
-import { ticketStoreContract } from './ticket-store.contract.js';
-import { heartbeatStoreContract } from './heartbeat-store.contract.js';
-import { flapStoreContract } from './flap-store.contract.js';
-import { groupStoreContract } from './group-store.contract.js';
-import { requestStoreContract } from './request-store.contract.js';
-import { silenceStoreContract } from './silence-store.contract.js';
-import { inhibitorStoreContract } from './inhibitor-store.contract.js';
-import { deliveryStoreContract } from './delivery-store.contract.js';
+import { GRACE_UNITS, type StoreFixture } from './incident-store.contract.js';
+import { everyFacetContract } from './every-facet.js';
 import { rulesContract } from './rules.contract.js';
 
 const unit = 1000;
@@ -36,17 +27,7 @@ const fixture = (clock: ManualClock): StoreFixture => {
   };
 };
 
-incidentStoreContract('sqlite', { peers: true }, fixture);
-eventStoreContract('sqlite', fixture);
-windowStoreContract('sqlite', fixture);
-requestStoreContract('sqlite', fixture);
-silenceStoreContract('sqlite', fixture);
-inhibitorStoreContract('sqlite', fixture);
-ticketStoreContract('sqlite', fixture);
-heartbeatStoreContract('sqlite', fixture);
-flapStoreContract('sqlite', fixture);
-groupStoreContract('sqlite', fixture);
-deliveryStoreContract('sqlite', fixture);
+everyFacetContract('sqlite', { peers: true, sweepsOnClock: true }, fixture);
 rulesContract('sqlite', fixture);
 
 test('sqlite: decisions survive reopening the file', async () => {
