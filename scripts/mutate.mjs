@@ -247,6 +247,13 @@ const FAULTS = [
     pattern: 'routes as written',
   },
   {
+    name: 'a matcher reads a label a label set inherits (constructor reads as a function)',
+    file: 'src/core/matcher.ts',
+    find: "(Object.hasOwn(labels, name) ? (labels[name] ?? '') : '')",
+    replace: "(labels[name] ?? '')",
+    tests: ['test/unit/matcher.test.ts'],
+  },
+  {
     name: 'a group change the store refused settled as applied',
     file: 'src/delivery/gate/group-stage.ts',
     find: '      await applier.apply(g.d.entry);\n',

@@ -60,8 +60,15 @@ export function compileMatcher(m: Matcher, bounds: MatcherBounds = {}): Compiled
   } else {
     hit = (v) => v === m.value;
   }
-  return { ...m, test: (labels) => hit(labels[m.name] ?? '') === m.isEqual };
+  return { ...m, test: (labels) => hit(labelValue(labels, m.name)) === m.isEqual };
 }
+
+/**
+ * A label's value; "" when the set does not hold it, as in Alertmanager.
+ * Own labels only: a name every object inherits (`constructor`, `toString`)
+ * would otherwise read as a function.
+ */
+export const labelValue = (labels: Labels, name: string): string => (Object.hasOwn(labels, name) ? (labels[name] ?? '') : '');
 
 /** True when every matcher matches: the AND of Alertmanager's matcher lists. */
 export const matchesAll = (matchers: readonly CompiledMatcher[], labels: Labels) => matchers.every((m) => m.test(labels));

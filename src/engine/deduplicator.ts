@@ -97,6 +97,8 @@ export class Deduplicator {
         root_cause_id: incident.root_cause_id,
         cleared: incident.cleared,
         ...(incident.details ? { details: incident.details } : {}),
+        // Matched as labels by mutes and routes (mute/labels.ts); the identity fields above win a clash.
+        ...(incident.labels ? { labels: incident.labels } : {}),
       },
     };
     const decided = await this.decide(

@@ -5,6 +5,7 @@ import { SEVERITIES } from '../core/fingerprint.js';
 import { joinIdentity, sha256Hex } from '../core/identity.js';
 import type { OutboxAction, OutboxEntry } from '../core/outbox.js';
 import type { GroupSink } from '../delivery/gate/group-stage.js';
+import { labelValue } from '../core/matcher.js';
 import { labelsOf } from '../mute/labels.js';
 import type { HoldSource, HoldVerdict } from '../mute/holds.js';
 import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
@@ -68,7 +69,7 @@ export class GroupApplier implements GroupSink {
     }
     if (e.data.acknowledged === true) return; // an acknowledgement changes neither membership nor severity
     const labels = labelsOf(e);
-    const values = c.by.map((name) => labels[name] ?? '');
+    const values = c.by.map((name) => labelValue(labels, name));
     const groupKey = groupKeyOf(values);
     // A `by` label that changed (a severity, a label the producer moved) moves the member: it leaves
     // its old group first, so one incident is never counted in two groups' tickets.

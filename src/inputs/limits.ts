@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LABEL_NAME } from '../core/matcher.js';
 
 /**
  * The input limits every route shares, in one place: what text may hold, and
@@ -16,6 +17,8 @@ export const MAX_SUMMARY = 1024;
 export const MAX_LABEL_NAME = 256;
 /** An Alertmanager label value: labels are identity, so they hold no control characters. */
 export const MAX_LABEL_VALUE = 4096;
+/** Labels an incident may carry: each is matched by routes, silences and inhibition, and sent with every change. */
+export const MAX_LABELS = 64;
 
 /** C0 controls and DEL; free text may keep tab, line feed and carriage return. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -53,6 +56,27 @@ export const boundedText = (max: number) =>
       const problem = textProblem(s);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     });
+
+/**
+ * An incident's labels: at most 64, names as Prometheus and Alertmanager
+ * write them (`[A-Za-z_][A-Za-z0-9_]*`, at most 256 characters), values
+ * strings of at most 4,096 characters with no control characters. (What a
+ * body of many labels costs to check is bounded by the body's own size limit.)
+ */
+export const labelSet = z.record(z.string(), boundedText(MAX_LABEL_VALUE)).check((ctx) => {
+  const names = Object.keys(ctx.value);
+  const problem =
+    names.length > MAX_LABELS ? `must hold at most ${MAX_LABELS} labels (holds ${names.length})` : names.map(labelNameProblem).find((p) => p !== null);
+  if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+});
+
+/** Why `name` is not a label name, quoting at most its first 64 characters; null when it is one. */
+function labelNameProblem(name: string): string | null {
+  if (name.length > MAX_LABEL_NAME) return `a label name must be at most ${MAX_LABEL_NAME} characters (one is ${name.length})`;
+  if (LABEL_NAME.test(name)) return null;
+  const shown = JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
+  return `the label name ${shown} is not one: a letter or _, then letters, digits or _`;
+}
 
 /** Free text (a summary): tab and line breaks allowed. */
 export const freeText = (max: number, min = 0) =>

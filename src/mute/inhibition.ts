@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InhibitionConfig } from '../config/inhibition.js';
 import type { IncidentStore, InhibitorStore } from '../store/contract/index.js';
-import { type CompiledMatcher, type Labels, matchesAll, parseMatcher } from '../core/matcher.js';
+import { type CompiledMatcher, type Labels, labelValue, matchesAll, parseMatcher } from '../core/matcher.js';
 import type { Muted, MuteSource } from './mutes.js';
 
 interface Rule {
@@ -54,7 +54,7 @@ export class Inhibition implements MuteSource {
   }
 
   private static tuple(rule: Rule, labels: Labels): string {
-    return JSON.stringify(rule.equal.map((n) => labels[n] ?? ''));
+    return JSON.stringify(rule.equal.map((n) => labelValue(labels, n)));
   }
 
   /** After a decision of `key`: records it as a source of each rule it matches, for its TTL. */

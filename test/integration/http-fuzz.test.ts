@@ -100,6 +100,29 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
       regex.map((value) => json({ ...valid, matchers: [{ name: 'element_id', value, isRegex: true, isEqual: true }] }, `regex ${value.slice(0, 40)}`)),
     );
   }
+  if (route === '/v1/incidents') {
+    // Labels no incident may carry: a name that is not one, a value that is not bounded text, too many.
+    const badName = fc.oneof(
+      fc.tuple(fc.integer({ min: 0, max: 9 }), fc.string({ maxLength: 8 })).map(([d, t]) => `${d}${t}`),
+      fc.string({ minLength: 1, maxLength: 8 }).map((t) => `a-${t}`),
+      fc.constantFrom('', 'a b', 'é', 'a.b', `a${'b'.repeat(256)}`),
+    );
+    const badValue = fc.oneof(
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.array(fc.string(), { maxLength: 2 }),
+      fc.constant('x'.repeat(4097)),
+      fc.constant('a\u0007b'),
+    );
+    mutations.push(
+      badName.map((name) => json({ ...valid, labels: { team: 'net', [name]: 'v' } }, `label name ${JSON.stringify(name.slice(0, 20))}`)),
+      badValue.map((value) => json({ ...valid, labels: { team: value } }, `label value ${JSON.stringify(value)?.slice(0, 20)}`)),
+      fc
+        .integer({ min: 65, max: 300 })
+        .map((n) => json({ ...valid, labels: Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'v'])) }, `${n} labels`)),
+    );
+  }
   if (STRICT.includes(route)) {
     mutations.push(
       fc

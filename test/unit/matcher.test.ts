@@ -57,3 +57,13 @@ test('matchesAll is the AND of the list', () => {
   assert.equal(matchesAll(ms, { fault_class: 'LOS', severity: 'MINOR' }), true);
   assert.equal(matchesAll(ms, { fault_class: 'LOS', severity: 'CRITICAL' }), false);
 });
+
+// Planted fault it catches: reading a label as `labels[name]`, which finds what every object inherits.
+test('a label named as an inherited property (constructor, toString, __proto__) is absent unless the labels hold it', () => {
+  for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf', '__proto__']) {
+    assert.equal(parseMatcher(`${name}=""`).test({}), true, `${name}="" matches labels without it`);
+    assert.equal(parseMatcher(`${name}=~".+"`).test({}), false, `${name}=~".+" does not`);
+    assert.equal(parseMatcher(`${name}!=""`).test({}), false);
+  }
+  assert.equal(parseMatcher('constructor="x"').test({ constructor: 'x' } as Record<string, string>), true, 'one it holds is read');
+});

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../../core/fingerprint.js';
 import { parseWith } from '../../core/validation.js';
-import { carried, freeText, identityText, MAX_SUMMARY } from '../limits.js';
+import { carried, freeText, identityText, labelSet, MAX_SUMMARY } from '../limits.js';
 
 const identityField = identityText(512);
 
@@ -14,6 +14,8 @@ export const incidentSchema = z.strictObject({
   cleared: z.boolean().default(false),
   summary: freeText(MAX_SUMMARY).optional(),
   details: carried(z.record(z.string(), z.unknown())).optional(),
+  /** Not part of identity or fingerprint: the latest arrival's go out with each change, and routes, silences and inhibition match them. */
+  labels: labelSet.optional(),
 });
 
 export type IncidentInput = z.input<typeof incidentSchema>;

@@ -1,0 +1,68 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSink, type FakeServer } from '../fakes/http-fake.js';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { caughtUp } from '../helpers/settle.js';
+
+const H = 3_600_000;
+const incident = (severity: string, labels?: Record<string, string>) => ({
+  element_id: 'olt-9',
+  fault_class: 'LOS',
+  root_cause_id: 'cut-9',
+  severity,
+  ...(labels ? { labels } : {}),
+});
+
+let s: InProcessServer;
+let hook: FakeServer;
+before(async () => {
+  hook = await startSink(200, {});
+  s = await inProcessServer({ store: 'memory:', config: `adapters:\n  - { name: hook, type: webhook, url: "${hook.url}/in" }\n` });
+});
+after(async () => {
+  await s.stop();
+  await hook.close();
+});
+
+test('labels are neither identity nor fingerprint; each change carries the latest arrival’s labels', async () => {
+  const bare = await s.post('/v1/incidents', incident('MAJOR'));
+  assert.equal(bare.body.decision, 'CREATE');
+  const labelled = await s.post('/v1/incidents', incident('MAJOR', { team: 'net', region: 'eu' }));
+  assert.deepEqual([labelled.body.decision, labelled.body.dedup_key], ['SUPPRESS', bare.body.dedup_key], 'same fault, same key: labels changed nothing');
+  const update = await s.post('/v1/incidents', incident('CRITICAL', { team: 'core' }));
+  assert.deepEqual([update.body.decision, update.body.dedup_key], ['UPDATE', bare.body.dedup_key]);
+  await caughtUp(s);
+  const got = hook.requests.map((r) => [r.body.action, r.body.data.labels ?? null]);
+  assert.deepEqual(got, [
+    ['create', null],
+    ['update', { team: 'core' }],
+  ]);
+});
+
+test('a silence matches an incident’s labels; an identity field wins over a label of its name', async () => {
+  const silence = await s.post('/api/v2/silences', {
+    matchers: [{ name: 'team', value: 'storage', isRegex: false, isEqual: true }],
+    startsAt: new Date(s.clock.now()).toISOString(),
+    endsAt: new Date(s.clock.now() + H).toISOString(),
+    createdBy: 'noc',
+    comment: 'storage team on a drill',
+  });
+  assert.equal(silence.status, 200);
+  const muted = await s.post('/v1/incidents', { ...incident('MAJOR', { team: 'storage' }), element_id: 'disk-1' });
+  assert.equal(muted.body.muted?.by, 'silence');
+  const other = await s.post('/v1/incidents', { ...incident('MAJOR', { team: 'net' }), element_id: 'disk-2' });
+  assert.equal(other.body.muted, null);
+  // A label named like an identity field does not replace it: the silence on element_id still decides.
+  const onElement = await s.post('/api/v2/silences', {
+    matchers: [{ name: 'element_id', value: 'sw-1', isRegex: false, isEqual: true }],
+    startsAt: new Date(s.clock.now()).toISOString(),
+    endsAt: new Date(s.clock.now() + H).toISOString(),
+    createdBy: 'noc',
+    comment: 'sw-1 swap',
+  });
+  assert.equal(onElement.status, 200);
+  const spoof = await s.post('/v1/incidents', { ...incident('MAJOR', { element_id: 'sw-1' }), element_id: 'sw-2' });
+  assert.equal(spoof.body.muted, null, 'a label cannot pose as the element');
+  const real = await s.post('/v1/incidents', { ...incident('MAJOR', { element_id: 'elsewhere' }), element_id: 'sw-1' });
+  assert.equal(real.body.muted?.by, 'silence');
+});
