@@ -40,27 +40,21 @@ test('labels are neither identity nor fingerprint; each change carries the lates
 });
 
 test('a silence matches an incident’s labels; an identity field wins over a label of its name', async () => {
-  const silence = await s.post('/api/v2/silences', {
-    matchers: [{ name: 'team', value: 'storage', isRegex: false, isEqual: true }],
-    startsAt: new Date(s.clock.now()).toISOString(),
-    endsAt: new Date(s.clock.now() + H).toISOString(),
-    createdBy: 'noc',
-    comment: 'storage team on a drill',
-  });
-  assert.equal(silence.status, 200);
+  const silence = (name: string, value: string) =>
+    s.post('/api/v2/silences', {
+      matchers: [{ name, value, isRegex: false, isEqual: true }],
+      startsAt: new Date(s.clock.now()).toISOString(),
+      endsAt: new Date(s.clock.now() + H).toISOString(),
+      createdBy: 'noc',
+      comment: `${name} ${value}`,
+    });
+  assert.equal((await silence('team', 'storage')).status, 200);
   const muted = await s.post('/v1/incidents', { ...incident('MAJOR', { team: 'storage' }), element_id: 'disk-1' });
   assert.equal(muted.body.muted?.by, 'silence');
   const other = await s.post('/v1/incidents', { ...incident('MAJOR', { team: 'net' }), element_id: 'disk-2' });
   assert.equal(other.body.muted, null);
   // A label named like an identity field does not replace it: the silence on element_id still decides.
-  const onElement = await s.post('/api/v2/silences', {
-    matchers: [{ name: 'element_id', value: 'sw-1', isRegex: false, isEqual: true }],
-    startsAt: new Date(s.clock.now()).toISOString(),
-    endsAt: new Date(s.clock.now() + H).toISOString(),
-    createdBy: 'noc',
-    comment: 'sw-1 swap',
-  });
-  assert.equal(onElement.status, 200);
+  assert.equal((await silence('element_id', 'sw-1')).status, 200);
   const spoof = await s.post('/v1/incidents', { ...incident('MAJOR', { element_id: 'sw-1' }), element_id: 'sw-2' });
   assert.equal(spoof.body.muted, null, 'a label cannot pose as the element');
   const real = await s.post('/v1/incidents', { ...incident('MAJOR', { element_id: 'elsewhere' }), element_id: 'sw-1' });
