@@ -18,6 +18,12 @@ const TODO: Status = { name: 'To Do', statusCategory: { key: 'new' } };
 const DOING: Status = { name: 'In Progress', statusCategory: { key: 'indeterminate' } };
 const DONE: Status = { name: 'Done', statusCategory: { key: 'done' } };
 
+/** The fields on the fake projects' create screen: Jira refuses a create that sets any other. */
+const CREATE_SCREEN = new Set(['project', 'issuetype', 'summary', 'description', 'labels', 'priority', 'components']);
+/** Jira's limit for a text field or a comment. */
+const TEXT_MAX = 32_767;
+const TOO_LONG = 'The entered text is too long. It exceeds the allowed limit of 32,767 characters.';
+
 /** The issue types of the fake's projects (Jira's defaults for a software project). */
 const ISSUE_TYPES = new Set(['Task', 'Bug', 'Story', 'Epic', 'Incident']);
 
@@ -52,7 +58,11 @@ export interface JiraFakeOptions {
  * /issue/{key}/comment, GET and POST /issue/{key}/transitions follow the
  * default workflow (To Do, In Progress, Done), refusing a transition the
  * issue's status does not offer. A create without a project, a known issue
- * type or a summary is refused as Jira refuses it. Basic auth required.
+ * type or a summary, with a summary of several lines or over 255
+ * characters, with a text over 32,767 characters, or setting a field the
+ * create screen does not have, is refused as Jira refuses it, each field
+ * named in `errors`; so is a comment over 32,767 characters. Basic auth
+ * required.
  */
 export async function startJiraFake(
   o: JiraFakeOptions = {},
@@ -108,6 +118,12 @@ export async function startJiraFake(
       if (!f?.issuetype?.name && !f?.issuetype?.id) errors.issuetype = 'Specify an issue type';
       else if (f.issuetype.name !== undefined && !ISSUE_TYPES.has(f.issuetype.name)) errors.issuetype = 'Specify a valid issue type';
       if (!f?.summary) errors.summary = 'You must specify a summary of the issue.';
+      else if (/[\r\n]/.test(f.summary)) errors.summary = 'The summary is invalid because it contains newline characters.';
+      else if (f.summary.length > 255) errors.summary = 'Summary must be less than 255 characters.';
+      for (const [field, value] of Object.entries(f ?? {})) {
+        if (!CREATE_SCREEN.has(field)) errors[field] = `Field '${field}' cannot be set. It is not on the appropriate screen, or unknown.`;
+        else if (typeof value === 'string' && value.length > TEXT_MAX) errors[field] = TOO_LONG;
+      }
       if (Object.keys(errors).length > 0) return { status: 400, body: { errorMessages: [], errors } };
       const fields = f as JiraIssue['fields'];
       const key = `${fields.project.key}-${++seq}`;
@@ -121,7 +137,10 @@ export async function startJiraFake(
     if (!m || !issue) return { status: 404, body: { errorMessages: ['Issue does not exist or you do not have permission to see it.'] } };
     if (m[2] === undefined && r.method === 'GET') return { status: 200, body: { key: issue.key, fields: { status: issue.fields.status } } };
     if (m[2] === 'comment' && r.method === 'POST') {
-      issue.comments.push((r.body as { body: string }).body);
+      const body = (r.body as { body?: unknown } | null)?.body;
+      if (typeof body !== 'string' || body === '') return { status: 400, body: { errorMessages: [], errors: { comment: 'Comment body can not be empty!' } } };
+      if (body.length > TEXT_MAX) return { status: 400, body: { errorMessages: [], errors: { comment: TOO_LONG } } };
+      issue.comments.push(body);
       return { status: 201, body: { id: String(issue.comments.length) } };
     }
     const offered = WORKFLOW[issue.fields.status.name] ?? [];

@@ -20,6 +20,22 @@ export function wireBody(e: OutboxEntry) {
 
 export const kindsOf = (given: readonly OutboxKind[] | undefined, defaults: readonly OutboxKind[]) => new Set(given ?? defaults);
 
+/**
+ * `s` cut to at most `max` UTF-16 units (as JavaScript and Java, and so
+ * Jira, count characters), never between the halves of a surrogate pair;
+ * `marker` ends a text that was cut and counts toward `max`.
+ */
+export function cutText(s: string, max: number, marker = ''): string {
+  if (s.length <= max) return s;
+  let end = max - marker.length;
+  const last = s.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return s.slice(0, end) + marker;
+}
+
+/** One line: every run of whitespace that holds a line break becomes one space. */
+export const oneLine = (s: string) => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+
 /** A human line for ticket descriptions and chat. */
 export function describe(e: OutboxEntry): string {
   return [

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { basicAuth, HttpFailure } from '../http.js';
-import { defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { cutText, defineAdapter, describe, httpUrl, kindsOf, oneLine, restCaller, type AdapterDeps } from './common.js';
 import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 import { TICKET_MEMORY_MS, type TicketOwner } from '../../store/contract/index.js';
 import { StoreUnavailableError } from '../../store/errors.js';
@@ -53,6 +53,12 @@ export function jiraDeployment(c: Pick<JiraConfig, 'deployment' | 'base_url'>): 
 
 /** What Jira issues as an issue key (PROJECT-123); anything else is not kept or put in a path. */
 const ISSUE_KEY = /^[A-Z][A-Z0-9_]*-\d{1,18}$/;
+
+const JIRA_TEXT_MAX = 32_767;
+/** Jira refuses a summary with a line break or over 255 characters: one line, cut to fit. */
+export const jiraSummary = (e: Pick<OutboxEntry, 'summary' | 'kind' | 'key'>) => cutText(oneLine(e.summary) || `${e.kind} ${e.key}`, 255);
+/** Jira refuses a text field or comment over 32,767 characters: a longer one is cut, and says so. */
+export const jiraText = (s: string) => cutText(s, JIRA_TEXT_MAX, `\n… (cut to Jira's limit of ${JIRA_TEXT_MAX.toLocaleString('en')} characters)`);
 
 /**
  * Jira REST. Upsert by key: the key's issue is the one onceonly recorded
@@ -137,7 +143,8 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
     await call(`${api}/issue/${issue.key}/transitions`, 'POST', { transition: { id: t.id } });
   }
 
-  const comment = (issue: Issue, e: OutboxEntry) => call(`${api}/issue/${issue.key}/comment`, 'POST', { body: `onceonly ${e.action}:\n${describe(e)}` });
+  const comment = (issue: Issue, e: OutboxEntry) =>
+    call(`${api}/issue/${issue.key}/comment`, 'POST', { body: jiraText(`onceonly ${e.action}:\n${describe(e)}`) });
   const isDone = (issue: Issue) => issue.fields?.status?.statusCategory?.key === 'done';
 
   /** A create or change for a ticket that exists: reopen it if a create finds it done, and comment. */
@@ -172,8 +179,8 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
         fields: {
           project: { key: c.project },
           issuetype: { name: c.issue_type },
-          summary: (e.summary || `${e.kind} ${e.key}`).slice(0, 250),
-          description: describe(e),
+          summary: jiraSummary(e),
+          description: jiraText(describe(e)),
           labels: ['onceonly', jiraLabel(e)],
         },
       });

@@ -4,7 +4,7 @@ import { pages } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { pagerdutyDedupKey } from '../identity.js';
 
-import { defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { cutText, defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
 import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
 
 export const pagerdutyConfig = registerAdapterConfig(
@@ -36,7 +36,7 @@ export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
     event_action: 'trigger',
     dedup_key,
     payload: {
-      summary: (e.summary || `${e.kind} ${e.key}`).slice(0, 1024),
+      summary: cutText(e.summary || `${e.kind} ${e.key}`, 1024),
       source: c.source,
       severity: SEVERITY[e.severity] ?? 'info',
       timestamp: new Date(e.at).toISOString(),
