@@ -261,6 +261,13 @@ const FAULTS = [
     tests: ['test/integration/jira-limits.test.ts'],
   },
   {
+    name: 'field templates read inherited properties (constructor renders as a function)',
+    file: 'src/core/template.ts',
+    find: '  ownPropertyOnly: true,\n',
+    replace: '  ownPropertyOnly: false,\n',
+    tests: ['test/integration/ticket-fields.test.ts'],
+  },
+  {
     name: 'a group change the store refused settled as applied',
     file: 'src/delivery/gate/group-stage.ts',
     find: '      await applier.apply(g.d.entry);\n',

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { LABEL_NAME } from '../core/matcher.js';
+import { parseTemplate, TemplateError } from '../core/template.js';
 
 /**
  * Adapters' config, as the config file declares it. Each adapter declares its
@@ -29,6 +31,53 @@ export const adapterBase = z.strictObject({
   /** per HTTP call (or MQTT publish) */
   timeout_ms: z.number().int().positive().default(10_000),
 });
+
+/** Fields one adapter may template, and characters one template may hold. */
+export const MAX_FIELDS = 64;
+export const MAX_TEMPLATE = 4096;
+
+/**
+ * An adapter's `fields:`: the target field's name (as `names` allows, which
+ * `what` describes) → a Liquid template (core/template.ts), each parsed when
+ * the config is loaded, so a bad one stops the start (or a reload keeps the
+ * config in force) with the adapter's field named.
+ */
+export const fieldTemplates = (names: RegExp, what: string) =>
+  z
+    .record(z.string(), z.string().max(MAX_TEMPLATE, `a template is at most ${MAX_TEMPLATE} characters`))
+    .superRefine((fields, ctx) => {
+      const n = Object.keys(fields).length;
+      if (n > MAX_FIELDS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_FIELDS} fields (${n} given)` });
+      for (const [name, source] of Object.entries(fields)) {
+        // Checked here rather than as the record's key schema, whose refusal does not say what a name must be.
+        if (!names.test(name)) {
+          ctx.addIssue({ code: 'custom', path: [name], message: `must be ${what}` });
+          continue;
+        }
+        try {
+          parseTemplate(source);
+        } catch (err) {
+          if (!(err instanceof TemplateError)) throw err;
+          ctx.addIssue({ code: 'custom', path: [name], message: `the template does not parse: ${err.message}` });
+        }
+      }
+    })
+    .default({});
+
+/** Config `lookups:`: tables a field template reads (`{{ lookups.groups[labels.region] }}`), name → value → value. */
+export const lookupsConfig = z
+  .record(
+    z.string().regex(LABEL_NAME, 'a table name is a letter or _, then letters, digits or _'),
+    z.record(z.string().max(4096), z.string().max(4096)).superRefine((t, ctx) => {
+      const n = Object.keys(t).length;
+      if (n > 10_000) ctx.addIssue({ code: 'custom', message: `a table holds at most 10,000 values (${n} given)` });
+    }),
+  )
+  .superRefine((tables, ctx) => {
+    const n = Object.keys(tables).length;
+    if (n > 64) ctx.addIssue({ code: 'custom', message: `at most 64 tables (${n} given)` });
+  })
+  .default({});
 
 type AdapterSchema = z.ZodObject<{ type: z.ZodLiteral<string> } & z.ZodRawShape>;
 const registered = new Map<string, AdapterSchema>();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../core/fingerprint.js';
-import { adaptersConfig } from './adapters.js';
+import { adaptersConfig, lookupsConfig } from './adapters.js';
 import { tenantsConfig } from '../access/tenants.js';
 import { maintenanceConfig } from './maintenance.js';
 import { inhibitionConfig } from './inhibition.js';
@@ -177,6 +177,8 @@ export const configSchema = z
       .refine((d) => d.max_delay_ms >= d.base_delay_ms, { message: 'max_delay_ms must be at least base_delay_ms', path: ['max_delay_ms'] }),
     /** Where decisions are delivered; each type's fields are declared beside its code (src/delivery/adapters). */
     adapters: adaptersConfig,
+    /** Tables the adapters' field templates read: `{{ lookups.<table>[<value>] }}` (docs/routing.md). */
+    lookups: lookupsConfig,
     /** Maintenance windows in Alertmanager's time_intervals syntax: matching keys are muted while one is in force (docs/noise.md). */
     maintenance: maintenanceConfig,
     /** Alertmanager's inhibit_rules: a live source incident mutes matching targets with the same `equal` values (docs/noise.md). */

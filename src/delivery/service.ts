@@ -35,7 +35,7 @@ export interface DeliveryService {
 
 /** The worker and the adapters it delivers through, both following the config in force (SIGHUP). */
 export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
-  const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock, tickets: o.tickets });
+  const registry = new AdapterRegistry(() => o.config().adapters, { clock: o.clock, tickets: o.tickets, lookups: () => o.config().lookups });
   const worker = new DeliveryWorker({
     store: o.store,
     adapters: () => registry.current(),

@@ -34,7 +34,7 @@ export function deliveryHarness(
   const store = openStore(clock);
   let config: Config = configSchema.parse(input);
   const settled: Settled[] = [];
-  const registry = new AdapterRegistry(() => config.adapters, { clock, tickets: store.tickets });
+  const registry = new AdapterRegistry(() => config.adapters, { clock, tickets: store.tickets, lookups: () => config.lookups });
   const worker = new DeliveryWorker({
     store: store.deliveries,
     adapters: () => registry.current(),

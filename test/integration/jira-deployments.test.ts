@@ -1,6 +1,6 @@
 // needs: redis
 import { join } from 'node:path';
-import { afterEach, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jiraDeployment } from '../../src/delivery/adapters/jira.js';
 import { FailOpenStore } from '../../src/store/failopen/fail-open-store.js';
@@ -12,6 +12,7 @@ import { startJiraFake } from '../fakes/jira-fake.js';
 import { deliveryHarness } from '../helpers/delivery.js';
 import { freePort } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
+import { closedAfterEach } from '../helpers/keep.js';
 
 /**
  * The Jira adapter against a fake that behaves as Jira does where it matters:
@@ -21,14 +22,7 @@ import { tempDir } from '../helpers/tmp.js';
  * follows a create depends on the search having caught up.
  */
 
-const open: Array<{ close(): Promise<void> | void }> = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((x) => x.close()));
-});
-function keep<T extends { close(): Promise<void> | void }>(x: T): T {
-  open.push(x);
-  return x;
-}
+const keep = closedAfterEach();
 
 const incident = (over: Record<string, unknown> = {}) => ({ element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'cut-1', severity: 'MAJOR', ...over });
 const jiraAt = (url: string, over: Record<string, unknown> = {}) => ({
@@ -197,7 +191,7 @@ test('with the store unreachable, replicas failing open fall back to search: on 
   const jira = keep(await startJiraFake({ deployment: 'datacenter', searchLagMs: 0 }));
   const dead = `redis://127.0.0.1:${await freePort()}`;
   const dir = tempDir();
-  open.push({ close: dir.remove });
+  keep({ close: dir.remove });
   const config = { adapters: [jiraAt(jira.url)] };
   const failingOpen = (name: string) => (c: Parameters<Parameters<typeof deliveryHarness>[3] & object>[0]) =>
     new FailOpenStore(new RedisStore(redisConnection(dead)), new Journal(join(dir.path, `${name}.db`), c), c, { timeoutMs: 50 });

@@ -1,7 +1,8 @@
-import { afterEach, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startJiraFake } from '../fakes/jira-fake.js';
 import { deliveryHarness } from '../helpers/delivery.js';
+import { closedAfterEach } from '../helpers/keep.js';
 
 /**
  * What Jira refuses in a create or a comment, and the adapter keeping inside
@@ -9,14 +10,7 @@ import { deliveryHarness } from '../helpers/delivery.js';
  * comment at most 32,767, and a create sets only fields its screen has.
  */
 
-const open: Array<{ close(): Promise<void> | void }> = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((x) => x.close()));
-});
-function keep<T extends { close(): Promise<void> | void }>(x: T): T {
-  open.push(x);
-  return x;
-}
+const keep = closedAfterEach();
 
 const AUTH = `Basic ${Buffer.from('bot@example.com:api-token').toString('base64')}`;
 const base = { project: { key: 'NOC' }, issuetype: { name: 'Incident' }, summary: 'link down', description: 'd', labels: ['onceonly'] };

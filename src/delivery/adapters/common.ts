@@ -3,12 +3,16 @@ import type { OutboxEntry, OutboxKind } from '../../core/outbox.js';
 import type { Clock } from '../../core/clock.js';
 import type { TicketStore } from '../../store/contract/index.js';
 import type { Adapter, DeliveryJob } from '../adapter.js';
-import { attempt, http, json } from '../http.js';
+import { parseTemplate, renderTemplate, TemplateError } from '../../core/template.js';
+import { labelsOf } from '../../mute/labels.js';
+import { attempt, http, HttpFailure, json } from '../http.js';
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
 
 export interface AdapterDeps {
   clock: Clock;
+  /** config `lookups:`, as in force now (a reload changes them without rebuilding the adapters) */
+  lookups?: () => Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Which ticket a receiver opened for a key, for adapters that cannot rely on their receiver's search. */
   tickets: TicketStore;
 }
@@ -35,6 +39,40 @@ export function cutText(s: string, max: number, marker = ''): string {
 
 /** One line: every run of whitespace that holds a line break becomes one space. */
 export const oneLine = (s: string) => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+
+/**
+ * An adapter's `fields:` ready to render: each template parsed once, and
+ * rendered for an entry over what a template sees:
+ * `labels` (every label a route or silence matches, identity fields and
+ * `tenant` included), `severity`, `summary`, `key`, `tenant`, `kind` and
+ * config `lookups`. A template that fails at delivery is a dead letter
+ * saying which field and why; it is never sent half-rendered.
+ */
+export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: AdapterDeps, escapeValue?: (s: string) => string) {
+  const parsed = Object.entries(fields).map(([name, source]) => [name, parseTemplate(source, escapeValue)] as const);
+  return async (e: OutboxEntry): Promise<Record<string, string>> => {
+    if (parsed.length === 0) return {};
+    const values = {
+      labels: { ...labelsOf(e), tenant: e.tenant },
+      severity: e.severity,
+      summary: e.summary,
+      key: e.key,
+      tenant: e.tenant,
+      kind: e.kind,
+      lookups: deps.lookups?.() ?? {},
+    };
+    const out: Record<string, string> = {};
+    for (const [name, t] of parsed) {
+      try {
+        out[name] = await renderTemplate(t, values);
+      } catch (err) {
+        if (!(err instanceof TemplateError)) throw err;
+        throw new HttpFailure({ ok: false, retryable: false, reason: 'render', error: `field ${name} did not render: ${err.message}` });
+      }
+    }
+    return out;
+  };
+}
 
 /** A human line for ticket descriptions and chat. */
 export function describe(e: OutboxEntry): string {

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { basicAuth, HttpFailure } from '../http.js';
-import { cutText, defineAdapter, describe, httpUrl, kindsOf, oneLine, restCaller, type AdapterDeps } from './common.js';
-import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
+import { cutText, defineAdapter, describe, fieldRenderer, httpUrl, kindsOf, oneLine, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, fieldTemplates, registerAdapterConfig } from '../../config/adapters.js';
 import { TICKET_MEMORY_MS, type TicketOwner } from '../../store/contract/index.js';
 import { StoreUnavailableError } from '../../store/errors.js';
 
@@ -21,6 +21,11 @@ export const jiraConfig = registerAdapterConfig(
     deployment: z.enum(['cloud', 'datacenter']).optional(),
     project: z.string().min(1),
     issue_type: z.string().min(1).default('Task'),
+    /** a create's fields as templates, sent in the shapes Jira takes (jiraFields; docs/routing.md) */
+    fields: fieldTemplates(
+      /^(?:project|issuetype|priority|components|labels|customfield_\d{1,18})$/,
+      'one of project, issuetype, priority, components, labels, customfield_<id>',
+    ),
     /** Jira Cloud: the account e-mail and an API token; Server/Data Center: user and password */
     username: z.string().min(1),
     api_token: z.string().min(1),
@@ -55,6 +60,29 @@ export function jiraDeployment(c: Pick<JiraConfig, 'deployment' | 'base_url'>): 
 const ISSUE_KEY = /^[A-Z][A-Z0-9_]*-\d{1,18}$/;
 
 const JIRA_TEXT_MAX = 32_767;
+
+/**
+ * Rendered field templates in the shapes Jira's create takes: `project` by
+ * key, `issuetype` and `priority` by name, `components` as names split at
+ * commas, `labels` split at commas and spaces (a Jira label holds no space)
+ * and added to the adapter's own, a custom field as its text.
+ */
+export function jiraFields(rendered: Record<string, string>, labels: string[]): Record<string, unknown> {
+  const list = (s: string, at: RegExp) =>
+    s
+      .split(at)
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
+  const out: Record<string, unknown> = { labels };
+  for (const [name, value] of Object.entries(rendered)) {
+    if (name === 'project') out.project = { key: value };
+    else if (name === 'issuetype' || name === 'priority') out[name] = { name: value };
+    else if (name === 'components') out.components = list(value, /,/).map((n) => ({ name: n }));
+    else if (name === 'labels') out.labels = [...new Set([...labels, ...list(value, /[\s,]+/)])];
+    else out[name] = value;
+  }
+  return out;
+}
 /** Jira refuses a summary with a line break or over 255 characters: one line, cut to fit. */
 export const jiraSummary = (e: Pick<OutboxEntry, 'summary' | 'kind' | 'key'>) => cutText(oneLine(e.summary) || `${e.kind} ${e.key}`, 255);
 /** Jira refuses a text field or comment over 32,767 characters: a longer one is cut, and says so. */
@@ -75,6 +103,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   const base = c.base_url.replace(/\/+$/, '');
   const api = `${base}/rest/api/2`;
   const searchUrl = jiraDeployment(c) === 'cloud' ? `${base}/rest/api/3/search/jql` : `${api}/search`;
+  const render = fieldRenderer(c.fields, deps);
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.api_token) }, c, deps);
   const owner = (e: OutboxEntry): TicketOwner => ({ adapter: c.name, tenant: e.tenant, kind: e.kind, key: e.key });
 
@@ -181,7 +210,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
           issuetype: { name: c.issue_type },
           summary: jiraSummary(e),
           description: jiraText(describe(e)),
-          labels: ['onceonly', jiraLabel(e)],
+          ...jiraFields(await render(e), ['onceonly', jiraLabel(e)]),
         },
       });
       const key = (res.body as { key?: unknown } | null)?.key;

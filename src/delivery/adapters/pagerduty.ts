@@ -4,8 +4,8 @@ import { pages } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { pagerdutyDedupKey } from '../identity.js';
 
-import { cutText, defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
-import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
+import { cutText, defineAdapter, fieldRenderer, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, fieldTemplates, registerAdapterConfig } from '../../config/adapters.js';
 
 export const pagerdutyConfig = registerAdapterConfig(
   adapterBase.extend({
@@ -13,6 +13,8 @@ export const pagerdutyConfig = registerAdapterConfig(
     routing_key: z.string().min(1),
     url: httpUrl.default('https://events.pagerduty.com/v2/enqueue'),
     source: z.string().min(1).default('onceonly'),
+    /** payload fields as templates: component, group, class, custom_details (docs/routing.md) */
+    fields: fieldTemplates(/^(?:component|group|class|custom_details)$/, 'one of component, group, class, custom_details'),
   }),
 );
 export type PagerdutyConfig = z.output<typeof pagerdutyConfig>;
@@ -26,7 +28,7 @@ declare module '../../config/adapters.js' {
 const SEVERITY: Record<string, string> = { CRITICAL: 'critical', MAJOR: 'error', MINOR: 'warning', INFO: 'info' };
 
 /** Events API v2: create and update trigger (a re-trigger updates the alert), an acknowledgement acknowledges, close resolves; dedup_key is the key, with its tenant. */
-export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
+export function pagerdutyEvent(c: Pick<PagerdutyConfig, 'routing_key' | 'source'>, e: OutboxEntry, fields: Record<string, string> = {}) {
   const dedup_key = pagerdutyDedupKey(e.tenant, e.key);
   if (e.action === 'close') return { routing_key: c.routing_key, event_action: 'resolve', dedup_key };
   // An acknowledgement that came in (a PagerDuty acknowledge) goes out as one, not as a re-trigger.
@@ -41,6 +43,7 @@ export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
       severity: SEVERITY[e.severity] ?? 'info',
       timestamp: new Date(e.at).toISOString(),
       custom_details: { ...e.data, tenant: e.tenant, kind: e.kind, action: e.action },
+      ...fields,
     },
   };
 }
@@ -49,11 +52,12 @@ export function pagerdutyEvent(c: PagerdutyConfig, e: OutboxEntry) {
 export function pagerdutyAdapter(c: PagerdutyConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation']);
   const call = restCaller({ 'content-type': 'application/json' }, c, deps);
+  const render = fieldRenderer(c.fields, deps);
   return defineAdapter(
     c,
     (e) => kinds.has(e.kind) && pages(e),
     async (job) => {
-      await call(c.url, 'POST', pagerdutyEvent(c, job.entry));
+      await call(c.url, 'POST', pagerdutyEvent(c, job.entry, await render(job.entry)));
     },
   );
 }

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 import { basicAuth } from '../http.js';
-import { defineAdapter, describe, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
-import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
+import { defineAdapter, describe, fieldRenderer, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, fieldTemplates, registerAdapterConfig } from '../../config/adapters.js';
 
 export const servicenowConfig = registerAdapterConfig(
   adapterBase.extend({
@@ -29,6 +29,14 @@ export const servicenowConfig = registerAdapterConfig(
     closed_state: z.string().default('7'),
     /** the `state` a duplicate made by a concurrent create is set to (8 = Canceled in the stock incident table) */
     duplicate_state: z.string().default('8'),
+    /**
+     * Columns as templates (assignment_group, cmdb_ci, category, any u_…), set on every create and
+     * update; not the columns the adapter keeps a record's identity and life cycle in (docs/routing.md).
+     */
+    fields: fieldTemplates(
+      /^(?!(?:correlation_id|correlation_display|sys_id|number|state|close_code|close_notes|work_notes)$)[a-z][a-z0-9_]{0,79}$/,
+      'a column name (lower-case letters, digits and _), and not one the adapter sets itself: correlation_id, correlation_display, sys_id, number, state, close_code, close_notes, work_notes',
+    ),
   }),
 );
 export type ServicenowConfig = z.output<typeof servicenowConfig>;
@@ -85,6 +93,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
   const base = `${c.instance_url.replace(/\/+$/, '')}/api/now/table/${c.table}`;
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.password) }, c, deps);
   type Found = { sys_id: string; number?: string; state?: string; correlation_id?: string; legacy?: true };
+  const render = fieldRenderer(c.fields, deps);
 
   /**
    * The key's records, oldest first (ServiceNow numbers rise): more than one
@@ -164,7 +173,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
         await cancelDuplicates(rows);
         return `resolved ${found.number ?? found.sys_id}`;
       }
-      const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level };
+      const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level, ...(await render(e)) };
       if (found) {
         // A create for a key whose record was resolved (closed by onceonly, then the fault came back) reopens it.
         const reopen = e.action === 'create' && found.state === c.resolved_state;

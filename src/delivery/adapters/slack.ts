@@ -3,14 +3,16 @@ import type { Adapter } from '../adapter.js';
 import { pages } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
 
-import { defineAdapter, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
-import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
+import { defineAdapter, fieldRenderer, httpUrl, kindsOf, restCaller, type AdapterDeps } from './common.js';
+import { adapterBase, fieldTemplates, registerAdapterConfig } from '../../config/adapters.js';
 
 export const slackConfig = registerAdapterConfig(
   adapterBase.extend({
     type: z.literal('slack'),
     /** an incoming-webhook URL */
     url: httpUrl,
+    /** `text`: the message as a template; what it inserts is escaped as Slack requires (docs/routing.md) */
+    fields: fieldTemplates(/^text$/, 'text (the one field a Slack message takes)'),
   }),
 );
 export type SlackConfig = z.output<typeof slackConfig>;
@@ -47,11 +49,13 @@ export function slackText(e: OutboxEntry): string {
 export function slackAdapter(c: SlackConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ['incident', 'violation', 'event']);
   const call = restCaller({ 'content-type': 'application/json' }, c, deps);
+  const render = fieldRenderer(c.fields, deps, slackEscape);
   return defineAdapter(
     c,
     (e) => kinds.has(e.kind) && pages(e) && (e.kind !== 'incident' || e.severity === 'CRITICAL'),
     async (job) => {
-      await call(c.url, 'POST', { text: slackText(job.entry) });
+      const text = c.fields.text === undefined ? slackText(job.entry) : (await render(job.entry)).text;
+      await call(c.url, 'POST', { text });
     },
   );
 }

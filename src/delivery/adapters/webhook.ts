@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import { ALL_KINDS } from '../adapter.js';
 import { http } from '../http.js';
-import { defineAdapter, httpUrl, kindsOf, wireBody, type AdapterDeps } from './common.js';
-import { adapterBase, registerAdapterConfig } from '../../config/adapters.js';
+import { defineAdapter, fieldRenderer, httpUrl, kindsOf, wireBody, type AdapterDeps } from './common.js';
+import { adapterBase, fieldTemplates, registerAdapterConfig } from '../../config/adapters.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
 const HEADER_VALUE = /^[^\u0000-\u0008\u000a-\u001f\u007f]*$/;
@@ -22,6 +22,8 @@ export const webhookConfig = registerAdapterConfig(
         z.string().max(8192).regex(HEADER_VALUE, 'must not hold a line break or a control character'),
       )
       .default({}),
+    /** extra keys under `fields` in the body, each a template (docs/routing.md) */
+    fields: fieldTemplates(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a key: a letter or _, then letters, digits or _, at most 64'),
   }),
 );
 export type WebhookConfig = z.output<typeof webhookConfig>;
@@ -52,11 +54,13 @@ export function sign(secret: string, t: number, body: string): string {
  */
 export function webhookAdapter(c: WebhookConfig, deps: AdapterDeps): Adapter {
   const kinds = kindsOf(c.kinds, ALL_KINDS);
+  const render = fieldRenderer(c.fields, deps);
+  const templated = Object.keys(c.fields).length > 0;
   return defineAdapter(
     c,
     (e) => kinds.has(e.kind),
     async (job) => {
-      const body = JSON.stringify(wireBody(job.entry));
+      const body = JSON.stringify({ ...wireBody(job.entry), ...(templated ? { fields: await render(job.entry) } : {}) });
       const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', 'idempotency-key': headerValue(job.idempotencyKey) };
       if (c.secret) headers[SIGNATURE_HEADER] = sign(c.secret, Math.floor(deps.clock.now() / 1000), body);
       await http(c.url, { method: 'POST', headers, body, timeoutMs: c.timeout_ms, now: deps.clock.now });

@@ -1,0 +1,112 @@
+import { Liquid, type LiquidOptions, type Template, Tokenizer, TagToken } from 'liquidjs';
+
+/**
+ * Ticket field templates: Liquid (`{{ labels.team }}`, filters, `if`,
+ * `for`), run by liquidjs with what a template may do bounded. A template
+ * reads only the values it is handed, and of those only their own
+ * properties (`constructor`, `__proto__` read as nothing); it reads no file
+ * (the tags that would, `include`, `render`, `layout`, and `liquid`, which
+ * could hold them, are refused when it is parsed); and each render is bounded
+ * in time, in memory and in output. A value it inserts is text: a label
+ * holding `{{ … }}` is printed as written, never run.
+ */
+
+/** The tags a template may use: logic and text, none that reads a file or nests tags in text. */
+const TAGS = new Set([
+  'assign',
+  'capture',
+  'endcapture',
+  'case',
+  'when',
+  'else',
+  'endcase',
+  'if',
+  'elsif',
+  'endif',
+  'unless',
+  'endunless',
+  'for',
+  'endfor',
+  'break',
+  'continue',
+  'cycle',
+  'raw',
+  'endraw',
+  'comment',
+  'endcomment',
+  'echo',
+  '#',
+]);
+
+/** Characters one rendered field may hold. */
+export const MAX_RENDERED = 32 * 1024;
+
+const engineOptions: LiquidOptions = {
+  ownPropertyOnly: true,
+  strictFilters: true,
+  strictVariables: false,
+  // A template is at most a few KiB of config; these bound what one render may cost.
+  parseLimit: 64 * 1024,
+  renderLimit: 50,
+  memoryLimit: 4 * 1024 * 1024,
+  // No file is ever read: the tags that read files are refused at parse time, and the root is empty.
+  root: [],
+  partials: [],
+  layouts: [],
+  relativeReference: false,
+};
+const plain = new Liquid(engineOptions);
+/** Engines whose `{{ … }}` output passes through an escape (a Slack message's &, < and >), by escape. */
+const escaping = new Map<(s: string) => string, Liquid>();
+const engineFor = (escapeValue?: (s: string) => string) => {
+  if (!escapeValue) return plain;
+  let e = escaping.get(escapeValue);
+  if (!e) escaping.set(escapeValue, (e = new Liquid({ ...engineOptions, outputEscape: (v: unknown) => escapeValue(String(v)) })));
+  return e;
+};
+
+export class TemplateError extends Error {
+  readonly code = 'template';
+}
+
+export interface ParsedTemplate {
+  readonly source: string;
+  readonly parsed: Template[];
+  readonly engine: Liquid;
+}
+
+/**
+ * Parses a template, or throws TemplateError saying what is wrong (a tag not
+ * allowed, a filter that does not exist, a syntax error). `escapeValue`: what
+ * every value the template inserts passes through (its literal text does not).
+ */
+export function parseTemplate(source: string, escapeValue?: (s: string) => string): ParsedTemplate {
+  try {
+    for (const token of new Tokenizer(source).readTopLevelTokens()) {
+      if (token instanceof TagToken && !TAGS.has(token.name)) throw new TemplateError(`the tag {% ${token.name} %} is not allowed in a field template`);
+    }
+    const engine = engineFor(escapeValue);
+    return { source, parsed: engine.parse(source), engine };
+  } catch (err) {
+    if (err instanceof TemplateError) throw err;
+    throw new TemplateError(firstLine(err));
+  }
+}
+
+/** Renders a parsed template over `values`; throws TemplateError when it fails or its output is over MAX_RENDERED characters. */
+export async function renderTemplate(t: ParsedTemplate, values: Record<string, unknown>): Promise<string> {
+  let out: string;
+  try {
+    out = String(await t.engine.render(t.parsed, values));
+  } catch (err) {
+    throw new TemplateError(firstLine(err));
+  }
+  if (out.length > MAX_RENDERED) throw new TemplateError(`rendered ${out.length} characters; a field holds at most ${MAX_RENDERED}`);
+  return out;
+}
+
+/** liquidjs's message names the line and column; only its first line is kept (what follows may quote the template). */
+const firstLine = (err: unknown) =>
+  String((err as Error)?.message ?? err)
+    .split('\n')[0]!
+    .slice(0, 300);
