@@ -36,6 +36,7 @@ import { openApiRoutes } from './routes/openapi.js';
 import { heartbeatRoutes } from './routes/heartbeats.js';
 import type { HeartbeatMonitor } from '../engine/heartbeats.js';
 import type { GroupApplier } from '../engine/groups.js';
+import { routeTestRoutes } from './routes/route-test.js';
 import { groupRoutes } from './routes/groups.js';
 import type { DocumentedRoute } from './openapi/document.js';
 
@@ -182,6 +183,7 @@ export function buildApp({
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
   heartbeatRoutes(app, heartbeats);
   groupRoutes(app, groups);
+  routeTestRoutes(app, config);
   dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences, clock, heartbeats }, config, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   silenceRoutes(app, dedup.store.silences, silences, clock, config);

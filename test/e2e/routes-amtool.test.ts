@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseConfig } from '../../src/config/load.js';
+import { dryRun } from '../../src/delivery/dry-run.js';
 import { compileRoute } from '../../src/config/route.js';
 import { routeReceivers } from '../../src/core/route.js';
 import '../../src/delivery/adapters/index.js';
@@ -80,7 +81,8 @@ test(`onceonly routes exactly as amtool config routes test (seed ${SEED}, ${TREE
       writeFileSync(am, JSON.stringify({ route: tree, receivers: RECEIVERS.map((name) => ({ name })) }));
       const ooText = JSON.stringify({ adapters: RECEIVERS.map((name) => ({ name, type: 'webhook', url: 'http://127.0.0.1:9/hook' })), route: tree });
       writeFileSync(oo, ooText);
-      const root = compileRoute(parseConfig(ooText, oo).route!);
+      const config = parseConfig(ooText, oo);
+      const root = compileRoute(config.route!);
       for (let l = 0; l < LABEL_SETS; l++) {
         // amtool sees exactly the labels onceonly sees: the tenant label included.
         const labels = { tenant: 'default', ...drawLabels(r) };
@@ -89,6 +91,9 @@ test(`onceonly routes exactly as amtool config routes test (seed ${SEED}, ${TREE
         const got = routeReceivers(root, labels).join(',');
         compared++;
         if (got !== want) disagreements.push(`tree ${JSON.stringify(tree)} labels ${args.join(' ')}: amtool ${want}, onceonly ${got}`);
+        // What POST /v1/routes/test answers for the running config (delivery/dry-run.ts).
+        const dry = (await dryRun(config, labels.tenant, labels)).adapters.join(',');
+        if (dry !== want) disagreements.push(`dry run, tree ${JSON.stringify(tree)} labels ${args.join(' ')}: amtool ${want}, POST /v1/routes/test ${dry}`);
         if (t < CLI_TREES && l < 2) {
           const tenant = labels.tenant;
           const rest = args.filter((a) => !a.startsWith('tenant='));

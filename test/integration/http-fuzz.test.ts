@@ -19,6 +19,7 @@ const VALID = {
       { status: 'firing', labels: { alertname: 'A' }, annotations: {}, startsAt: '2026-11-30T12:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f1' },
     ],
   },
+  '/v1/routes/test': { labels: { team: 'net' } },
   '/api/v2/silences': {
     matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
     startsAt: '2026-11-30T12:00:00Z',
@@ -38,9 +39,10 @@ const REQUIRED: Record<Route, string[]> = {
   '/v1/alertmanager': ['version', 'status', 'alerts'],
   // Not comment: any text up to 4,096 characters is a valid comment, so changing it rarely makes the body invalid.
   '/api/v2/silences': ['matchers', 'startsAt', 'endsAt', 'createdBy'],
+  '/v1/routes/test': ['labels'],
 };
 /** Strict bodies refuse unknown fields; PagerDuty's and Alertmanager's do not, as their senders add fields. */
-const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations'];
+const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations', '/v1/routes/test'];
 
 /** A violation's numbers may be any number (negative, fractional); an event's sequence may not. */
 const ANY_NUMBER = new Set(['timestamp', 'value', 'center', 'ucl', 'lcl']);
@@ -100,7 +102,7 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
       regex.map((value) => json({ ...valid, matchers: [{ name: 'element_id', value, isRegex: true, isEqual: true }] }, `regex ${value.slice(0, 40)}`)),
     );
   }
-  if (route === '/v1/incidents') {
+  if (route === '/v1/incidents' || route === '/v1/routes/test') {
     // Labels no incident may carry: a name that is not one, a value that is not bounded text, too many.
     const badName = fc.oneof(
       fc.tuple(fc.integer({ min: 0, max: 9 }), fc.string({ maxLength: 8 })).map(([d, t]) => `${d}${t}`),

@@ -52,6 +52,7 @@ const PROMISED = [
   'GET /v1/dead-letters',
   'GET /v1/devices/{tenant}/{device}',
   'GET /v1/groups/{group_key}',
+  'POST /v1/routes/test',
   'GET /v1/heartbeats',
   'GET /v1/incidents',
   'GET /v1/incidents/{key}',

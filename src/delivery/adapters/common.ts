@@ -48,7 +48,7 @@ export const oneLine = (s: string) => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
  * config `lookups`. A template that fails at delivery is a dead letter
  * saying which field and why; it is never sent half-rendered.
  */
-export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: AdapterDeps, escapeValue?: (s: string) => string) {
+export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: Pick<AdapterDeps, 'lookups'>, escapeValue?: (s: string) => string) {
   const parsed = Object.entries(fields).map(([name, source]) => [name, parseTemplate(source, escapeValue)] as const);
   return async (e: OutboxEntry): Promise<Record<string, string>> => {
     if (parsed.length === 0) return {};

@@ -1,0 +1,65 @@
+import type { Config } from '../config/schema.js';
+import type { AdapterConfig } from '../config/adapters.js';
+import { compileRoute } from '../config/route.js';
+import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
+import { type RouteNode, routeReceivers } from '../core/route.js';
+import type { Labels } from '../core/matcher.js';
+import { HttpFailure } from './http.js';
+import { fieldRenderer } from './adapters/common.js';
+
+export interface DryRun {
+  /** the adapters the label set reaches, in the order `amtool config routes test` prints receivers */
+  adapters: string[];
+  /** each reached adapter's `fields`, rendered over the label set */
+  fields: Record<string, Record<string, string>>;
+  /** adapters whose fields did not render, and why (a delivery of such an entry would be a dead letter) */
+  errors?: Record<string, string>;
+}
+
+const KINDS = new Set<OutboxKind>(['incident', 'violation', 'event', 'group']);
+/** Compiled once per config in force (a reload makes a new config object). */
+const trees = new WeakMap<object, RouteNode>();
+const renderers = new WeakMap<AdapterConfig, ReturnType<typeof fieldRenderer>>();
+
+/**
+ * Where a label set would go under `config`, and what each adapter's field
+ * templates make of it: the routing tree walked as the CLI walks it (every
+ * adapter without a tree), then each reached adapter's fields rendered over
+ * an entry carrying the labels (its kind, severity, summary and key taken
+ * from the labels of those names, where given).
+ */
+export async function dryRun(config: Config, tenant: string, labels: Labels): Promise<DryRun> {
+  let adapters: string[];
+  if (config.route) {
+    let tree = trees.get(config.route);
+    if (!tree) trees.set(config.route, (tree = compileRoute(config.route)));
+    adapters = routeReceivers(tree, labels);
+  } else adapters = config.adapters.map((a) => a.name);
+  const kind = labels.kind as OutboxKind;
+  const entry: OutboxEntry = {
+    tenant,
+    kind: KINDS.has(kind) ? kind : 'incident',
+    action: 'create',
+    key: labels.dedup_key ?? '',
+    severity: labels.severity ?? '',
+    summary: labels.summary ?? '',
+    data: { labels },
+    at: 0,
+  };
+  const fields: Record<string, Record<string, string>> = {};
+  const errors: Record<string, string> = {};
+  for (const name of new Set(adapters)) {
+    const a = config.adapters.find((x) => x.name === name);
+    const templates = a && 'fields' in a ? a.fields : undefined;
+    if (!a || !templates || Object.keys(templates).length === 0) continue;
+    let render = renderers.get(a);
+    if (!render) renderers.set(a, (render = fieldRenderer(templates, { lookups: () => config.lookups })));
+    try {
+      fields[name] = await render(entry);
+    } catch (err) {
+      if (!(err instanceof HttpFailure)) throw err;
+      errors[name] = err.message;
+    }
+  }
+  return { adapters, fields, ...(Object.keys(errors).length > 0 ? { errors } : {}) };
+}
