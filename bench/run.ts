@@ -33,6 +33,7 @@ import { failopenSection } from './sections/failopen.js';
 import { leaseSection } from './sections/lease.js';
 import { boundsSection } from './sections/bounds.js';
 import { keyedSection } from './sections/keyed.js';
+import { fieldsSection } from './sections/fields.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -42,7 +43,7 @@ import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed'] as const;
+const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -119,6 +120,7 @@ if (asked.includes('guard')) sections.push((guard = await guardSection(log)));
 if (asked.includes('lease')) sections.push(await leaseSection(log));
 if (asked.includes('bounds')) sections.push(await boundsSection(log));
 if (asked.includes('keyed')) sections.push(await keyedSection(log));
+if (asked.includes('fields')) sections.push(await fieldsSection(log));
 let failopen: Section | null = null;
 if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 

@@ -64,7 +64,7 @@ export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: Pi
     const out: Record<string, string> = {};
     for (const [name, t] of parsed) {
       try {
-        out[name] = await renderTemplate(t, values);
+        out[name] = renderTemplate(t, values);
       } catch (err) {
         if (!(err instanceof TemplateError)) throw err;
         throw new HttpFailure({ ok: false, retryable: false, reason: 'render', error: `field ${name} did not render: ${err.message}` });
