@@ -172,7 +172,14 @@ export class DeliveryWorker {
       return;
     }
     try {
-      await this.gate.pass(d, adapter, started);
+      const unsettled = await this.gate.pass(d, adapter, started);
+      // Every line ends at a stage that settles it (send, group); one that passed them all would be
+      // leased again and again, so it is parked, saying so, rather than left to loop.
+      if (unsettled)
+        await this.settle(
+          { d: unsettled, mark: null, started },
+          { ok: false, retryable: false, reason: 'unsettled', error: `no stage settles line ${JSON.stringify(d.adapter)}` },
+        );
     } catch (err) {
       // The lease runs out and the delivery falls due again: held or sent later, never lost.
       this.observer.error?.(err, `gating delivery ${d.id}`);
