@@ -53,7 +53,12 @@ test('ServiceNow: columns rendered from labels and a lookup table, on the create
           instance_url: snow.url,
           username: 'onceonly',
           password: 'secret',
-          fields: { assignment_group: '{{ lookups.groups[labels.region] }}', cmdb_ci: '{{ labels.element_id }}', category: 'network' },
+          fields: {
+            assignment_group: '{{ lookups.groups[labels.region] }}',
+            cmdb_ci: '{{ labels.element_id }}',
+            category: 'network',
+            description: 'Runbook: https://wiki.example/{{ labels.team }}',
+          },
         },
       ],
     }),
@@ -62,6 +67,7 @@ test('ServiceNow: columns rendered from labels and a lookup table, on the create
   await h.drain();
   const [rec] = [...snow.records.values()];
   assert.deepEqual([rec?.assignment_group, rec?.cmdb_ci, rec?.category], ['NOC EU', 'olt-7', 'network']);
+  assert.equal(rec?.description, 'Runbook: https://wiki.example/net', "a templated column replaces the adapter's own");
   // The fault moves region and worsens: the update carries the latest labels' rendering.
   await h.incidents.decideIncident(incident({ severity: 'CRITICAL', labels: { team: 'net', region: 'us' } }));
   await h.drain();

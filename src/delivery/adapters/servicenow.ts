@@ -186,7 +186,8 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
         const merged = await cancelDuplicates(rows);
         return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}${merged ? ` (cancelled ${merged} duplicate${merged > 1 ? 's' : ''})` : ''}`;
       }
-      const res = await call(base, 'POST', { ...fields, description: describe(e), correlation_id: servicenowCorrelation(e), correlation_display: 'onceonly' });
+      // A templated description replaces the adapter's own, as any templated column does.
+      const res = await call(base, 'POST', { description: describe(e), ...fields, correlation_id: servicenowCorrelation(e), correlation_display: 'onceonly' });
       const made = (res.body as { result?: Found } | null)?.result;
       // ServiceNow cannot refuse a second record with the same correlation_id, and
       // two creates can race past the lookup (replicas failing open during a
