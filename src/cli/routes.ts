@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import { defaultConfig } from '../config/schema.js';
-import { compileRoute } from '../config/route.js';
 import { LABEL_NAME } from '../core/matcher.js';
-import { routeReceivers } from '../core/route.js';
+import { reachedAdapters } from '../delivery/dry-run.js';
+import { MAX_LABEL_VALUE } from '../inputs/limits.js';
 // The adapters' config schemas: a config naming them parses.
 import '../delivery/adapters/index.js';
 
@@ -20,7 +20,7 @@ export function parseLabelArg(arg: string): [string, string] {
       throw new ConfigError(`label ${JSON.stringify(arg)}: the quoted value is not closed or has an unknown escape`);
     }
   }
-  if (value.length > 4096) throw new ConfigError(`label ${m[1]}: a value is at most 4,096 characters`);
+  if (value.length > MAX_LABEL_VALUE) throw new ConfigError(`label ${m[1]}: a value is at most ${MAX_LABEL_VALUE.toLocaleString('en')} characters`);
   return [m[1]!, value];
 }
 
@@ -40,9 +40,7 @@ export function routesCommand(program: Command): void {
           const [name, value] = parseLabelArg(arg);
           set[name] = value;
         }
-        // Without a tree every adapter takes every entry of its kinds.
-        const reached = config.route ? routeReceivers(compileRoute(config.route), set) : config.adapters.map((a) => a.name);
-        process.stdout.write(`${reached.join(',')}\n`);
+        process.stdout.write(`${reachedAdapters(config, set).join(',')}\n`);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         process.stderr.write(`onceonly routes test: ${err.message}\n`);

@@ -22,6 +22,18 @@ const trees = new WeakMap<object, RouteNode>();
 const renderers = new WeakMap<AdapterConfig, ReturnType<typeof fieldRenderer>>();
 
 /**
+ * The adapters a label set reaches under `config`, in the order `amtool
+ * config routes test` prints receivers: the routing tree's answer, or every
+ * adapter when there is no tree (each then takes every entry of its kinds).
+ */
+export function reachedAdapters(config: Config, labels: Labels): string[] {
+  if (!config.route) return config.adapters.map((a) => a.name);
+  let tree = trees.get(config.route);
+  if (!tree) trees.set(config.route, (tree = compileRoute(config.route)));
+  return routeReceivers(tree, labels);
+}
+
+/**
  * Where a label set would go under `config`, and what each adapter's field
  * templates make of it: the routing tree walked as the CLI walks it (every
  * adapter without a tree), then each reached adapter's fields rendered over
@@ -29,12 +41,7 @@ const renderers = new WeakMap<AdapterConfig, ReturnType<typeof fieldRenderer>>()
  * from the labels of those names, where given).
  */
 export async function dryRun(config: Config, tenant: string, labels: Labels): Promise<DryRun> {
-  let adapters: string[];
-  if (config.route) {
-    let tree = trees.get(config.route);
-    if (!tree) trees.set(config.route, (tree = compileRoute(config.route)));
-    adapters = routeReceivers(tree, labels);
-  } else adapters = config.adapters.map((a) => a.name);
+  const adapters = reachedAdapters(config, labels);
   const kind = labels.kind as OutboxKind;
   const entry: OutboxEntry = {
     tenant,
@@ -55,7 +62,7 @@ export async function dryRun(config: Config, tenant: string, labels: Labels): Pr
     let render = renderers.get(a);
     if (!render) renderers.set(a, (render = fieldRenderer(templates, { lookups: () => config.lookups })));
     try {
-      fields[name] = await render(entry);
+      fields[name] = render(entry);
     } catch (err) {
       if (!(err instanceof HttpFailure)) throw err;
       errors[name] = err.message;

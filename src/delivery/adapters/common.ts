@@ -50,7 +50,7 @@ export const oneLine = (s: string) => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
  */
 export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: Pick<AdapterDeps, 'lookups'>, escapeValue?: (s: string) => string) {
   const parsed = Object.entries(fields).map(([name, source]) => [name, parseTemplate(source, escapeValue)] as const);
-  return async (e: OutboxEntry): Promise<Record<string, string>> => {
+  return (e: OutboxEntry): Record<string, string> => {
     if (parsed.length === 0) return {};
     const values = {
       labels: { ...labelsOf(e), tenant: e.tenant },

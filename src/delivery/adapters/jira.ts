@@ -210,7 +210,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
           issuetype: { name: c.issue_type },
           summary: jiraSummary(e),
           description: jiraText(describe(e)),
-          ...jiraFields(await render(e), ['onceonly', jiraLabel(e)]),
+          ...jiraFields(render(e), ['onceonly', jiraLabel(e)]),
         },
       });
       const key = (res.body as { key?: unknown } | null)?.key;

@@ -57,7 +57,7 @@ export function pagerdutyAdapter(c: PagerdutyConfig, deps: AdapterDeps): Adapter
     c,
     (e) => kinds.has(e.kind) && pages(e),
     async (job) => {
-      await call(c.url, 'POST', pagerdutyEvent(c, job.entry, await render(job.entry)));
+      await call(c.url, 'POST', pagerdutyEvent(c, job.entry, render(job.entry)));
     },
   );
 }

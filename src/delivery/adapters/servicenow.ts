@@ -173,7 +173,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
         await cancelDuplicates(rows);
         return `resolved ${found.number ?? found.sys_id}`;
       }
-      const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level, ...(await render(e)) };
+      const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level, ...render(e) };
       if (found) {
         // A create for a key whose record was resolved (closed by onceonly, then the fault came back) reopens it.
         const reopen = e.action === 'create' && found.state === c.resolved_state;

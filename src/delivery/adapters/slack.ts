@@ -54,7 +54,7 @@ export function slackAdapter(c: SlackConfig, deps: AdapterDeps): Adapter {
     c,
     (e) => kinds.has(e.kind) && pages(e) && (e.kind !== 'incident' || e.severity === 'CRITICAL'),
     async (job) => {
-      const text = c.fields.text === undefined ? slackText(job.entry) : (await render(job.entry)).text;
+      const text = c.fields.text === undefined ? slackText(job.entry) : render(job.entry).text;
       await call(c.url, 'POST', { text });
     },
   );
