@@ -17,9 +17,9 @@ BEGIN
   ON CONFLICT (tenant, key) DO UPDATE SET created_at = excluded.created_at WHERE a.created_at <> excluded.created_at;
   GET DIAGNOSTICS n = ROW_COUNT;
   IF n = 0 THEN RETURN 'repeat'; END IF;
-  INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
+  INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
   VALUES (p_tenant, 'incident', 'update', p_key, split_part(r.fingerprint, '|', 1), 'acknowledged',
-    json_build_object('fingerprint', r.fingerprint, 'acknowledged', true)::text, p_now);
+    json_build_object('fingerprint', r.fingerprint, 'acknowledged', true)::text, p_now, r.route);
   IF p_audit THEN
     INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
     VALUES (p_now, p_tenant, 'incidents', p_key, 'UPDATE', 'acknowledged', p_replica, p_request_id);
@@ -77,7 +77,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_claim_window(p_lock text, p_tenant text, p_key text, p_ttl_ms bigint, p_now bigint, p_severity text, p_summary text, p_data text, p_audit boolean, p_replica text, p_request_id text) RETURNS text
+CREATE FUNCTION onceonly.oo_claim_window(p_lock text, p_tenant text, p_key text, p_ttl_ms bigint, p_now bigint, p_severity text, p_summary text, p_data text, p_audit boolean, p_replica text, p_request_id text, p_route text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -91,8 +91,8 @@ BEGIN
   IF n = 1 THEN
     claim := 'claimed';
     IF p_severity IS NOT NULL THEN
-      INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
-      VALUES (p_tenant, 'violation', 'create', p_key, p_severity, p_summary, p_data, p_now);
+      INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
+      VALUES (p_tenant, 'violation', 'create', p_key, p_severity, p_summary, p_data, p_now, p_route);
     END IF;
   ELSIF oo_requeue_failing('violation', p_tenant, p_key, p_now) > 0 THEN
     claim := 'requeued';
@@ -126,8 +126,8 @@ BEGIN
   IF live THEN
     fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
     refires := r.refires; updates := r.updates; expires_at := r.expires_at;
-    INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
-    VALUES (p_tenant, 'incident', 'close', p_key, split_part(r.fingerprint, '|', 1), '', json_build_object('fingerprint', r.fingerprint)::text, p_now);
+    INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
+    VALUES (p_tenant, 'incident', 'close', p_key, split_part(r.fingerprint, '|', 1), '', json_build_object('fingerprint', r.fingerprint)::text, p_now, r.route);
   END IF;
   IF p_audit THEN
     INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
@@ -135,7 +135,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint) RETURNS record
+CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -155,7 +155,7 @@ BEGIN
       outcome := 'stale';
       IF found_row AND r.expires_at > p_now THEN
         fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
-        refires := r.refires; updates := r.updates; expires_at := r.expires_at;
+        refires := r.refires; updates := r.updates; expires_at := r.expires_at; route := r.route;
       ELSE
         fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0; expires_at := p_now;
       END IF;
@@ -174,24 +174,28 @@ BEGIN
     outcome := 'created';
     expired_updates := CASE WHEN found_row THEN r.updates END;
     fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0;
+    -- a create takes the route the engine found; every later change keeps it
+    route := p_route;
   ELSE
     outcome := CASE WHEN r.fingerprint <> p_fingerprint THEN 'changed' ELSE 'unchanged' END;
     previous_fingerprint := r.fingerprint;
     fingerprint := p_fingerprint; created_at := r.created_at; last_seen_at := p_now;
     refires := r.refires + 1; updates := r.updates + CASE WHEN outcome = 'changed' THEN 1 ELSE 0 END;
+    route := r.route;
   END IF;
   expires_at := p_now + p_ttl_ms;
 
-  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
-  VALUES (p_tenant, p_key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
+  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
+  VALUES (p_tenant, p_key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
-    last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at;
+    last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
+    route = excluded.route;
 
   IF outcome <> 'created' THEN PERFORM oo_requeue_failing('incident', p_tenant, p_key, p_now); END IF;
 
   IF p_severity IS NOT NULL AND outcome <> 'unchanged' THEN
-    INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
-    VALUES (p_tenant, 'incident', CASE WHEN outcome = 'created' THEN 'create' ELSE 'update' END, p_key, p_severity, p_summary, p_data, p_now);
+    INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
+    VALUES (p_tenant, 'incident', CASE WHEN outcome = 'created' THEN 'create' ELSE 'update' END, p_key, p_severity, p_summary, p_data, p_now, route);
   END IF;
 
   IF p_race_ms IS NOT NULL THEN
@@ -212,7 +216,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text) RETURNS text
+CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -226,14 +230,17 @@ BEGIN
   SELECT * INTO r FROM incidents i WHERE i.tenant = p_tenant AND i.key = p_key;
   live := FOUND AND r.expires_at > p_now;
   outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;
-  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
+  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
   VALUES (p_tenant, p_key, p_fingerprint,
     CASE WHEN live THEN r.created_at ELSE p_now END, p_now,
     CASE WHEN live THEN r.refires + p_refires + 1 ELSE p_refires END,
     CASE WHEN live THEN r.updates + p_updates + CASE WHEN r.fingerprint <> p_fingerprint THEN 1 ELSE 0 END ELSE p_updates END,
-    p_now + p_ttl_ms)
+    p_now + p_ttl_ms,
+    -- a key another replica created meanwhile keeps that create's route
+    CASE WHEN live THEN r.route ELSE p_route END)
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
-    last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at;
+    last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
+    route = excluded.route;
   INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES (p_tenant, p_key, p_journal_id, outcome, p_now + p_marker_ms);
   IF p_audit THEN
     INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
@@ -463,7 +470,8 @@ CREATE TABLE onceonly.incidents (
     last_seen_at bigint NOT NULL,
     refires integer NOT NULL,
     updates integer NOT NULL,
-    expires_at bigint NOT NULL
+    expires_at bigint NOT NULL,
+    route text
 );
 
 CREATE TABLE onceonly.inhibitors (
@@ -483,7 +491,8 @@ CREATE TABLE onceonly.outbox (
     severity text NOT NULL,
     summary text NOT NULL,
     data text NOT NULL,
-    at bigint NOT NULL
+    at bigint NOT NULL,
+    route text
 );
 
 CREATE SEQUENCE onceonly.outbox_id_seq

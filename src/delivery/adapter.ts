@@ -1,4 +1,4 @@
-import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
+import { INTERNAL_PREFIX, type OutboxEntry, type OutboxKind } from '../core/outbox.js';
 
 /** One delivery as an adapter sees it. */
 export interface DeliveryJob {
@@ -28,7 +28,7 @@ export type AdapterResult =
  * with this prefix, which no configured adapter's name may carry. Only the
  * dashboard's adapter table leaves them out.
  */
-export const INTERNAL_PREFIX = '@';
+export { INTERNAL_PREFIX };
 
 /** Whether `name` is one of onceonly's own lines rather than a configured destination. */
 export const isInternalAdapter = (name: string) => name.startsWith(INTERNAL_PREFIX);

@@ -76,6 +76,41 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.equal(new Set(got.map((d) => d.id)).size, got.length, 'ids are unique');
     });
 
+    test("fan-out goes by each entry's route: only the adapters it names, every internal line, every adapter when it has none", async () => {
+      const routed = { ...payload, route: ['snow', 'gone'] };
+      assert.equal(await fx.store.windows.claim('t', key(1), 60 * T, routed), 'claimed');
+      await fx.store.incidents.decide({ tenant: 't', key: key(2), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: { ...payload, route: ['hook'] } });
+      await fx.store.incidents.decide({ tenant: 't', key: key(2), fingerprint: 'CRITICAL|0', ttlMs: 60 * T, outbox: { ...payload, route: ['snow'] } });
+      await fx.store.incidents.close('t', key(2));
+      await fx.store.devices.apply({ tenant: 't', device: key(3), boot: 'b', sequence: 1, state: 'UP', observedAt: 1 }, 60 * T);
+      await fx.store.devices.apply({ tenant: 't', device: key(3), boot: 'b', sequence: 2, state: 'DOWN', observedAt: 2 }, 60 * T, undefined, ['jira']);
+      await fx.store.incidents.decide({ tenant: 't', key: key(4), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      await fanOutAll(['hook', 'snow', 'jira', '@group']);
+      const got: string[] = [];
+      for (let batch = await lease(); batch.length > 0; batch = await lease()) {
+        for (const d of batch) {
+          got.push(`${d.entry.key.slice(prefix.length + 1)}:${d.entry.action}>${d.adapter}`);
+          assert.ok(await fx.store.deliveries.settle(d, { outcome: 'delivered' }));
+        }
+      }
+      assert.deepEqual(got.sort(), [
+        '1:create>@group',
+        '1:create>snow',
+        '2:close>@group',
+        '2:close>hook',
+        '2:create>@group',
+        '2:create>hook',
+        '2:update>@group',
+        '2:update>hook',
+        '3:notify>@group',
+        '3:notify>jira',
+        '4:create>@group',
+        '4:create>hook',
+        '4:create>jira',
+        '4:create>snow',
+      ]);
+    });
+
     test('with no adapters the outbox is consumed and nothing is due', async () => {
       await fx.store.windows.claim('t', key(1), 60 * T, payload);
       await fanOutAll([]);

@@ -20,6 +20,8 @@ export interface Backend {
   peers: boolean;
   /** false on Redis: it deletes ended records itself, on its own clock, instead of by sweepExpired on the test's. */
   sweepsOnClock: boolean;
+  /** Whether its incidents replay fail-open journal entries (Redis, Postgres). */
+  replays?: boolean;
 }
 
 type Suite = (name: string, backend: Backend, open: OpenFixture) => void;
@@ -31,7 +33,7 @@ type Suite = (name: string, backend: Backend, open: OpenFixture) => void;
  * `redis.test.ts`) runs it without a line of its own.
  */
 const SUITES: Record<FacetName, Suite> = {
-  incidents: (name, b, open) => incidentStoreContract(name, { peers: b.peers }, open),
+  incidents: (name, b, open) => incidentStoreContract(name, { peers: b.peers, replays: b.replays === true }, open),
   devices: (name, _b, open) => eventStoreContract(name, open),
   windows: (name, _b, open) => windowStoreContract(name, open),
   deliveries: (name, _b, open) => deliveryStoreContract(name, open),

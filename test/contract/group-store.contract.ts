@@ -68,6 +68,18 @@ export function groupStoreContract(backend: string, open: (clock: ManualClock) =
       assert.deepEqual(await written(), ['create:1', 'update:2', 'close:2'], 'one entry per commit that held, none for the refused');
     });
 
+    test('a group keeps its route in its state, and its entries carry it to the outbox', async () => {
+      const g = fx.store.groups;
+      const routed = { ...state({ 'dedup:a': 'MAJOR' }), route: ['noc'] };
+      assert.equal(await g.commit(tenant, gk, 0, routed, { ...entry('create', 1), route: ['noc'] }), true);
+      assert.deepEqual((await g.get(tenant, gk))?.route, ['noc']);
+      const mine = (await fx.store.queries.listOutbox()).filter((e) => e.key === gk);
+      assert.deepEqual(
+        mine.map((e) => [e.action, e.route]),
+        [['create', ['noc']]],
+      );
+    });
+
     test('20 concurrent commits at one version: exactly one holds, and writes its one entry', async () => {
       const g = fx.store.groups;
       const wins = await Promise.all(Array.from({ length: 20 }, (_, i) => g.commit(tenant, gk, 0, state({ [`dedup:${i}`]: 'MAJOR' }), entry('create', 1))));

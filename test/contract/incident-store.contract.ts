@@ -2,7 +2,7 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
 import { decideFromOutcome } from '../../src/core/decision.js';
-import type { DedupStore, IncidentClaim } from '../../src/store/contract/index.js';
+import type { DedupStore, IncidentClaim, SharedIncidentStore } from '../../src/store/contract/index.js';
 
 export interface StoreFixture {
   store: DedupStore;
@@ -42,6 +42,8 @@ const freshKey = () =>
 export interface BackendTraits {
   /** Whether the fixture offers openPeer. */
   peers: boolean;
+  /** Whether its incidents replay fail-open journal entries (a shared store: SharedIncidentStore). */
+  replays?: boolean;
 }
 
 /** Asserts `at` was taken by the store between two readings of its clock. */
@@ -295,6 +297,54 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.deepEqual(mine[0]!.data, { element_id: 'e', n: 1 });
       assert.deepEqual(mine[3]!.data, { fingerprint: 'CRITICAL|1' });
       assert.ok(mine.every((e) => e.tenant === 'default' && e.at > 0));
+    });
+
+    test('a create keeps its route with the key: the updates, acknowledgement and close go there, whatever later claims say', async () => {
+      const p = (severity: string, route?: string[]) => ({ severity, summary: '', data: {}, ...(route ? { route } : {}) });
+      assert.deepEqual((await decide({ outbox: p('MAJOR', ['noc', 'pager']) })).record.route, ['noc', 'pager']);
+      assert.deepEqual((await decide({ outbox: p('MAJOR', ['other']) })).record.route, ['noc', 'pager'], 'a SUPPRESS keeps it');
+      const changed = await decide({ fingerprint: 'CRITICAL|0', outbox: p('CRITICAL', ['other']) });
+      assert.deepEqual([changed.decision, changed.record.route], ['UPDATE', ['noc', 'pager']]);
+      assert.deepEqual((await fx.store.incidents.get('default', key))?.route, ['noc', 'pager']);
+      assert.deepEqual((await fx.store.queries.listIncidents('default', 100)).find((r) => r.key === key)?.route, ['noc', 'pager']);
+      assert.equal(await fx.store.incidents.acknowledge('default', key), 'acknowledged');
+      await fx.store.incidents.close('default', key);
+      assert.deepEqual((await decide({ outbox: p('MAJOR', ['other']) })).record.route, ['other'], 'a create after the close takes its own');
+      await fx.advance(61 * T);
+      const again = await decide({ outbox: p('MAJOR') });
+      assert.deepEqual([again.decision, again.record.route], ['CREATE', undefined], 'so does a create after an expiry; without a tree there is none');
+      await decide({ fingerprint: 'MINOR|0', outbox: p('MINOR', ['late']) });
+      const mine = (await fx.store.queries.listOutbox()).filter((e) => e.key === key);
+      assert.deepEqual(
+        mine.map((e) => [e.action, e.route]),
+        [
+          ['create', ['noc', 'pager']],
+          ['update', ['noc', 'pager']],
+          ['update', ['noc', 'pager']],
+          ['close', ['noc', 'pager']],
+          ['create', ['other']],
+          ['create', undefined],
+          ['update', undefined],
+        ],
+      );
+      assert.equal((await fx.store.incidents.get('default', key))?.route, undefined, 'a key created without a route keeps none');
+    });
+
+    const replaySkip = traits.replays ? false : `${backend} replays no journal`;
+    test("a replayed journal entry claims with its route; one merged into a live key keeps that key's", { skip: replaySkip }, async () => {
+      const incidents = fx.store.incidents as SharedIncidentStore;
+      const now = Date.now();
+      const rec = { tenant: 'default', key, fingerprint: 'MAJOR|0', createdAt: now, lastSeenAt: now, refires: 0, updates: 0, expiresAt: now + 60 * T };
+      assert.equal(await incidents.reconcile({ ...rec, route: ['journaled'] }, 60 * T, 'j-route-1'), 'claimed');
+      assert.deepEqual((await incidents.get('default', key))?.route, ['journaled']);
+      assert.equal(await incidents.reconcile({ ...rec, route: ['other'] }, 60 * T, 'j-route-2'), 'merged');
+      assert.deepEqual((await incidents.get('default', key))?.route, ['journaled']);
+      await incidents.close('default', key);
+      const close = (await fx.store.queries.listOutbox()).filter((e) => e.key === key && e.action === 'close');
+      assert.deepEqual(
+        close.map((e) => e.route),
+        [['journaled']],
+      );
     });
 
     test('200 concurrent identical claims write exactly one outbox entry', async () => {

@@ -26,7 +26,7 @@ const fixture = async (clock: ManualClock): Promise<StoreFixture> => {
   };
 };
 
-everyFacetContract('postgres', { peers: true, sweepsOnClock: true }, fixture);
+everyFacetContract('postgres', { peers: true, sweepsOnClock: true, replays: true }, fixture);
 rulesContract('postgres', fixture);
 
 test('postgres: migrations are numbered, applied once, and replicas starting together apply them once', async () => {

@@ -46,7 +46,7 @@ const fixture = (url: () => string, kind: 'redis' | 'redis-cluster', shards?: nu
   };
 };
 
-const redisBackend = { peers: true, sweepsOnClock: false };
+const redisBackend = { peers: true, sweepsOnClock: false, replays: true };
 everyFacetContract(
   'redis',
   redisBackend,

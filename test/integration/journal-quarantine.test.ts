@@ -132,3 +132,31 @@ test('a journal belongs to one process: a second owner is refused and the path n
   await again.close();
   dir.remove();
 });
+
+test("a provisional create's route stays with its journal entry: in the replay batch, through quarantine and retry, and when restored", async () => {
+  const dir = tempDir();
+  const j = new Journal(join(dir.path, 'journal.db'), systemClock);
+  try {
+    const routed = { ...claim(good(1)), outbox: { severity: 'MAJOR', summary: '', data: {}, route: ['noc', 'pager'] } };
+    const decided = await j.incidents.decide(routed);
+    await j.incidents.decide(claim(good(2)));
+    await j.noteAnswered(routed, decided.record);
+    const taken = await j.takeBatch(10);
+    assert.deepEqual(taken.map((r) => [r.key, r.route]).sort(), [
+      [good(1), ['noc', 'pager']],
+      [good(2), undefined],
+    ]);
+    assert.deepEqual(j.parked().find((r) => r.key === good(1))?.route, ['noc', 'pager']);
+    await j.quarantine(taken.find((r) => r.key === good(1))!, 'refused');
+    const [q] = j.quarantined();
+    assert.deepEqual([q?.key, q?.route], [good(1), ['noc', 'pager']]);
+    await j.releaseQuarantined([q!.id], 'retry');
+    assert.deepEqual(j.parked().find((r) => r.key === good(1))?.route, ['noc', 'pager'], 'a retried entry is replayed with its route');
+    await j.restoreAnswered('acme', good(1));
+    assert.deepEqual((await j.incidents.get('acme', good(1)))?.route, ['noc', 'pager'], 'a key restored in the same outage keeps its route');
+    assert.deepEqual(j.restoredClaim((await j.incidents.get('acme', good(1)))!)?.outbox?.route, ['noc', 'pager']);
+  } finally {
+    await j.close();
+    dir.remove();
+  }
+});

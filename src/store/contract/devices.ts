@@ -9,9 +9,10 @@ import type { Origin } from './ledger.js';
 export interface DeviceStore {
   /**
    * The seen-marker (kept for retentionMs), the device state, the boots seen
-   * and a transition's notification, in ONE atomic step.
+   * and a transition's notification, in ONE atomic step. `route`: where the
+   * notification goes (absent: every adapter).
    */
-  apply(event: DeviceEvent, retentionMs: number, origin?: Origin): Promise<EventOutcome>;
+  apply(event: DeviceEvent, retentionMs: number, origin?: Origin, route?: readonly string[]): Promise<EventOutcome>;
   get(tenant: string, device: string): Promise<DeviceState | null>;
 }
 

@@ -17,6 +17,8 @@ export interface GroupRecord {
   members: Record<string, string>;
   /** ms, the applier's clock: when the first member joined */
   createdAt: number;
+  /** the adapters the group's create was routed to, by its labels then (absent: every adapter); its changes follow it */
+  route?: readonly string[];
   /** bumped by every commit; 0 means "no such group" */
   version: number;
 }

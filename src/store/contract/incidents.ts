@@ -19,6 +19,12 @@ export interface IncidentRecord {
   /** the arrivals that were UPDATEs */
   updates: number;
   expiresAt: number;
+  /**
+   * The adapters the key's create was routed to (absent: every adapter). Kept
+   * with the key until it closes or expires: its updates, acknowledgement and
+   * close go where its create went, whatever its labels or the config since.
+   */
+  route?: readonly string[];
 }
 
 export interface IncidentClaim {
@@ -129,6 +135,7 @@ const freshRecord = (claim: IncidentClaim, now: number, expiresAt: number): Inci
   refires: 0,
   updates: 0,
   expiresAt,
+  ...(claim.outbox?.route ? { route: claim.outbox.route } : {}),
 });
 
 /** The pure rule every backend applies inside its atomic step. */
@@ -179,5 +186,8 @@ export function reconciledRecord(
         updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0),
       }
     : { createdAt: now, refires: rec.refires, updates: rec.updates };
-  return { record: { ...rec, ...next, lastSeenAt: now, expiresAt: now + ttlMs }, outcome: live ? 'merged' : 'claimed' };
+  // A key another replica created meanwhile keeps the route of that create.
+  const { route: _journaled, ...kept } = rec;
+  const route = live ? live.route : rec.route;
+  return { record: { ...kept, ...next, lastSeenAt: now, expiresAt: now + ttlMs, ...(route ? { route } : {}) }, outcome: live ? 'merged' : 'claimed' };
 }

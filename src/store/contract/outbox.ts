@@ -11,12 +11,17 @@ export function assertSerializable(p: OutboxPayload | undefined): void {
   if (p) JSON.stringify(p.data);
 }
 
+/** A record's route as an entry carries it: absent when the key goes to every adapter. */
+const routeOf = (rec: { route?: readonly string[] }) => (rec.route ? { route: rec.route } : {});
+
 /** The outbox entries each store writes, built once here so every backend writes the same. */
 export const outboxEntries = {
-  incident(claim: IncidentClaim, outcomeKind: 'created' | 'unchanged' | 'changed', at: number): OutboxEntry | null {
+  /** `rec`: the record the decision left; its route (the create's) is the entry's, not the claim's. */
+  incident(claim: IncidentClaim, outcomeKind: 'created' | 'unchanged' | 'changed', rec: IncidentRecord, at: number): OutboxEntry | null {
     const action = incidentAction(outcomeKind);
     if (!action || !claim.outbox) return null;
-    return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, ...claim.outbox, at };
+    const { route: _claimed, ...payload } = claim.outbox;
+    return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, ...payload, at, ...routeOf(rec) };
   },
   acknowledged(rec: IncidentRecord, at: number): OutboxEntry {
     return {
@@ -28,6 +33,7 @@ export const outboxEntries = {
       summary: 'acknowledged',
       data: { fingerprint: rec.fingerprint, acknowledged: true },
       at,
+      ...routeOf(rec),
     };
   },
   close(rec: IncidentRecord, at: number): OutboxEntry {
@@ -40,12 +46,13 @@ export const outboxEntries = {
       summary: '',
       data: { fingerprint: rec.fingerprint },
       at,
+      ...routeOf(rec),
     };
   },
   violation(tenant: string, key: string, payload: OutboxPayload, at: number): OutboxEntry {
     return { tenant, kind: 'violation', action: 'create', key, ...payload, at };
   },
-  transition(e: DeviceEvent, t: Transition, at: number): OutboxEntry {
+  transition(e: DeviceEvent, t: Transition, at: number, route?: readonly string[]): OutboxEntry {
     return {
       tenant: e.tenant,
       kind: 'event',
@@ -55,6 +62,7 @@ export const outboxEntries = {
       summary: `${e.device}: ${t.from} → ${t.to}`,
       data: { device_id: e.device, boot_id: e.boot, sequence: e.sequence, from: t.from, to: t.to, observed_at: new Date(e.observedAt).toISOString() },
       at,
+      ...(route ? { route } : {}),
     };
   },
 };

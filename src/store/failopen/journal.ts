@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import { type IncidentClaim, type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
+import { incidentOfRow, type IncidentRow } from '../sqlite/sqlite-incidents.js';
+import { encodeRoute } from '../../core/outbox.js';
 import { JournalLock } from './journal-lock.js';
 
 /** A journal entry the shared store refused to take, set aside so it blocks nothing. */
@@ -23,7 +25,7 @@ const JOURNAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS reconciling (
   tenant TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL,
-  refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL, route TEXT,
   PRIMARY KEY (tenant, key, created_at)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -31,7 +33,7 @@ CREATE TABLE IF NOT EXISTS quarantine (
   tenant TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL,
   refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-  error TEXT NOT NULL, quarantined_at INTEGER NOT NULL, id TEXT NOT NULL UNIQUE,
+  error TEXT NOT NULL, quarantined_at INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, route TEXT,
   PRIMARY KEY (tenant, key, created_at)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answered (
@@ -41,7 +43,15 @@ CREATE TABLE IF NOT EXISTS answered (
 ) WITHOUT ROWID;`;
 
 const COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
-  refires, updates, expires_at AS expiresAt`;
+  refires, updates, expires_at AS expiresAt, route`;
+
+/** A journal written before routes were kept gains the column its replay reads (SQLite has no ADD COLUMN IF NOT EXISTS). */
+function addRouteColumns(db: SqliteStore['x']['db']): void {
+  for (const table of ['reconciling', 'quarantine']) {
+    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'route')) db.exec(`ALTER TABLE ${table} ADD COLUMN route TEXT`);
+  }
+}
 
 export interface JournalOptions {
   /**
@@ -71,31 +81,36 @@ export class Journal extends SqliteStore {
     this.lock = lock;
     const db = this.x.db;
     db.exec(JOURNAL_SCHEMA);
+    addRouteColumns(db);
     db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('instance', ?)`).run(randomUUID());
     this.instanceId = (db.prepare(`SELECT value FROM meta WHERE name = 'instance'`).get() as { value: string }).value;
     this.j = {
-      pick: db.prepare<[number], IncidentRecord>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
-      park: db.prepare(`INSERT OR REPLACE INTO reconciling VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)`),
+      pick: db.prepare<[number], IncidentRow>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
+      park: db.prepare(
+        `INSERT OR REPLACE INTO reconciling (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route)`,
+      ),
       unjournal: db.prepare<[string, string]>(`DELETE FROM incidents WHERE tenant = ? AND key = ?`),
-      parked: db.prepare<[], IncidentRecord>(`SELECT ${COLUMNS} FROM reconciling`),
+      parked: db.prepare<[], IncidentRow>(`SELECT ${COLUMNS} FROM reconciling`),
       forget: db.prepare<[string, string, number]>(`DELETE FROM reconciling WHERE tenant = ? AND key = ? AND created_at = ?`),
       counts: db.prepare<[], { n: number }>(`SELECT (SELECT count(*) FROM incidents) + (SELECT count(*) FROM reconciling) AS n`),
       quarantine: db.prepare(
-        `INSERT OR REPLACE INTO quarantine VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @error, @quarantinedAt, @id)`,
+        `INSERT OR REPLACE INTO quarantine (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, error, quarantined_at, id, route)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @error, @quarantinedAt, @id, @route)`,
       ),
-      quarantined: db.prepare<[number], QuarantinedEntry>(
+      quarantined: db.prepare<[number], QuarantinedRow>(
         `SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine ORDER BY quarantined_at, created_at LIMIT ?`,
       ),
-      quarantinedOne: db.prepare<[string], QuarantinedEntry>(`SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine WHERE id = ?`),
+      quarantinedOne: db.prepare<[string], QuarantinedRow>(`SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine WHERE id = ?`),
       release: db.prepare<[string, string, number]>(`DELETE FROM quarantine WHERE tenant = ? AND key = ? AND created_at = ?`),
       quarantineCount: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM quarantine`),
       live: db.prepare<[string, string], { n: number }>(`SELECT count(*) AS n FROM incidents WHERE tenant = ? AND key = ?`),
-      answered: db.prepare<[string, string, number], { fingerprint: string; expiresAt: number }>(
-        `SELECT fingerprint, expires_at AS expiresAt FROM answered WHERE tenant = ? AND key = ? AND expires_at > ?`,
+      answered: db.prepare<[string, string, number], { fingerprint: string; expiresAt: number; claim: string }>(
+        `SELECT fingerprint, expires_at AS expiresAt, claim FROM answered WHERE tenant = ? AND key = ? AND expires_at > ?`,
       ),
-      restore: db.prepare<[IncidentRecord]>(
-        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
-         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)`,
+      restore: db.prepare<[IncidentRow]>(
+        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route)`,
       ),
       markRestored: db.prepare<[number, string, string]>(`UPDATE answered SET restored_at = ? WHERE tenant = ? AND key = ?`),
       note: db.prepare<[string, string, string, number, string]>(
@@ -112,7 +127,7 @@ export class Journal extends SqliteStore {
   /** Sets a parked entry aside with the reason the shared store gave, in one transaction. */
   quarantine(rec: IncidentRecord, error: string): Promise<void> {
     return this.x.writes.submit(() => {
-      this.j.quarantine.run({ ...pick(rec), error: error.slice(0, MAX_ERROR_CHARS), quarantinedAt: this.x.clock.now(), id: quarantineId(rec) });
+      this.j.quarantine.run({ ...rowOf(rec), error: error.slice(0, MAX_ERROR_CHARS), quarantinedAt: this.x.clock.now(), id: quarantineId(rec) });
       this.j.forget.run(rec.tenant, rec.key, rec.createdAt);
     });
   }
@@ -126,7 +141,8 @@ export class Journal extends SqliteStore {
    */
   noteAnswered(claim: IncidentClaim, rec: IncidentRecord): Promise<void> {
     return this.x.writes.submit(() => {
-      this.j.note.run(claim.tenant, claim.key, rec.fingerprint, rec.expiresAt, JSON.stringify(claim));
+      // The record's route goes with the claim, so a key restored later keeps where its create went.
+      this.j.note.run(claim.tenant, claim.key, rec.fingerprint, rec.expiresAt, JSON.stringify({ ...claim, route: rec.route }));
     });
   }
 
@@ -144,7 +160,18 @@ export class Journal extends SqliteStore {
       const now = this.x.clock.now();
       const a = this.j.answered.get(tenant, key, now);
       if (!a) return;
-      this.j.restore.run({ tenant, key, fingerprint: a.fingerprint, createdAt: now, lastSeenAt: now, refires: -1, updates: 0, expiresAt: a.expiresAt });
+      const { route } = JSON.parse(a.claim) as { route?: string[] };
+      this.j.restore.run({
+        tenant,
+        key,
+        fingerprint: a.fingerprint,
+        createdAt: now,
+        lastSeenAt: now,
+        refires: -1,
+        updates: 0,
+        expiresAt: a.expiresAt,
+        route: encodeRoute(route),
+      });
       this.j.markRestored.run(now, tenant, key);
     });
   }
@@ -152,7 +179,9 @@ export class Journal extends SqliteStore {
   /** The claim to decide again when a restored entry's replay found no live key in the shared store; null for any other entry. */
   restoredClaim(rec: IncidentRecord): IncidentClaim | null {
     const row = this.j.restoredClaim.get(rec.tenant, rec.key, rec.createdAt);
-    return row ? (JSON.parse(row.claim) as IncidentClaim) : null;
+    if (!row) return null;
+    const { route: _kept, ...claim } = JSON.parse(row.claim) as IncidentClaim & { route?: string[] };
+    return claim;
   }
 
   /** The outage is over: the journal forgets which keys it answered. */
@@ -164,7 +193,7 @@ export class Journal extends SqliteStore {
 
   /** Quarantined entries, oldest first. */
   quarantined(limit = 1000): QuarantinedEntry[] {
-    return this.j.quarantined.all(limit);
+    return this.j.quarantined.all(limit).map(quarantinedOf);
   }
 
   quarantinedCount(): number {
@@ -179,9 +208,10 @@ export class Journal extends SqliteStore {
     return this.x.writes.submit(() => {
       const found: string[] = [];
       for (const id of ids) {
-        const e = this.j.quarantinedOne.get(id);
-        if (!e) continue;
-        if (how === 'retry') this.j.park.run(pick(e));
+        const row = this.j.quarantinedOne.get(id);
+        if (!row) continue;
+        const e = quarantinedOf(row);
+        if (how === 'retry') this.j.park.run(rowOf(e));
         this.j.release.run(e.tenant, e.key, e.createdAt);
         found.push(e.id);
       }
@@ -197,13 +227,13 @@ export class Journal extends SqliteStore {
         this.j.park.run(r);
         this.j.unjournal.run(r.tenant, r.key);
       }
-      return rows;
+      return rows.map(incidentOfRow);
     });
   }
 
   /** Entries taken for a replay that has not finished (after a crash, too). */
   parked(): IncidentRecord[] {
-    return this.j.parked.all();
+    return this.j.parked.all().map(incidentOfRow);
   }
 
   /** The replay of this entry reached the shared store. */
@@ -253,7 +283,8 @@ export class Journal extends SqliteStore {
   }
 }
 
-const pick = (r: IncidentRecord): IncidentRecord => ({
+/** A record as the journal's tables hold it: its own columns only, the route encoded. */
+const rowOf = (r: IncidentRecord): IncidentRow => ({
   tenant: r.tenant,
   key: r.key,
   fingerprint: r.fingerprint,
@@ -262,7 +293,11 @@ const pick = (r: IncidentRecord): IncidentRecord => ({
   refires: r.refires,
   updates: r.updates,
   expiresAt: r.expiresAt,
+  route: encodeRoute(r.route),
 });
+
+type QuarantinedRow = IncidentRow & Omit<QuarantinedEntry, keyof IncidentRecord>;
+const quarantinedOf = ({ error, quarantinedAt, id, ...row }: QuarantinedRow): QuarantinedEntry => ({ ...incidentOfRow(row), error, quarantinedAt, id });
 
 /** `q-` and 16 hex of a hash of the entry's identity: stable, and safe to type whatever the key holds. */
 const quarantineId = (e: IncidentRecord) => `q-${createHash('sha256').update(`${e.tenant}\u0000${e.key}\u0000${e.createdAt}`).digest('hex').slice(0, 16)}`;

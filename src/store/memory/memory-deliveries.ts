@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import type { OutboxEntry } from '../../core/outbox.js';
+import { routedLines, type OutboxEntry } from '../../core/outbox.js';
 import { sweepMap } from './sweep.js';
 import {
   COUNTER_MEMORY_MS,
@@ -46,7 +46,7 @@ export class MemoryDeliveries implements DeliveryStore {
       const n = (this.counters.get(c)?.n ?? 0) + 1;
       this.counters.set(c, { n, usedAt: now });
       const base = this.nextId++;
-      for (const adapter of adapters) {
+      for (const adapter of routedLines(adapters, entry.route)) {
         const id = `${base}.${adapter}`;
         this.rows.set(id, { id, adapter, entry, n, retries: 0, attempts: [], status: 'pending', lease: '', dueAt: now, seq: base });
       }

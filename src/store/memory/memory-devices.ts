@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import { decideEvent, DUPLICATE, gapSize, type DeviceEvent, type DeviceState, type EventOutcome } from '../../core/event.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { type DeviceStore, outboxEntries } from '../contract/index.js';
+import { type DeviceStore, type Origin, outboxEntries } from '../contract/index.js';
 import { sweepMap } from './sweep.js';
 
 /** Device-event state for the memory store; every method runs to completion synchronously (its atomic step). */
@@ -18,7 +18,7 @@ export class MemoryDevices implements DeviceStore {
     private readonly assertOpen: () => void,
   ) {}
 
-  async apply(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
+  async apply(e: DeviceEvent, retentionMs: number, _origin?: Origin, route?: readonly string[]): Promise<EventOutcome> {
     this.assertOpen();
     const now = this.clock.now();
     const dev = `${e.tenant}\u0000${e.device}`;
@@ -33,7 +33,7 @@ export class MemoryDevices implements DeviceStore {
       this.boots.set(dev, boots);
       this.seen.set(identity, now + retentionMs);
       if (result.gap) this.gaps.set(dev, (this.gaps.get(dev) ?? 0) + gapSize(result.gap));
-      if (result.transition) this.outbox.push(outboxEntries.transition(e, result.transition, now));
+      if (result.transition) this.outbox.push(outboxEntries.transition(e, result.transition, now, route));
     }
     return result;
   }

@@ -57,7 +57,7 @@ export class MemoryIncidents implements IncidentStore {
     const result = nextIncidentRecord(this.kept(claim.tenant, claim.key, now), claim, now);
     this.records.set(memoryId(claim.tenant, claim.key), result.record);
     if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
-    const entry = outboxEntries.incident(claim, result.outcome.kind, now);
+    const entry = outboxEntries.incident(claim, result.outcome.kind, result.record, now);
     if (entry) this.outbox.push(entry);
     return { outcome: result.outcome, record: { ...result.record } };
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
-import type { OutboxAction, OutboxEntry } from '../../core/outbox.js';
+import { decodeRoute, routedLines, type OutboxAction, type OutboxEntry } from '../../core/outbox.js';
 import {
   COUNTER_MEMORY_MS,
   type Delivery,
@@ -84,7 +84,7 @@ const S = {
 const SQL = {
   takeOutbox: `
 DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-RETURNING id::text AS id, tenant, kind, action, key, severity, summary, data, at`,
+RETURNING id::text AS id, tenant, kind, action, key, severity, summary, data, at, route`,
   /**
    * One statement: the pick and the lease cannot be split, and rows another
    * replica is leasing are skipped. Of one key's deliveries to one adapter
@@ -116,13 +116,13 @@ export class PgDeliveries implements DeliveryStore {
   fanOut(adapters: readonly string[], limit: number) {
     return transaction(this.pool, null, async (c) => {
       const now = this.clock.now();
-      const taken = (await c.query<Omit<Row, 'adapter' | 'n' | 'retries' | 'attempts' | 'status' | 'lease' | 'deadAt'>>(SQL.takeOutbox, [limit])).rows.sort(
-        (a, b) => Number(a.id) - Number(b.id),
-      );
-      for (const e of taken) {
+      const taken = (
+        await c.query<Omit<Row, 'adapter' | 'n' | 'retries' | 'attempts' | 'status' | 'lease' | 'deadAt'> & { route: string | null }>(SQL.takeOutbox, [limit])
+      ).rows.sort((a, b) => Number(a.id) - Number(b.id));
+      for (const { route, ...e } of taken) {
         const { n } = (await c.query<{ n: number }>(S.nextN.text, bind(S.nextN, { kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })))
           .rows[0]!;
-        for (const adapter of adapters) {
+        for (const adapter of routedLines(adapters, decodeRoute(route))) {
           await c.query(S.insert.text, bind(S.insert, { ...e, id: `${e.id}.${adapter}`, adapter, n, dueAt: now }));
         }
       }

@@ -1,12 +1,13 @@
 import { type DeviceEvent, type DeviceState, DUPLICATE, type EventOutcome, type RejectReason, rejected } from '../../core/event.js';
 import { type DeviceStore, type Origin, SWEEP_BATCH } from '../contract/index.js';
 import { keyLock, type PgDb } from './pg-db.js';
+import { encodeRoute } from '../../core/outbox.js';
 
 export const DEVICE_COLUMNS = `tenant, device, boot, sequence, state, observed_at AS "observedAt"`;
 
 const SQL = {
   apply: `SELECT outcome, reason, gap_from AS "gapFrom", gap_to AS "gapTo", from_state AS "fromState"
-  FROM oo_apply_event($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+  FROM oo_apply_event($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
   device: `SELECT ${DEVICE_COLUMNS} FROM devices WHERE tenant = $1 AND device = $2`,
   sweepSeen: `
 DELETE FROM events_seen WHERE (tenant, device, boot, sequence) IN (
@@ -26,7 +27,7 @@ export class PgDevices implements DeviceStore {
   constructor(private readonly x: PgDb) {}
 
   /** One round trip: oo_apply_event (migration 006) decides under the device's lock, as decideEvent does. */
-  async apply(e: DeviceEvent, retentionMs: number, origin?: Origin): Promise<EventOutcome> {
+  async apply(e: DeviceEvent, retentionMs: number, origin?: Origin, route?: readonly string[]): Promise<EventOutcome> {
     const { rows } = await this.x.pool.query<ApplyRow>(SQL.apply, [
       keyLock(e.tenant, `device:${e.device}`),
       e.tenant,
@@ -39,6 +40,7 @@ export class PgDevices implements DeviceStore {
       retentionMs,
       this.x.clock.now(),
       ...this.x.auditArgs('events', origin),
+      encodeRoute(route),
     ]);
     const r = rows[0]!;
     if (r.outcome === 'duplicate') return DUPLICATE;

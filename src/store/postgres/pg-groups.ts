@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../../core/outbox.js';
+import { encodeRoute, type OutboxEntry } from '../../core/outbox.js';
 import type { GroupState, GroupStore } from '../contract/index.js';
 import * as shared from '../sql/groups.js';
 import { bind, forPg } from '../sql/named.js';
@@ -15,7 +15,7 @@ const SQL = {
   forget: forPg(shared.FORGET_MEMBER),
   list: forPg(shared.LIST_GROUPS),
 };
-const OUTBOX = 'INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
+const OUTBOX = 'INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 
 /** Groups in Postgres: a commit is one transaction (the conditional write and its outbox entry). */
 export class PgGroups implements GroupStore {
@@ -38,7 +38,17 @@ export class PgGroups implements GroupStore {
       const r = await c.query(q.text, bind(q, { tenant, groupKey, expected, record: next ? JSON.stringify(next) : '' }));
       if (r.rowCount !== 1) return false;
       if (entry)
-        await c.query(OUTBOX, [entry.tenant, entry.kind, entry.action, entry.key, entry.severity, entry.summary, JSON.stringify(entry.data), entry.at]);
+        await c.query(OUTBOX, [
+          entry.tenant,
+          entry.kind,
+          entry.action,
+          entry.key,
+          entry.severity,
+          entry.summary,
+          JSON.stringify(entry.data),
+          entry.at,
+          encodeRoute(entry.route),
+        ]);
       return true;
     });
   }

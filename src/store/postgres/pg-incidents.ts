@@ -13,18 +13,28 @@ import {
   SWEEP_BATCH,
 } from '../contract/index.js';
 import { keyLock, type PgDb } from './pg-db.js';
+import { decodeRoute, encodeRoute } from '../../core/outbox.js';
 
-export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"`;
+export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route`;
+
+/** A row as Postgres returns it: the route as its stored text. */
+export type IncidentRow = Omit<IncidentRecord, 'route'> & { route: string | null };
+
+/** The record of a row; the route only when the key has one. */
+export function incidentOfRow({ route, ...rest }: IncidentRow): IncidentRecord {
+  const r = decodeRoute(route);
+  return r ? { ...rest, route: r } : rest;
+}
 
 /** Each operation is one call of its function (migration 006), which takes the key's advisory lock and does the whole step. */
 const SQL = {
   decide: `SELECT outcome, previous_fingerprint AS "previousFingerprint", expired_updates AS "expiredUpdates", fingerprint,
-  created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
-  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+  created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route
+  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7) AS outcome`,
-  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome`,
+  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS outcome`,
   select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = $1 AND key = $2`,
   sweep: [
     `DELETE FROM incidents WHERE (tenant, key) IN (SELECT tenant, key FROM incidents WHERE expires_at <= $1 LIMIT $2)`,
@@ -42,7 +52,7 @@ const SQL = {
   sweepAcks: `DELETE FROM acks WHERE (tenant, key) IN (SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i USING (tenant, key) WHERE i.key IS NULL LIMIT $1)`,
 };
 
-interface DecideRow extends Omit<IncidentRecord, 'tenant' | 'key'> {
+interface DecideRow extends Omit<IncidentRow, 'tenant' | 'key'> {
   outcome: ClaimOutcome['kind'];
   previousFingerprint: string | null;
   expiredUpdates: number | null;
@@ -95,12 +105,13 @@ export class PgIncidents implements SharedIncidentStore {
       audit ? this.x.ledger!.raceWindowMs() : null,
       replica,
       requestId,
+      encodeRoute(o?.route),
     ]);
     const { outcome, previousFingerprint, expiredUpdates, ...record } = rows[0]!;
     if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);
     return {
       outcome: claimOutcome({ outcome, previousFingerprint, expiredUpdates, createdAt: record.createdAt }, claim, now),
-      record: { tenant: claim.tenant, key: claim.key, ...record },
+      record: incidentOfRow({ tenant: claim.tenant, key: claim.key, ...record }),
     };
   }
 
@@ -125,13 +136,19 @@ export class PgIncidents implements SharedIncidentStore {
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
     const [audit, replica] = this.x.auditArgs('incidents');
     const args = [keyLock(rec.tenant, rec.key), rec.tenant, rec.key, rec.fingerprint, rec.refires, rec.updates, ttlMs, journalId, RECONCILE_MARKER_MS];
-    const { rows } = await this.x.pool.query<{ outcome: ReconcileOutcome }>(SQL.reconcile, [...args, this.x.clock.now(), audit, replica]);
+    const { rows } = await this.x.pool.query<{ outcome: ReconcileOutcome }>(SQL.reconcile, [
+      ...args,
+      this.x.clock.now(),
+      audit,
+      replica,
+      encodeRoute(rec.route),
+    ]);
     return rows[0]!.outcome;
   }
 
   async get(tenant: string, key: string) {
-    const row = (await this.x.pool.query<IncidentRecord>(SQL.select, [tenant, key])).rows[0] ?? null;
-    return row && row.expiresAt > this.x.clock.now() ? row : null;
+    const row = (await this.x.pool.query<IncidentRow>(SQL.select, [tenant, key])).rows[0] ?? null;
+    return row && row.expiresAt > this.x.clock.now() ? incidentOfRow(row) : null;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<IncidentRecord | null> {

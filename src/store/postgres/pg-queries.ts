@@ -1,14 +1,15 @@
-import type { DeviceSummary, IncidentRecord, OutboxEntry, QueryStore } from '../contract/index.js';
+import { entryOfStored, type StoredEntry } from '../../core/outbox.js';
+import type { DeviceSummary, OutboxEntry, QueryStore } from '../contract/index.js';
 import type { PgDb } from './pg-db.js';
 import { DEVICE_COLUMNS } from './pg-devices.js';
-import { INCIDENT_COLUMNS } from './pg-incidents.js';
+import { INCIDENT_COLUMNS, incidentOfRow, type IncidentRow } from './pg-incidents.js';
 
 const SQL = {
   listIncidents: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = $1 AND expires_at > $2 ORDER BY last_seen_at DESC LIMIT $3`,
   countLive: `SELECT count(*)::int AS n FROM incidents WHERE expires_at > $1`,
   listDevices: `SELECT ${DEVICE_COLUMNS}, gaps FROM devices WHERE ($1::text IS NULL OR tenant = $1) ORDER BY observed_at LIMIT $2`,
   countStale: `SELECT count(*)::int AS n FROM devices WHERE observed_at < $1`,
-  listOutbox: `SELECT tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id`,
+  listOutbox: `SELECT tenant, kind, action, key, severity, summary, data, at, route FROM outbox ORDER BY id`,
 };
 
 /** Lists and counts in Postgres: single statements on the pool, no lock. */
@@ -16,7 +17,7 @@ export class PgQueries implements QueryStore {
   constructor(private readonly x: PgDb) {}
 
   async listIncidents(tenant: string, limit: number) {
-    return (await this.x.pool.query<IncidentRecord>(SQL.listIncidents, [tenant, this.x.clock.now(), limit])).rows;
+    return (await this.x.pool.query<IncidentRow>(SQL.listIncidents, [tenant, this.x.clock.now(), limit])).rows.map(incidentOfRow);
   }
 
   async countLiveIncidents() {
@@ -32,8 +33,7 @@ export class PgQueries implements QueryStore {
   }
 
   async listOutbox(): Promise<OutboxEntry[]> {
-    const { rows } = await this.x.pool.query<Omit<OutboxEntry, 'data'> & { data: string }>(SQL.listOutbox);
-    return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return (await this.x.pool.query<StoredEntry>(SQL.listOutbox)).rows.map(entryOfStored);
   }
 
   /** Ledger mode's trail. */

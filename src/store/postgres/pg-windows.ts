@@ -1,9 +1,9 @@
-import type { OutboxPayload } from '../../core/outbox.js';
+import { encodeRoute, type OutboxPayload } from '../../core/outbox.js';
 import { type Origin, SWEEP_BATCH, type WindowClaim, type WindowStore } from '../contract/index.js';
 import { keyLock, type PgDb } from './pg-db.js';
 
 const SQL = {
-  claim: `SELECT oo_claim_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS claim`,
+  claim: `SELECT oo_claim_window($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS claim`,
   sweep: `DELETE FROM windows WHERE (tenant, key) IN (SELECT tenant, key FROM windows WHERE expires_at <= $1 LIMIT $2)`,
 };
 
@@ -24,6 +24,7 @@ export class PgWindows implements WindowStore {
       outbox?.summary ?? null,
       data,
       ...this.x.auditArgs('violations', origin),
+      encodeRoute(outbox?.route),
     ]);
     return rows[0]!.claim;
   }

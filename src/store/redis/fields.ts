@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../../core/outbox.js';
+import { decodeRoute, type OutboxEntry } from '../../core/outbox.js';
 
 /** Redis's flat [field, value, field, value, …] replies (HGETALL, XRANGE) as an object. */
 export function fieldMap(flat: string[]): Record<string, string> {
@@ -18,5 +18,6 @@ export function outboxEntryOf(f: Record<string, string>): OutboxEntry {
     summary: f.summary!,
     data: JSON.parse(f.data!) as Record<string, unknown>,
     at: Number(f.at),
+    ...(f.route ? { route: decodeRoute(f.route)! } : {}),
   };
 }

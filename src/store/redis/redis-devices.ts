@@ -1,5 +1,6 @@
 import type { DeviceEvent, DeviceState, EventOutcome, RejectReason } from '../../core/event.js';
-import type { DeviceStore, DeviceSummary } from '../contract/index.js';
+import type { DeviceStore, DeviceSummary, Origin } from '../contract/index.js';
+import { encodeRoute } from '../../core/outbox.js';
 import type { RedisConnection } from './connection.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
@@ -18,7 +19,7 @@ export class RedisDevices implements DeviceStore {
     return this.l.at(adoptSets.device(this.l.keys, tenant, device), (l) => l.deviceKeys(tenant, device, '', 0).device);
   }
 
-  async apply(e: DeviceEvent, retentionMs: number): Promise<EventOutcome> {
+  async apply(e: DeviceEvent, retentionMs: number, _origin?: Origin, route?: readonly string[]): Promise<EventOutcome> {
     // The device's record and the event's seen-marker (its own record: a repeat stays a duplicate).
     const k = await this.l.at([adoptSets.device(this.l.keys, e.tenant, e.device), adoptSets.seen(e.tenant, e.device, e.boot, e.sequence)], (l) =>
       l.deviceKeys(e.tenant, e.device, e.boot, e.sequence),
@@ -26,7 +27,7 @@ export class RedisDevices implements DeviceStore {
     const [outcome, reason, gapFrom, gapTo, from, to] = (await this.conn.evalScript(
       scripts.applyEvent,
       [k.device, k.seen, k.boots, k.outbox, k.freshness],
-      [e.tenant, e.device, e.boot, e.sequence, e.state, e.observedAt, retentionMs, k.member, new Date(e.observedAt).toISOString()],
+      [e.tenant, e.device, e.boot, e.sequence, e.state, e.observedAt, retentionMs, k.member, new Date(e.observedAt).toISOString(), encodeRoute(route) ?? ''],
     )) as [string, string, number, number, string, string];
     if (outcome === 'duplicate') return { outcome, reason: null, gap: null, transition: null };
     if (outcome === 'rejected') return { outcome, reason: reason as RejectReason, gap: null, transition: null };

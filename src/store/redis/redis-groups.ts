@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../../core/outbox.js';
+import { encodeRoute, type OutboxEntry } from '../../core/outbox.js';
 import type { GroupRecord, GroupState, GroupStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { unLp } from './keys.js';
@@ -27,8 +27,8 @@ export class RedisGroups implements GroupStore {
   async commit(tenant: string, groupKey: string, expected: number, next: GroupState | null, entry: OutboxEntry | null) {
     const keys = await this.l.at(adoptSets.group(tenant, groupKey), (l) => [l.groupKeys.group(tenant, groupKey), l.outboxKeyFor(tenant, groupKey)]);
     const e = entry
-      ? [entry.action, entry.tenant, entry.kind, entry.key, entry.severity, entry.summary, JSON.stringify(entry.data), entry.at]
-      : ['', '', '', '', '', '', '', 0];
+      ? [entry.action, entry.tenant, entry.kind, entry.key, entry.severity, entry.summary, JSON.stringify(entry.data), entry.at, encodeRoute(entry.route) ?? '']
+      : ['', '', '', '', '', '', '', 0, ''];
     const r = await this.conn.evalScript(scripts.groupCommit, keys, [expected, next ? JSON.stringify(next) : '', ...e]);
     return Number(r) === 1;
   }

@@ -1,5 +1,5 @@
 import type { ClaimOutcome } from '../../core/decision.js';
-import type { OutboxPayload } from '../../core/outbox.js';
+import { decodeRoute, encodeRoute, type OutboxPayload } from '../../core/outbox.js';
 import {
   ACK_MEMORY_MS,
   type AckOutcome,
@@ -20,20 +20,24 @@ import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
 import type { LayoutSeam } from './layout-seam.js';
 
-/** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data. */
+/** ARGV for an optional outbox entry: the flag, then tenant, key, severity, summary, data, route. */
 export const outboxArgs = (tenant: string, key: string, p: OutboxPayload | undefined) =>
-  p ? ['1', tenant, key, p.severity, p.summary, JSON.stringify(p.data)] : ['', tenant, key, '', '', ''];
+  p ? ['1', tenant, key, p.severity, p.summary, JSON.stringify(p.data), encodeRoute(p.route) ?? ''] : ['', tenant, key, '', '', '', ''];
 
-/** "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint", as the Lua scripts write it. */
+/**
+ * "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint", then a newline
+ * and the route when the key has one, as the Lua scripts write it (lua/lib/record.lua).
+ */
 function parseRecord(tenant: string, key: string, value: string): IncidentRecord {
-  const m = /^(\d+),(\d+),(\d+),(\d+),(\d+),(.*)$/s.exec(value);
+  const m = /^(\d+),(\d+),(\d+),(\d+),(\d+),([^\n]*)(?:\n(.*))?$/s.exec(value);
   if (!m) throw new Error(`malformed incident record at ${key}: ${JSON.stringify(value)}`);
   const [createdAt, delta, ttl, refires, updates] = m.slice(1, 6).map(Number) as [number, number, number, number, number];
   const lastSeenAt = createdAt + delta;
-  return { tenant, key, fingerprint: m[6]!, createdAt, lastSeenAt, refires, updates, expiresAt: lastSeenAt + ttl };
+  const route = decodeRoute(m[7]);
+  return { tenant, key, fingerprint: m[6]!, createdAt, lastSeenAt, refires, updates, expiresAt: lastSeenAt + ttl, ...(route ? { route } : {}) };
 }
 
-type DecideReply = [string, number, number, number, number, string, number];
+type DecideReply = [string, number, number, number, number, string, number, string];
 
 interface Pending {
   claim: IncidentClaim;
@@ -163,7 +167,8 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   private async result(claim: IncidentClaim, reply: DecideReply): Promise<IncidentDecisionResult> {
-    const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates] = reply;
+    const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates, stored] = reply;
+    const route = decodeRoute(stored);
     if (kind === 'stale') {
       const live = await this.get(claim.tenant, claim.key);
       return staleResult(live, claim, Number(now));
@@ -187,6 +192,7 @@ export class RedisIncidents implements SharedIncidentStore {
         refires: Number(refires),
         updates: Number(updates),
         expiresAt: Number(now) + claim.ttlMs,
+        ...(route ? { route } : {}),
       },
     };
   }
@@ -229,7 +235,7 @@ export class RedisIncidents implements SharedIncidentStore {
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
       [k.incidentRecordKey(rec.tenant, rec.key), k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
-      [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS, live.member],
+      [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS, live.member, encodeRoute(rec.route) ?? ''],
     )) as ReconcileOutcome;
   }
 }

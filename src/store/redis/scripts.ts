@@ -20,12 +20,12 @@ function load(name: string, ...libs: string[]): LuaScript {
 }
 
 export const scripts = {
-  decideIncident: load('decide-incident', 'delivery', 'listing', 'incident'),
-  decideIncidents: load('decide-incidents', 'delivery', 'listing', 'incident'),
+  decideIncident: load('decide-incident', 'delivery', 'listing', 'record', 'incident'),
+  decideIncidents: load('decide-incidents', 'delivery', 'listing', 'record', 'incident'),
   getIncident: load('get-incident'),
-  closeIncident: load('close-incident', 'listing'),
-  acknowledgeIncident: load('acknowledge-incident', 'delivery'),
-  reconcileIncident: load('reconcile-incident', 'listing'),
+  closeIncident: load('close-incident', 'listing', 'record'),
+  acknowledgeIncident: load('acknowledge-incident', 'delivery', 'record'),
+  reconcileIncident: load('reconcile-incident', 'listing', 'record'),
   listIncidents: load('list-incidents', 'listing'),
   trimListings: load('trim-listings', 'listing'),
   applyEvent: load('apply-event'),

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
-import type { OutboxEntry } from '../../core/outbox.js';
+import { encodeRoute, type OutboxEntry } from '../../core/outbox.js';
 import { GroupCommit } from './group-commit.js';
 import { latestVersion, migrate } from './migrate.js';
 import { isWriteFault, writeFaultError } from './write-fault.js';
@@ -22,8 +22,8 @@ export interface SqliteOptions {
 }
 
 const APPEND_OUTBOX = `
-INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at)
-VALUES (@tenant, @kind, @action, @key, @severity, @summary, @data, @at)`;
+INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
+VALUES (@tenant, @kind, @action, @key, @severity, @summary, @data, @at, @route)`;
 
 /**
  * One SQLite file as the facets share it: the connection (WAL, migrated),
@@ -62,7 +62,7 @@ export class SqliteDb {
         this.writeFault = null;
       },
     );
-    this.appendStmt = this.db.prepare<[Omit<OutboxEntry, 'data'> & { data: string }]>(APPEND_OUTBOX);
+    this.appendStmt = this.db.prepare<[Omit<OutboxEntry, 'data' | 'route'> & { data: string; route: string | null }]>(APPEND_OUTBOX);
     const probe = this.db.prepare('INSERT INTO write_probe (pad) VALUES (zeroblob(16384))');
     const unprobe = this.db.prepare('DELETE FROM write_probe');
     this.probeWrite = () => {
@@ -86,6 +86,6 @@ export class SqliteDb {
 
   /** Only ever called inside a write transaction (a GroupCommit batch). */
   append(entry: OutboxEntry | null): void {
-    if (entry) this.appendStmt.run({ ...entry, data: JSON.stringify(entry.data) });
+    if (entry) this.appendStmt.run({ ...entry, data: JSON.stringify(entry.data), route: encodeRoute(entry.route) });
   }
 }

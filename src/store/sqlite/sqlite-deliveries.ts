@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { OutboxAction, OutboxEntry } from '../../core/outbox.js';
+import { decodeRoute, routedLines, type OutboxAction, type OutboxEntry } from '../../core/outbox.js';
 import {
   COUNTER_MEMORY_MS,
   SWEEP_BATCH,
@@ -39,7 +39,7 @@ const SEQ = (t: string) => `CAST(substr(${t}.id, 1, instr(${t}.id, '.') - 1) AS 
 
 /** SQLite's own: taking from the outbox, and the lease's pick. The rest is shared with Postgres (sql/deliveries.ts). */
 export const SQL = {
-  takeOutbox: `SELECT id, tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id LIMIT ?`,
+  takeOutbox: `SELECT id, tenant, kind, action, key, severity, summary, data, at, route FROM outbox ORDER BY id LIMIT ?`,
   deleteOutbox: `DELETE FROM outbox WHERE id = ?`,
   /**
    * in: lease end, token, now, limit. One statement: the pick and the lease
@@ -67,7 +67,7 @@ export class SqliteDeliveries implements DeliveryStore {
   constructor(private readonly x: SqliteDb) {
     const db = x.db;
     this.s = {
-      take: db.prepare<[number], Flat<OutboxEntry> & { id: number }>(SQL.takeOutbox),
+      take: db.prepare<[number], Omit<Flat<OutboxEntry>, 'route'> & { id: number; route: string | null }>(SQL.takeOutbox),
       deleteOutbox: db.prepare<[number]>(SQL.deleteOutbox),
       lease: db.prepare<[number, string, number, number], Row>(SQL.leaseDue),
       nextN: db.prepare<[DeliveryScope & { action: string; now: number }], { n: number }>(shared.NEXT_N),
@@ -95,9 +95,9 @@ export class SqliteDeliveries implements DeliveryStore {
     return this.x.writes.submit(() => {
       const now = this.x.clock.now();
       const rows = this.s.take.all(limit);
-      for (const { id: outboxId, ...e } of rows) {
+      for (const { id: outboxId, route, ...e } of rows) {
         const n = this.s.nextN.get({ kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })!.n;
-        for (const adapter of adapters) this.s.insert.run({ ...e, id: `${outboxId}.${adapter}`, adapter, n, dueAt: now });
+        for (const adapter of routedLines(adapters, decodeRoute(route))) this.s.insert.run({ ...e, id: `${outboxId}.${adapter}`, adapter, n, dueAt: now });
         this.s.deleteOutbox.run(outboxId);
       }
       return rows.length;

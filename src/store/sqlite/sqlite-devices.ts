@@ -1,5 +1,5 @@
 import { decideEvent, type DeviceEvent, type DeviceState, DUPLICATE, gapSize } from '../../core/event.js';
-import { type DeviceStore, outboxEntries } from '../contract/index.js';
+import { type DeviceStore, type Origin, outboxEntries } from '../contract/index.js';
 import type { SqliteDb } from './sqlite-db.js';
 
 export const DEVICE_COLUMNS = `tenant, device, boot, sequence, state, observed_at AS observedAt`;
@@ -52,7 +52,7 @@ export class SqliteDevices implements DeviceStore {
     };
   }
 
-  apply(e: DeviceEvent, retentionMs: number) {
+  apply(e: DeviceEvent, retentionMs: number, _origin?: Origin, route?: readonly string[]) {
     return this.x.writes.submit(() => {
       const now = this.x.clock.now();
       const s = this.s;
@@ -63,7 +63,7 @@ export class SqliteDevices implements DeviceStore {
         s.upsertDevice.run(next);
         s.addBoot.run(e.tenant, e.device, e.boot);
         s.markSeen.run(e.tenant, e.device, e.boot, e.sequence, now + retentionMs);
-        if (result.transition) this.x.append(outboxEntries.transition(e, result.transition, now));
+        if (result.transition) this.x.append(outboxEntries.transition(e, result.transition, now, route));
         if (result.gap) s.addGaps.run(e.tenant, e.device, gapSize(result.gap));
       }
       return result;

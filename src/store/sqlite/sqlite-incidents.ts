@@ -10,6 +10,7 @@ import {
   RESOLUTION_MEMORY_MS,
   staleResult,
 } from '../contract/index.js';
+import { decodeRoute, encodeRoute } from '../../core/outbox.js';
 import type { SqliteDb } from './sqlite-db.js';
 import type { SqliteDeliveries } from './sqlite-deliveries.js';
 
@@ -19,19 +20,28 @@ import type { SqliteDeliveries } from './sqlite-deliveries.js';
  * lock across the read and the write: that transaction is the atomic step, even
  * with several processes sharing the file.
  */
-export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt, refires, updates, expires_at AS expiresAt`;
+export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt, refires, updates, expires_at AS expiresAt, route`;
+
+/** A row as SQLite returns it: the route as its stored text. */
+export type IncidentRow = Omit<IncidentRecord, 'route'> & { route: string | null };
+
+/** The record of a row; the route only when the key has one. */
+export function incidentOfRow({ route, ...rest }: IncidentRow): IncidentRecord {
+  const r = decodeRoute(route);
+  return r ? { ...rest, route: r } : rest;
+}
 
 const SQL = {
   /** in: tenant, key. out: the row or nothing. */
   select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = ? AND key = ?`,
   /** in: the whole record. Claims the key or replaces the record of the key. */
   upsert: `
-INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at)
-VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt)
+INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
+VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route)
 ON CONFLICT (tenant, key) DO UPDATE SET
   fingerprint = excluded.fingerprint, created_at = excluded.created_at,
   last_seen_at = excluded.last_seen_at, refires = excluded.refires,
-  updates = excluded.updates, expires_at = excluded.expires_at`,
+  updates = excluded.updates, expires_at = excluded.expires_at, route = excluded.route`,
   /** in: tenant, key. A close deletes live and expired-in-grace records alike; the caller reads the row first. */
   delete: `DELETE FROM incidents WHERE tenant = ? AND key = ?`,
   /** in: tenant, key, the live episode's created_at. changes() is 1 exactly when this episode was not acknowledged yet. */
@@ -69,8 +79,8 @@ export class SqliteIncidents implements IncidentStore {
   ) {
     const db = x.db;
     this.s = {
-      select: db.prepare<[string, string], IncidentRecord>(SQL.select),
-      upsert: db.prepare<[IncidentRecord]>(SQL.upsert),
+      select: db.prepare<[string, string], IncidentRow>(SQL.select),
+      upsert: db.prepare<[IncidentRow]>(SQL.upsert),
       delete: db.prepare<[string, string]>(SQL.delete),
       acknowledge: db.prepare<[string, string, number]>(SQL.acknowledge),
       deleteAck: db.prepare<[string, string]>(SQL.deleteAck),
@@ -85,23 +95,24 @@ export class SqliteIncidents implements IncidentStore {
   decide(claim: IncidentClaim) {
     return this.x.writes.submit(() => {
       const now = this.x.clock.now();
-      const row = this.s.select.get(claim.tenant, claim.key);
+      const stored = this.s.select.get(claim.tenant, claim.key);
+      const row = stored && incidentOfRow(stored);
       if (claim.episodeStartedAt !== undefined && isStale(claim, this.s.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) {
         return staleResult(row && row.expiresAt > now ? row : null, claim, now);
       }
       const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
-      this.s.upsert.run(result.record);
+      this.s.upsert.run({ ...result.record, route: encodeRoute(result.record.route) });
       // A re-fire gives the key's failing deliveries another go, in this transaction.
       if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
-      this.x.append(outboxEntries.incident(claim, result.outcome.kind, now));
+      this.x.append(outboxEntries.incident(claim, result.outcome.kind, result.record, now));
       return result;
     });
   }
 
   async get(tenant: string, key: string) {
-    const rec = this.s.select.get(tenant, key);
-    return rec && rec.expiresAt > this.x.clock.now() ? rec : null;
+    const row = this.s.select.get(tenant, key);
+    return row && row.expiresAt > this.x.clock.now() ? incidentOfRow(row) : null;
   }
 
   close(tenant: string, key: string, resolvedAt?: number) {
@@ -111,7 +122,7 @@ export class SqliteIncidents implements IncidentStore {
       const row = this.s.select.get(tenant, key);
       this.s.delete.run(tenant, key);
       this.s.deleteAck.run(tenant, key);
-      const live = row && row.expiresAt > now ? row : null;
+      const live = row && row.expiresAt > now ? incidentOfRow(row) : null;
       if (live) this.x.append(outboxEntries.close(live, now));
       return live ?? null;
     });
@@ -124,7 +135,7 @@ export class SqliteIncidents implements IncidentStore {
       const row = this.s.select.get(tenant, key);
       if (!row || row.expiresAt <= now) return 'absent';
       if (this.s.acknowledge.run(tenant, key, row.createdAt).changes === 0) return 'repeat';
-      this.x.append(outboxEntries.acknowledged(row, now));
+      this.x.append(outboxEntries.acknowledged(incidentOfRow(row), now));
       return 'acknowledged';
     });
   }

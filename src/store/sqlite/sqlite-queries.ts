@@ -1,6 +1,7 @@
-import type { DeviceSummary, IncidentRecord, OutboxEntry, QueryStore } from '../contract/index.js';
+import { entryOfStored, type StoredEntry } from '../../core/outbox.js';
+import type { DeviceSummary, OutboxEntry, QueryStore } from '../contract/index.js';
 import type { SqliteDb } from './sqlite-db.js';
-import { INCIDENT_COLUMNS } from './sqlite-incidents.js';
+import { INCIDENT_COLUMNS, incidentOfRow, type IncidentRow } from './sqlite-incidents.js';
 
 const SQL = {
   /** in: tenant, now, limit. */
@@ -14,7 +15,7 @@ SELECT d.tenant, d.device, d.boot, d.sequence, d.state, d.observed_at AS observe
  WHERE (@tenant IS NULL OR d.tenant = @tenant) ORDER BY d.observed_at LIMIT @limit`,
   /** in: observedBefore. */
   countStale: `SELECT count(*) AS n FROM devices WHERE observed_at < ?`,
-  listOutbox: `SELECT tenant, kind, action, key, severity, summary, data, at FROM outbox ORDER BY id`,
+  listOutbox: `SELECT tenant, kind, action, key, severity, summary, data, at, route FROM outbox ORDER BY id`,
 };
 
 /** Lists and counts, read outside any write transaction (WAL readers never wait on the writer). */
@@ -24,16 +25,16 @@ export class SqliteQueries implements QueryStore {
   constructor(private readonly x: SqliteDb) {
     const db = x.db;
     this.s = {
-      listIncidents: db.prepare<[string, number, number], IncidentRecord>(SQL.listIncidents),
+      listIncidents: db.prepare<[string, number, number], IncidentRow>(SQL.listIncidents),
       countLive: db.prepare<[number], { n: number }>(SQL.countLive),
       listDevices: db.prepare<[{ tenant: string | null; limit: number }], DeviceSummary>(SQL.listDevices),
       countStale: db.prepare<[number], { n: number }>(SQL.countStale),
-      listOutbox: db.prepare<[], Omit<OutboxEntry, 'data'> & { data: string }>(SQL.listOutbox),
+      listOutbox: db.prepare<[], StoredEntry>(SQL.listOutbox),
     };
   }
 
   async listIncidents(tenant: string, limit: number) {
-    return this.s.listIncidents.all(tenant, this.x.clock.now(), limit);
+    return this.s.listIncidents.all(tenant, this.x.clock.now(), limit).map(incidentOfRow);
   }
 
   async countLiveIncidents() {
@@ -49,6 +50,6 @@ export class SqliteQueries implements QueryStore {
   }
 
   async listOutbox(): Promise<OutboxEntry[]> {
-    return this.s.listOutbox.all().map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return this.s.listOutbox.all().map(entryOfStored);
   }
 }

@@ -12,11 +12,12 @@
 local now = now_ms()
 local v = redis.call('GET', KEYS[1])
 if not v then return 'absent' end
-local c, d, l, fp = string.match(v, '^(%d+),(%d+),(%d+),%d+,%d+,(.*)$')
-if tonumber(c) + tonumber(d) + tonumber(l) <= now then return 'absent' end
-if redis.call('GET', KEYS[3]) == c then return 'repeat' end
-redis.call('SET', KEYS[3], c, 'PX', ARGV[3])
+local c, d, l, _, _, fp, route = read_incident(v)
+if c + d + l <= now then return 'absent' end
+local created = string.format('%.0f', c)
+if redis.call('GET', KEYS[3]) == created then return 'repeat' end
+redis.call('SET', KEYS[3], created, 'PX', ARGV[3])
 redis.call('XADD', KEYS[2], '*', 'tenant', ARGV[1], 'kind', 'incident', 'action', 'update', 'key', ARGV[2],
   'severity', string.match(fp, '^[^|]*'), 'summary', 'acknowledged',
-  'data', cjson.encode({fingerprint = fp, acknowledged = true}), 'at', string.format('%.0f', now))
+  'data', cjson.encode({fingerprint = fp, acknowledged = true}), 'at', string.format('%.0f', now), 'route', route)
 return 'acknowledged'

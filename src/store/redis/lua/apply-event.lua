@@ -10,6 +10,7 @@
 -- ARGV[7]  retention of the seen-marker (ms)
 -- ARGV[8]  the device's member name in KEYS[5]
 -- ARGV[9]  observed_at as RFC 3339 (for the outbox entry)
+-- ARGV[10] the notify entry's route (adapter names joined by commas), or "" (every adapter)
 -- The tenant's own index of its devices in this shard, {oo:S}:tf:<len>.<tenant>
 -- (member = device, score = observed_at), is what a tenant's device listing
 -- reads; its key is made from KEYS[5]'s shard tag (one slot with it).
@@ -46,7 +47,7 @@ if from ~= '' then
     ',"observed_at":' .. cjson.encode(ARGV[9]) .. '}'
   redis.call('XADD', KEYS[4], '*', 'tenant', ARGV[1], 'kind', 'event', 'action', 'notify', 'key', ARGV[2],
     'severity', 'INFO', 'summary', ARGV[2] .. ': ' .. from .. ' → ' .. state, 'data', data,
-    'at', string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)))
+    'at', string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), 'route', ARGV[10])
   return {'applied', '', gapFrom, gapTo, from, state}
 end
 return {'applied', '', gapFrom, gapTo, '', ''}

@@ -24,10 +24,10 @@ if not v then return nil end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[4], ARGV[5])
 oo_list_drop(KEYS[1])
-local c, d, l, fp = string.match(v, '^(%d+),(%d+),(%d+),%d+,%d+,(.*)$')
-if tonumber(c) + tonumber(d) + tonumber(l) <= now then return nil end
--- The close entry carries the last severity (the fingerprint is "SEVERITY|cleared").
+local c, d, l, _, _, fp, route = read_incident(v)
+if c + d + l <= now then return nil end
+-- The close entry carries the last severity (the fingerprint is "SEVERITY|cleared"), and goes where the create went.
 redis.call('XADD', KEYS[2], '*', 'tenant', ARGV[1], 'kind', 'incident', 'action', 'close', 'key', ARGV[2],
   'severity', string.match(fp, '^[^|]*'), 'summary', '', 'data', cjson.encode({fingerprint = fp}),
-  'at', string.format('%.0f', now))
+  'at', string.format('%.0f', now), 'route', route)
 return {now, v}

@@ -12,19 +12,19 @@
 --          so the next arrival can be reported as a premature expiry
 -- ARGV[4]  "1" to write an outbox entry on CREATE and UPDATE, "" for none
 -- ARGV[5]  tenant   ARGV[6] key   ARGV[7] severity   ARGV[8] summary   ARGV[9] data (JSON)
--- ARGV[10] the shard's hash tag
--- ARGV[11] the claim's episode start (ms), or "" when the claim has no episodes
--- ARGV[12] the key's member in the live index
+-- ARGV[10] the route a create keeps with the key (adapter names joined by commas), or "" (every adapter)
+-- ARGV[11] the shard's hash tag
+-- ARGV[12] the claim's episode start (ms), or "" when the claim has no episodes
+-- ARGV[13] the key's member in the live index
 --
--- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates}
+-- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates, route}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)
 --            | "unchanged" | "changed"
 --            | "stale" (the episode was already resolved: nothing changed)
 -- A re-fire of a live key also re-queues the key's failing deliveries (a
 -- partial failure stays eligible), in this same step.
 --
--- The record is one string, "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint"
--- (ms; the fingerprint last, so it may hold commas). The rule is
+-- The record is one string (lib/record.lua). The rule is
 -- decide_incident (lib/incident.lua). Time is the server's clock.
 local t = redis.call('TIME')
 return decide_incident(KEYS, ARGV, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))

@@ -5,7 +5,7 @@
 -- would be. On a cluster every key of a call is in one slot (one shard).
 --
 -- KEYS  six per claim, as decide-incident.lua takes them
--- ARGV  twelve per claim, as decide-incident.lua takes them
+-- ARGV  thirteen per claim, as decide-incident.lua takes them
 -- Returns one decide-incident reply per claim, in order. A claim that raises
 -- an error (its data, a key of the wrong type) answers {"error", message}
 -- and the claims after it still run, as separate calls would: like a
@@ -21,7 +21,7 @@ local out = {}
 for i = 0, #KEYS / 6 - 1 do
   local k, a = {}, {}
   for j = 1, 6 do k[j] = KEYS[i * 6 + j] end
-  for j = 1, 12 do a[j] = ARGV[i * 12 + j] end
+  for j = 1, 13 do a[j] = ARGV[i * 13 + j] end
   local ok, reply = pcall(decide_incident, k, a, now)
   if ok then
     out[i + 1] = reply

@@ -12,6 +12,7 @@
 -- ARGV[5]  updates the journal counted during the outage
 -- ARGV[6]  marker lifetime in ms
 -- ARGV[7]  the key's member in the live index
+-- ARGV[8]  the route the journal kept for the key, or "" (every adapter)
 --
 -- Returns "done" (already reconciled), "claimed" (no one else created it: the
 -- provisional CREATE stands), or "merged" (another replica created it meanwhile:
@@ -22,25 +23,25 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local fp, ttl, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local jr, ju = tonumber(ARGV[4]), tonumber(ARGV[5])
 local outcome = 'claimed'
-local created, refires, updates = now, jr, ju
+local created, refires, updates, route = now, jr, ju, ARGV[8]
 
 local v = redis.call('GET', KEYS[1])
 if v then
-  local c, d, l, r, u, oldFp = string.match(v, '^(%d+),(%d+),(%d+),(%d+),(%d+),(.*)$')
-  if tonumber(c) + tonumber(d) + tonumber(l) > now then
+  local c, d, l, r, u, oldFp, liveRoute = read_incident(v)
+  if c + d + l > now then
     outcome = 'merged'
-    created = tonumber(c)
+    created = c
+    -- A key another replica created meanwhile keeps that create's route.
+    route = liveRoute
     -- The provisional CREATE counts as one more arrival of the live incident.
-    refires = tonumber(r) + jr + 1
-    updates = tonumber(u) + ju
+    refires = r + jr + 1
+    updates = u + ju
     -- The journal's arrivals are the latest this replica saw: its fingerprint
     -- wins, and a difference is one more UPDATE.
     if oldFp ~= fp then updates = updates + 1 end
   end
 end
-redis.call('SET', KEYS[1],
-  string.format('%.0f,%.0f,%.0f,%.0f,%.0f,%s', created, now - created, ttl, refires, updates, fp),
-  'PX', ttl + grace)
+redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))

@@ -1,0 +1,17 @@
+-- An incident record: "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint"
+-- (ms), and, when the key has a route, a newline and the route: the
+-- adapters its create went to, joined by commas. A fingerprint
+-- ("SEVERITY|cleared") holds no newline; a record without a route is the
+-- same string as before routes were kept.
+local function read_incident(v)
+  local c, d, l, r, u, rest = string.match(v, '^(%d+),(%d+),(%d+),(%d+),(%d+),(.*)$')
+  local fp, route = string.match(rest, '^([^\n]*)\n(.*)$')
+  if not fp then fp, route = rest, '' end
+  return tonumber(c), tonumber(d), tonumber(l), tonumber(r), tonumber(u), fp, route
+end
+
+local function incident_value(created, delta, ttl, refires, updates, fp, route)
+  local v = string.format('%.0f,%.0f,%.0f,%.0f,%.0f,%s', created, delta, ttl, refires, updates, fp)
+  if route ~= '' then v = v .. '\n' .. route end
+  return v
+end
