@@ -27,20 +27,6 @@ export function publicBindGuard(host: string): (cfg: Config) => void {
   };
 }
 
-/**
- * A routing tree is evaluated by `onceonly routes test` but not yet applied
- * to deliveries (a key's routing must be kept with the key first). A server
- * refuses it, at start and on reload, rather than deliver everywhere while
- * its config says otherwise.
- */
-export function refuseUnappliedRoute(cfg: Config): void {
-  if (cfg.route) {
-    throw new StartupError(
-      'route: is not applied to deliveries yet (every adapter still takes every entry of its kinds); remove it from the config to serve, and use `onceonly routes test` to try a tree',
-    );
-  }
-}
-
 export function readTls(certPath: string | undefined, keyPath: string | undefined): { cert: Buffer; key: Buffer } | null {
   if (Boolean(certPath) !== Boolean(keyPath)) throw new StartupError('--tls-cert and --tls-key go together: give both or neither');
   if (!certPath || !keyPath) return null;

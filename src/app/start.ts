@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { ConfigHolder } from '../config/holder.js';
-import type { Config } from '../config/schema.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { startDelivery } from '../delivery/service.js';
 import { Deduplicator } from '../engine/deduplicator.js';
@@ -27,7 +26,7 @@ import type { DedupStore } from '../store/contract/index.js';
 import { openStore, shown } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
-import { publicBindGuard, readTls, refuseUnappliedRoute, StartupError } from './bind.js';
+import { publicBindGuard, readTls, StartupError } from './bind.js';
 import { deliveryObserver, failOpenEvents, rateLimitedLog } from './observers.js';
 import { sweepUntilDone } from './sweeper.js';
 
@@ -74,12 +73,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const logger = options.logger ?? createLogger();
   const config = ConfigHolder.fromFile(options.configPath);
   const bindGuard = publicBindGuard(options.host);
-  const guard = (next: Config) => {
-    bindGuard(next);
-    refuseUnappliedRoute(next);
-  };
-  guard(config.current);
-  config.guard = guard;
+  bindGuard(config.current);
+  config.guard = bindGuard;
   const https = readTls(options.tlsCert, options.tlsKey);
 
   const cfg = config.current;

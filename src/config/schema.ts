@@ -185,8 +185,8 @@ export const configSchema = z
     inhibit_rules: inhibitionConfig,
     /**
      * Alertmanager's routing tree with adapter names as receivers: which adapters take a key
-     * (docs/routing.md). Evaluated by `onceonly routes test`; not yet applied to deliveries,
-     * so a server refuses to start with it (app/start.ts) rather than ignore it.
+     * (docs/routing.md). A key's create is routed by it (delivery/routing.ts) and the store keeps
+     * the route with the key, so its later changes go where the create went.
      */
     route: routeConfig,
     /** Dead-man's switches: an incident when a ping is overdue, closed by the next ping (docs/noise.md). */

@@ -1,8 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { AdapterConfig } from '../config/adapters.js';
-import { compileRoute } from '../config/route.js';
 import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
-import { type RouteNode, routeReceivers } from '../core/route.js';
+import { reachedAdapters } from './routing.js';
 import type { Labels } from '../core/matcher.js';
 import { HttpFailure } from './http.js';
 import { fieldRenderer } from './adapters/common.js';
@@ -17,21 +16,7 @@ export interface DryRun {
 }
 
 const KINDS = new Set<OutboxKind>(['incident', 'violation', 'event', 'group']);
-/** Compiled once per config in force (a reload makes a new config object). */
-const trees = new WeakMap<object, RouteNode>();
 const renderers = new WeakMap<AdapterConfig, ReturnType<typeof fieldRenderer>>();
-
-/**
- * The adapters a label set reaches under `config`, in the order `amtool
- * config routes test` prints receivers: the routing tree's answer, or every
- * adapter when there is no tree (each then takes every entry of its kinds).
- */
-export function reachedAdapters(config: Config, labels: Labels): string[] {
-  if (!config.route) return config.adapters.map((a) => a.name);
-  let tree = trees.get(config.route);
-  if (!tree) trees.set(config.route, (tree = compileRoute(config.route)));
-  return routeReceivers(tree, labels);
-}
 
 /**
  * Where a label set would go under `config`, and what each adapter's field

@@ -14,6 +14,7 @@ import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
 import { labelsOf } from '../mute/labels.js';
+import { routeOf } from '../delivery/routing.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
 import type { Inhibition } from '../mute/inhibition.js';
 
@@ -126,7 +127,8 @@ export class Deduplicator {
    * The decision for an already-identified alert (PagerDuty, Alertmanager):
    * the same atomic claim, observed and counted like any incident.
    */
-  async decide(claim: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
+  async decide(given: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
+    const claim = this.routed(given);
     const arrive = this.races.depart(claim.tenant, claim.key);
     // Settled once, when the claim is back: by the store if it asks (for its audit row), else here.
     let raced: ((claimAgeMs: number) => boolean) | undefined;
@@ -144,6 +146,16 @@ export class Deduplicator {
       await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', key: claim.key, ...claim.outbox }), claim.ttlMs);
     }
     return result;
+  }
+
+  /**
+   * The claim with the route its create would take (the store keeps it only
+   * if this is the create; a live key's changes keep its create's route).
+   */
+  private routed(claim: IncidentClaim): IncidentClaim {
+    const o = claim.outbox;
+    const route = o && routeOf(this.config(), claim.tenant, { kind: 'incident', key: claim.key, ...o });
+    return route ? { ...claim, outbox: { ...o, route } } : claim;
   }
 
   /** Closes an alert by its store key (no format check), recording its episode's end when given; false when it was not live. */

@@ -4,6 +4,7 @@ import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseEvent } from '../inputs/event/schema.js';
 import type { DedupStore, Origin } from '../store/contract/index.js';
 import { ForbiddenError } from '../access/tenants.js';
+import { routeOf } from '../delivery/routing.js';
 
 /** `GET /v1/devices/{tenant}/{device}` as docs/api.md gives it. */
 export interface DeviceView {
@@ -37,9 +38,19 @@ export class EventIngest {
       throw new ForbiddenError(`this token belongs to tenant ${JSON.stringify(tenant)}; it cannot send events of tenant ${JSON.stringify(e.tenant)}`);
     }
     const cfg = this.config().events;
-    const o = await this.store.devices.apply(e, cfg.retention === 'forever' ? FOREVER_MS : cfg.retention_seconds * 1000, origin);
+    const o = await this.store.devices.apply(e, cfg.retention === 'forever' ? FOREVER_MS : cfg.retention_seconds * 1000, origin, this.route(e));
     this.observe(e, o);
     return o;
+  }
+
+  /**
+   * Where a transition of this event would go: routed by the event's labels
+   * (`device_id`, `state`, `boot_id`, `sequence`, `kind`, `severity`), decided
+   * before its step, so the state it leaves (`from`) is not one of them.
+   */
+  private route(e: DeviceEvent): string[] | undefined {
+    const data = { device_id: e.device, boot_id: e.boot, sequence: e.sequence, to: e.state, observed_at: new Date(e.observedAt).toISOString() };
+    return routeOf(this.config(), e.tenant, { kind: 'event', key: e.device, severity: 'INFO', data });
   }
 
   async device(tenant: string, device: string): Promise<DeviceView | null> {

@@ -7,6 +7,7 @@ import type { OutboxAction, OutboxEntry } from '../core/outbox.js';
 import type { GroupSink } from '../delivery/gate/group-stage.js';
 import { labelValue } from '../core/matcher.js';
 import { labelsOf } from '../mute/labels.js';
+import { routeOf } from '../delivery/routing.js';
 import type { HoldSource, HoldVerdict } from '../mute/holds.js';
 import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
 
@@ -81,13 +82,18 @@ export class GroupApplier implements GroupSink {
   private async join(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string): Promise<void> {
     await this.change(tenant, groupKey, (g) => {
       if (g?.members[member] === severity) return null;
-      const next: GroupState = g
-        ? { ...g, members: { ...g.members, [member]: severity } }
-        : { tenant, groupKey, by, members: { [member]: severity }, createdAt: this.o.clock.now() };
+      const next: GroupState = g ? { ...g, members: { ...g.members, [member]: severity } } : this.created(tenant, groupKey, by, member, severity);
       return { next, action: g ? 'update' : 'create', change: { member, what: g && member in g.members ? 'severity' : 'joined' } };
     });
     // After the commit: a retry of this delivery finds the member in already and writes this again.
     await this.o.groups.remember(tenant, member, groupKey);
+  }
+
+  /** A new group, with the route its create takes by its labels (its `by` values, severity and kind) and kept while it lives. */
+  private created(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string): GroupState {
+    const g: GroupState = { tenant, groupKey, by, members: { [member]: severity }, createdAt: this.o.clock.now() };
+    const route = routeOf(this.o.config(), tenant, this.entry(g, 'create', { member, what: 'joined' }));
+    return route ? { ...g, route } : g;
   }
 
   private async leave(tenant: string, groupKey: string, member: string): Promise<void> {
@@ -149,6 +155,7 @@ export class GroupApplier implements GroupSink {
         created_at: new Date(g.createdAt).toISOString(),
       },
       at: this.o.clock.now(),
+      ...(g.route ? { route: g.route } : {}),
     };
   }
 

@@ -4,6 +4,7 @@ import { parseViolation, type Violation } from '../inputs/violation/schema.js';
 import type { DedupStore, Origin } from '../store/contract/index.js';
 import { DEFAULT_TENANT } from './deduplicator.js';
 import { labelsOf } from '../mute/labels.js';
+import { routeOf } from '../delivery/routing.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
 
 export interface ViolationDecision extends Classification {
@@ -43,13 +44,16 @@ export class ViolationIngest {
     const key = violationKey(v, cfg.window_seconds);
     const act = cfg.actions[cls.severity];
     // A routed alarm goes to the outbox in the claim's own step; a log-only one does not.
-    const outbox = act.route
+    const payload = act.route
       ? {
           severity: cls.severity,
           summary: `${cls.alarm_code} on ${v.process_id} (${v.rule_id})`,
           data: { ...v, alarm_code: cls.alarm_code, notify: act.notify },
         }
       : undefined;
+    // A window's one entry goes where the routing tree sends it now.
+    const route = payload && routeOf(this.config(), tenant, { kind: 'violation', key, ...payload });
+    const outbox = payload && route ? { ...payload, route } : payload;
     const claim = await this.store.windows.claim(tenant, key, cfg.retention === 'forever' ? FOREVER_MS : 2 * cfg.window_seconds * 1000, outbox, origin);
     // A repeat that re-queued a failing delivery is not suppressed: the create goes out again.
     const d: ViolationDecision = {
