@@ -1,3 +1,5 @@
+import { after, before } from 'node:test';
+import { startSink, type FakeServer } from '../fakes/http-fake.js';
 import { freshSchema } from './postgres.js';
 import { PG_URL } from './postgres.js';
 import { startRedis, startRedisCluster, type RedisCluster, type RedisServer } from './redis.js';
@@ -45,4 +47,24 @@ export function backendStores(backend: Backend) {
       await Promise.all([redis?.stop(), cluster?.stop(), ...schemas.map((s) => s.drop())]);
     },
   };
+}
+
+/**
+ * In the calling `describe`: the backend's stores and a receiver answering
+ * 200 to every call, started before its tests (the receiver handed to
+ * `got`) and stopped after them. Returns the stores.
+ */
+export function backendWithSink(backend: Backend, got: (hook: FakeServer) => void) {
+  const stores = backendStores(backend);
+  let hook: FakeServer | undefined;
+  before(async () => {
+    await stores.start();
+    hook = await startSink(200, {});
+    got(hook);
+  });
+  after(async () => {
+    await hook?.close();
+    await stores.stop();
+  });
+  return stores;
 }

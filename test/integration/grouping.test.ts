@@ -1,10 +1,10 @@
 // needs: redis postgres
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSink, type FakeServer } from '../fakes/http-fake.js';
+import type { FakeServer } from '../fakes/http-fake.js';
 import { startServicenowFake } from '../fakes/servicenow-fake.js';
 import { startJiraFake } from '../fakes/jira-fake.js';
-import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
+import { BACKENDS, backendWithSink, storeKeepsItsOwnTime } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
@@ -41,18 +41,10 @@ function shuffled<T>(xs: T[], seed: number): T[] {
 // adapter must see one group; the plain one sees the forty incidents.
 for (const backend of BACKENDS)
   describe(`grouping on ${backend}`, () => {
-    const stores = backendStores(backend);
     const shared = backend !== 'memory' && backend !== 'sqlite';
     let hook: FakeServer;
     let replicas: InProcessServer[] = [];
-    before(async () => {
-      await stores.start();
-      hook = await startSink(200, {});
-    });
-    after(async () => {
-      await hook.close();
-      await stores.stop();
-    });
+    const stores = backendWithSink(backend, (h) => (hook = h));
     afterEach(async () => {
       await Promise.all(replicas.map((r) => r.stop()));
       replicas = [];

@@ -1,9 +1,9 @@
 // needs: redis postgres
-import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startSink, type FakeServer } from '../fakes/http-fake.js';
-import { BACKENDS, backendStores } from '../helpers/backends.js';
+import type { FakeServer } from '../fakes/http-fake.js';
+import { BACKENDS, backendWithSink } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { caughtUp } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -44,17 +44,9 @@ const state = async (s: InProcessServer) => {
 
 for (const backend of BACKENDS)
   describe(`heartbeats on ${backend}`, () => {
-    const stores = backendStores(backend);
     let hook: FakeServer;
     let s: InProcessServer;
-    before(async () => {
-      await stores.start();
-      hook = await startSink(200, {});
-    });
-    after(async () => {
-      await hook.close();
-      await stores.stop();
-    });
+    const stores = backendWithSink(backend, (h) => (hook = h));
     beforeEach(async () => {
       hook.requests.length = 0;
       s = await inProcessServer({ store: await stores.fresh(), config: config(hook), heartbeatCheckMs: MANUAL });

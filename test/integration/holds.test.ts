@@ -1,8 +1,8 @@
 // needs: redis postgres
-import { after, afterEach, before, describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSink, type FakeServer } from '../fakes/http-fake.js';
-import { BACKENDS, backendStores } from '../helpers/backends.js';
+import type { FakeServer } from '../fakes/http-fake.js';
+import { BACKENDS, backendWithSink } from '../helpers/backends.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
@@ -17,17 +17,9 @@ const settle = (server: InProcessServer) => caughtUp(server);
 // clock reaches its time).
 for (const backend of BACKENDS)
   describe(`auto-pause and flapping on ${backend}`, () => {
-    const stores = backendStores(backend);
     let hook: FakeServer;
     let s: InProcessServer | undefined;
-    before(async () => {
-      await stores.start();
-      hook = await startSink(200, {});
-    });
-    after(async () => {
-      await hook.close();
-      await stores.stop();
-    });
+    const stores = backendWithSink(backend, (h) => (hook = h));
     afterEach(async () => {
       await s?.stop();
       s = undefined;
