@@ -76,6 +76,7 @@ export class AlertmanagerIngest {
       return (await this.dedup.closeKey(tenant, key, resolvedAt, origin)) ? 'closed' : 'ignored';
     }
     const severity = alertSeverity(a.labels.severity);
+    const summary = a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint;
     const d = await this.dedup.decide(
       {
         tenant,
@@ -83,9 +84,11 @@ export class AlertmanagerIngest {
         fingerprint: `${severity}|0`,
         ttlMs: this.config().alertmanager.ttl_seconds * 1000,
         episodeStartedAt: Date.parse(a.startsAt),
+        // What GET /v1/incidents/{key} shows: the alert's labels are what identifies it.
+        shown: { summary, labels: a.labels },
         outbox: {
           severity,
-          summary: a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint,
+          summary,
           data: {
             fingerprint: a.fingerprint,
             labels: a.labels,

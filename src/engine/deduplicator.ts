@@ -108,6 +108,12 @@ export class Deduplicator {
         key: incidentKey(incident),
         fingerprint: incidentFingerprint(incident),
         ttlMs: options.ttlMs ?? (this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000),
+        // What GET /v1/incidents/{key} shows: the identity its create received, the latest summary and labels.
+        shown: {
+          identity: { element_id: incident.element_id, fault_class: incident.fault_class, root_cause_id: incident.root_cause_id },
+          summary: outbox.summary,
+          ...(incident.labels ? { labels: incident.labels } : {}),
+        },
         // What an adapter will receive if this is a CREATE or an UPDATE (written in the same step).
         outbox,
       },

@@ -43,15 +43,14 @@ export class PagerdutyIngest {
         key,
         fingerprint: `${severity}|0`,
         ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+        // What GET /v1/incidents/{key} shows: PagerDuty's source fields take the labels' place.
+        shown: { summary: p.summary, labels: sourceFields(p) },
         outbox: {
           severity,
           summary: p.summary,
           data: {
             dedup_key: dedupKey,
-            source: p.source,
-            ...(p.component !== undefined ? { component: p.component } : {}),
-            ...(p.group !== undefined ? { group: p.group } : {}),
-            ...(p.class !== undefined ? { class: p.class } : {}),
+            ...sourceFields(p),
             ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
             ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),
           },
@@ -61,4 +60,14 @@ export class PagerdutyIngest {
     );
     return { dedup_key: dedupKey, outcome: d.decision, provisional: d.provisional };
   }
+}
+
+/** An event's source fields (`source`, and `component`, `group`, `class` where given): what routes and silences match it by. */
+function sourceFields(p: NonNullable<PdEvent['payload']>): Record<string, string> {
+  return {
+    source: p.source,
+    ...(p.component !== undefined ? { component: p.component } : {}),
+    ...(p.group !== undefined ? { group: p.group } : {}),
+    ...(p.class !== undefined ? { class: p.class } : {}),
+  };
 }

@@ -330,15 +330,53 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal((await fx.store.incidents.get('default', key))?.route, undefined, 'a key created without a route keeps none');
     });
 
+    test("a key shows its create's identity and its latest arrival's summary and labels; the next create shows its own", async () => {
+      const shown = (element_id: string, summary: string, labels?: Record<string, string>) => ({
+        shown: { identity: { element_id }, summary, ...(labels ? { labels } : {}) },
+      });
+      const first = await decide(shown('olt-1', 'first', { region: 'eu' }));
+      assert.deepEqual([first.record.identity, first.record.latest], [{ element_id: 'olt-1' }, { summary: 'first', labels: { region: 'eu' } }]);
+      await decide({ ...shown('other', 'second', { region: 'us', team: 'net' }), fingerprint: 'CRITICAL|0' });
+      await decide(shown('other', 'third'));
+      const seen = await fx.store.incidents.get('default', key);
+      assert.deepEqual(
+        [seen?.identity, seen?.latest],
+        [{ element_id: 'olt-1' }, { summary: 'third' }],
+        'the identity stays the create’s, the rest is the latest',
+      );
+      await decide(); // an arrival that shows nothing leaves what was shown
+      assert.deepEqual((await fx.store.incidents.get('default', key))?.latest, { summary: 'third' });
+      const listed = (await fx.store.queries.listIncidents('default', 100)).find((r) => r.key === key);
+      assert.deepEqual([listed?.identity, listed?.latest], [{ element_id: 'olt-1' }, { summary: 'third' }]);
+      await fx.store.incidents.close('default', key);
+      await decide(shown('olt-2', 'again', { region: 'us' }));
+      const again = await fx.store.incidents.get('default', key);
+      assert.deepEqual([again?.identity, again?.latest], [{ element_id: 'olt-2' }, { summary: 'again', labels: { region: 'us' } }]);
+      await fx.store.incidents.close('default', key);
+      await decide();
+      const bare = await fx.store.incidents.get('default', key);
+      assert.deepEqual([bare?.identity, bare?.latest], [undefined, undefined], 'a create that shows nothing keeps nothing of the one before');
+    });
+
     const replaySkip = traits.replays ? false : `${backend} replays no journal`;
-    test("a replayed journal entry claims with its route; one merged into a live key keeps that key's", { skip: replaySkip }, async () => {
+    test('a replayed journal entry claims with its route and what it shows; merged into a live key, the key keeps its route and identity', {
+      skip: replaySkip,
+    }, async () => {
       const incidents = fx.store.incidents as SharedIncidentStore;
       const now = Date.now();
       const rec = { tenant: 'default', key, fingerprint: 'MAJOR|0', createdAt: now, lastSeenAt: now, refires: 0, updates: 0, expiresAt: now + 60 * T };
-      assert.equal(await incidents.reconcile({ ...rec, route: ['journaled'] }, 60 * T, 'j-route-1'), 'claimed');
-      assert.deepEqual((await incidents.get('default', key))?.route, ['journaled']);
-      assert.equal(await incidents.reconcile({ ...rec, route: ['other'] }, 60 * T, 'j-route-2'), 'merged');
-      assert.deepEqual((await incidents.get('default', key))?.route, ['journaled']);
+      const shownA = { identity: { element_id: 'a' }, latest: { summary: 'a' } };
+      assert.equal(await incidents.reconcile({ ...rec, route: ['journaled'], ...shownA }, 60 * T, 'j-route-1'), 'claimed');
+      const claimed = await incidents.get('default', key);
+      assert.deepEqual([claimed?.route, claimed?.identity, claimed?.latest], [['journaled'], { element_id: 'a' }, { summary: 'a' }]);
+      const shownB = { identity: { element_id: 'b' }, latest: { summary: 'b', labels: { x: '1' } } };
+      assert.equal(await incidents.reconcile({ ...rec, route: ['other'], ...shownB }, 60 * T, 'j-route-2'), 'merged');
+      const merged = await incidents.get('default', key);
+      assert.deepEqual(
+        [merged?.route, merged?.identity, merged?.latest],
+        [['journaled'], { element_id: 'a' }, { summary: 'b', labels: { x: '1' } }],
+        'the live key keeps its route and identity; the journal brings the latest arrival',
+      );
       await incidents.close('default', key);
       const close = (await fx.store.queries.listOutbox()).filter((e) => e.key === key && e.action === 'close');
       assert.deepEqual(

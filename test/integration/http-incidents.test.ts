@@ -48,6 +48,11 @@ describe('HTTP: incidents on SQLite', () => {
     assert.equal(view.status, 200);
     assert.deepEqual(view.body, {
       dedup_key: KEY,
+      element_id: 'edge-rtr-01',
+      fault_class: 'LINK_DOWN',
+      root_cause_id: 'ring-7',
+      summary: '',
+      labels: {},
       severity: 'CRITICAL',
       cleared: true,
       created_at: new Date(s.clock.now() - 4000).toISOString(),

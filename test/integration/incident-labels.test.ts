@@ -60,3 +60,57 @@ test('a silence matches an incident’s labels; an identity field wins over a la
   const real = await s.post('/v1/incidents', { ...incident('MAJOR', { element_id: 'elsewhere' }), element_id: 'sw-1' });
   assert.equal(real.body.muted?.by, 'silence');
 });
+
+test("GET shows an incident's identity as its create received it and its latest summary and labels; an alert's labels or PagerDuty's source fields take their place", async () => {
+  const first = await s.post('/v1/incidents', {
+    element_id: 'OLT-10',
+    fault_class: 'los',
+    root_cause_id: 'cut-10',
+    severity: 'MAJOR',
+    summary: 'first',
+    labels: { team: 'net' },
+  });
+  const key = first.body.dedup_key as string;
+  await s.post('/v1/incidents', {
+    element_id: 'OLT-10',
+    fault_class: 'los',
+    root_cause_id: 'cut-10',
+    severity: 'MAJOR',
+    summary: 'latest',
+    labels: { region: 'eu' },
+  });
+  const view = (await s.get(`/v1/incidents/${key}`)).body;
+  assert.deepEqual([view.element_id, view.fault_class, view.root_cause_id, view.summary, view.labels], ['OLT-10', 'los', 'cut-10', 'latest', { region: 'eu' }]);
+  const listed = (await s.get('/v1/incidents')).body.incidents.find((i: { dedup_key: string }) => i.dedup_key === key);
+  assert.deepEqual([listed.summary, listed.labels], ['latest', { region: 'eu' }], 'the list shows the same');
+
+  const am = await s.post('/v1/alertmanager', {
+    version: '4',
+    status: 'firing',
+    receiver: 'onceonly',
+    groupKey: '{}:{}',
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: 'LinkDown', instance: 'r1' },
+        annotations: { summary: 'link down on r1' },
+        startsAt: new Date().toISOString(),
+        fingerprint: 'f00d',
+      },
+    ],
+  });
+  assert.equal(am.status, 200);
+  const amKey = (await s.get('/v1/incidents')).body.incidents.find((i: { dedup_key: string }) => i.dedup_key.startsWith('am:')).dedup_key;
+  const amView = (await s.get(`/v1/incidents/${encodeURIComponent(amKey)}`)).body;
+  assert.deepEqual([amView.element_id, amView.summary, amView.labels], [undefined, 'link down on r1', { alertname: 'LinkDown', instance: 'r1' }]);
+
+  const pd = await s.post('/v2/enqueue', {
+    routing_key: 'r',
+    event_action: 'trigger',
+    dedup_key: 'core-3',
+    payload: { summary: 'core 3 down', source: 'core-3', severity: 'critical', component: 'bgp', custom_details: { n: 1 } },
+  });
+  assert.equal(pd.status, 202);
+  const pdView = (await s.get('/v1/incidents/pd%3Acore-3')).body;
+  assert.deepEqual([pdView.summary, pdView.labels], ['core 3 down', { source: 'core-3', component: 'bgp' }]);
+});

@@ -53,6 +53,15 @@ export const incidentView = {
   type: 'object',
   properties: {
     dedup_key: { type: 'string' },
+    element_id: { type: 'string', description: 'as the create received it (incidents posted to /v1/incidents only)' },
+    fault_class: { type: 'string', description: 'as the create received it (incidents posted to /v1/incidents only)' },
+    root_cause_id: { type: 'string', description: 'as the create received it (incidents posted to /v1/incidents only)' },
+    summary: { type: 'string', description: "the latest arrival's" },
+    labels: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: "the latest arrival's: an incident's labels, an Alertmanager alert's, or PagerDuty's source fields",
+    },
     severity: { type: 'string' },
     cleared: { type: 'boolean' },
     created_at: { type: 'string', format: 'date-time' },

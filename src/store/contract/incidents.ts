@@ -25,6 +25,21 @@ export interface IncidentRecord {
    * close go where its create went, whatever its labels or the config since.
    */
   route?: readonly string[];
+  /** What identifies it, as its create received it (an incident's element, fault class and root cause); absent for alerts keyed by their labels. */
+  identity?: Readonly<Record<string, string>>;
+  /** The latest arrival's summary and labels. */
+  latest?: IncidentLatest;
+}
+
+/** What a person sees of an incident's latest arrival: its summary, and its labels (an alert's, or PagerDuty's source fields). */
+export interface IncidentLatest {
+  summary: string;
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** What the store keeps of an arrival to show it: the identity a create keeps, and what every arrival replaces. */
+export interface IncidentShown extends IncidentLatest {
+  identity?: Readonly<Record<string, string>>;
 }
 
 export interface IncidentClaim {
@@ -41,6 +56,8 @@ export interface IncidentClaim {
    * closed episode: outcome `stale`, nothing changes.
    */
   episodeStartedAt?: number;
+  /** What `GET /v1/incidents/{key}` shows: a create keeps its identity, every arrival its summary and labels. */
+  shown?: IncidentShown;
 }
 
 export interface IncidentDecisionResult {
@@ -136,7 +153,21 @@ const freshRecord = (claim: IncidentClaim, now: number, expiresAt: number): Inci
   updates: 0,
   expiresAt,
   ...(claim.outbox?.route ? { route: claim.outbox.route } : {}),
+  ...claimShown(claim),
 });
+
+/** What a claim shows, as a create's record keeps it: its identity and its latest arrival (nothing when it shows nothing). */
+export function claimShown(claim: Pick<IncidentClaim, 'shown'>): Pick<IncidentRecord, 'identity' | 'latest'> {
+  const s = claim.shown;
+  if (!s) return {};
+  return { ...(s.identity ? { identity: s.identity } : {}), latest: { summary: s.summary, ...(s.labels ? { labels: s.labels } : {}) } };
+}
+
+/** The latest part of what a claim shows (a later arrival replaces only that). */
+const latestOf = (claim: IncidentClaim): { latest?: IncidentLatest } => {
+  const { latest } = claimShown(claim);
+  return latest ? { latest } : {};
+};
 
 /** The pure rule every backend applies inside its atomic step. */
 export function nextIncidentRecord(
@@ -164,6 +195,7 @@ export function nextIncidentRecord(
       refires: existing.refires + 1,
       updates: existing.updates + (changed ? 1 : 0),
       expiresAt,
+      ...latestOf(claim),
     },
   };
 }
@@ -186,8 +218,35 @@ export function reconciledRecord(
         updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0),
       }
     : { createdAt: now, refires: rec.refires, updates: rec.updates };
-  // A key another replica created meanwhile keeps the route of that create.
-  const { route: _journaled, ...kept } = rec;
+  // A key another replica created meanwhile keeps the route and identity of that create; the
+  // journal's arrivals are the latest this replica saw, so theirs is the latest summary.
+  const { route: _r, identity: _i, latest: _l, ...kept } = rec;
   const route = live ? live.route : rec.route;
-  return { record: { ...kept, ...next, lastSeenAt: now, expiresAt: now + ttlMs, ...(route ? { route } : {}) }, outcome: live ? 'merged' : 'claimed' };
+  const identity = live ? live.identity : rec.identity;
+  const latest = rec.latest ?? live?.latest;
+  return {
+    record: {
+      ...kept,
+      ...next,
+      lastSeenAt: now,
+      expiresAt: now + ttlMs,
+      ...(route ? { route } : {}),
+      ...(identity ? { identity } : {}),
+      ...(latest ? { latest } : {}),
+    },
+    outcome: live ? 'merged' : 'claimed',
+  };
+}
+
+/** A record's identity and latest arrival as a store keeps them: JSON text, or null for none. */
+export function storedShown(rec: Pick<IncidentRecord, 'identity' | 'latest'>): { identity: string | null; latest: string | null } {
+  return { identity: rec.identity ? JSON.stringify(rec.identity) : null, latest: rec.latest ? JSON.stringify(rec.latest) : null };
+}
+
+/** The identity and latest arrival a store kept (storedShown's text), as a record carries them. */
+export function shownOfStored(identity: string | null | undefined, latest: string | null | undefined): Pick<IncidentRecord, 'identity' | 'latest'> {
+  return {
+    ...(identity ? { identity: JSON.parse(identity) as Record<string, string> } : {}),
+    ...(latest ? { latest: JSON.parse(latest) as IncidentLatest } : {}),
+  };
 }

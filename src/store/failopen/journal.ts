@@ -1,9 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import { type IncidentClaim, type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
+import { claimShown, type IncidentClaim, type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
-import { incidentOfRow, type IncidentRow } from '../sqlite/sqlite-incidents.js';
-import { encodeRoute } from '../../core/outbox.js';
+import { incidentOfRow, type IncidentRow, rowOfIncident } from '../sqlite/sqlite-incidents.js';
 import { JournalLock } from './journal-lock.js';
 
 /** A journal entry the shared store refused to take, set aside so it blocks nothing. */
@@ -25,7 +24,7 @@ const JOURNAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS reconciling (
   tenant TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL,
-  refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL, route TEXT,
+  refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
   PRIMARY KEY (tenant, key, created_at)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -33,7 +32,7 @@ CREATE TABLE IF NOT EXISTS quarantine (
   tenant TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL,
   refires INTEGER NOT NULL, updates INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-  error TEXT NOT NULL, quarantined_at INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, route TEXT,
+  error TEXT NOT NULL, quarantined_at INTEGER NOT NULL, id TEXT NOT NULL UNIQUE,
   PRIMARY KEY (tenant, key, created_at)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answered (
@@ -43,13 +42,17 @@ CREATE TABLE IF NOT EXISTS answered (
 ) WITHOUT ROWID;`;
 
 const COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt,
-  refires, updates, expires_at AS expiresAt, route`;
+  refires, updates, expires_at AS expiresAt, route, identity, latest`;
 
-/** A journal written before routes were kept gains the column its replay reads (SQLite has no ADD COLUMN IF NOT EXISTS). */
-function addRouteColumns(db: SqliteStore['x']['db']): void {
+/**
+ * The columns an entry gained after the journal's tables were first made (a
+ * key's route, its identity and latest arrival): added to a journal that
+ * lacks them, since SQLite has no ADD COLUMN IF NOT EXISTS.
+ */
+function addLaterColumns(db: SqliteStore['x']['db']): void {
   for (const table of ['reconciling', 'quarantine']) {
-    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
-    if (!columns.some((c) => c.name === 'route')) db.exec(`ALTER TABLE ${table} ADD COLUMN route TEXT`);
+    const have = new Set((db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name));
+    for (const column of ['route', 'identity', 'latest']) if (!have.has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
   }
 }
 
@@ -81,22 +84,22 @@ export class Journal extends SqliteStore {
     this.lock = lock;
     const db = this.x.db;
     db.exec(JOURNAL_SCHEMA);
-    addRouteColumns(db);
+    addLaterColumns(db);
     db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('instance', ?)`).run(randomUUID());
     this.instanceId = (db.prepare(`SELECT value FROM meta WHERE name = 'instance'`).get() as { value: string }).value;
     this.j = {
       pick: db.prepare<[number], IncidentRow>(`SELECT ${COLUMNS} FROM incidents LIMIT ?`),
       park: db.prepare(
-        `INSERT OR REPLACE INTO reconciling (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
-         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route)`,
+        `INSERT OR REPLACE INTO reconciling (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route, @identity, @latest)`,
       ),
       unjournal: db.prepare<[string, string]>(`DELETE FROM incidents WHERE tenant = ? AND key = ?`),
       parked: db.prepare<[], IncidentRow>(`SELECT ${COLUMNS} FROM reconciling`),
       forget: db.prepare<[string, string, number]>(`DELETE FROM reconciling WHERE tenant = ? AND key = ? AND created_at = ?`),
       counts: db.prepare<[], { n: number }>(`SELECT (SELECT count(*) FROM incidents) + (SELECT count(*) FROM reconciling) AS n`),
       quarantine: db.prepare(
-        `INSERT OR REPLACE INTO quarantine (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, error, quarantined_at, id, route)
-         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @error, @quarantinedAt, @id, @route)`,
+        `INSERT OR REPLACE INTO quarantine (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, error, quarantined_at, id, route, identity, latest)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @error, @quarantinedAt, @id, @route, @identity, @latest)`,
       ),
       quarantined: db.prepare<[number], QuarantinedRow>(
         `SELECT ${COLUMNS}, error, quarantined_at AS quarantinedAt, id FROM quarantine ORDER BY quarantined_at, created_at LIMIT ?`,
@@ -109,8 +112,8 @@ export class Journal extends SqliteStore {
         `SELECT fingerprint, expires_at AS expiresAt, claim FROM answered WHERE tenant = ? AND key = ? AND expires_at > ?`,
       ),
       restore: db.prepare<[IncidentRow]>(
-        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
-         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route)`,
+        `INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
+         VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route, @identity, @latest)`,
       ),
       markRestored: db.prepare<[number, string, string]>(`UPDATE answered SET restored_at = ? WHERE tenant = ? AND key = ?`),
       note: db.prepare<[string, string, string, number, string]>(
@@ -160,18 +163,9 @@ export class Journal extends SqliteStore {
       const now = this.x.clock.now();
       const a = this.j.answered.get(tenant, key, now);
       if (!a) return;
-      const { route } = JSON.parse(a.claim) as { route?: string[] };
-      this.j.restore.run({
-        tenant,
-        key,
-        fingerprint: a.fingerprint,
-        createdAt: now,
-        lastSeenAt: now,
-        refires: -1,
-        updates: 0,
-        expiresAt: a.expiresAt,
-        route: encodeRoute(route),
-      });
+      const { route, shown } = JSON.parse(a.claim) as IncidentClaim & { route?: string[] };
+      const kept = { tenant, key, fingerprint: a.fingerprint, createdAt: now, lastSeenAt: now, refires: -1, updates: 0, expiresAt: a.expiresAt };
+      this.j.restore.run(rowOfIncident({ ...kept, ...(route ? { route } : {}), ...claimShown({ shown }) }));
       this.j.markRestored.run(now, tenant, key);
     });
   }
@@ -283,18 +277,21 @@ export class Journal extends SqliteStore {
   }
 }
 
-/** A record as the journal's tables hold it: its own columns only, the route encoded. */
-const rowOf = (r: IncidentRecord): IncidentRow => ({
-  tenant: r.tenant,
-  key: r.key,
-  fingerprint: r.fingerprint,
-  createdAt: r.createdAt,
-  lastSeenAt: r.lastSeenAt,
-  refires: r.refires,
-  updates: r.updates,
-  expiresAt: r.expiresAt,
-  route: encodeRoute(r.route),
-});
+/** A record as the journal's tables hold it: its own columns only (a quarantined entry's others dropped), the rest encoded. */
+const rowOf = (r: IncidentRecord): IncidentRow =>
+  rowOfIncident({
+    tenant: r.tenant,
+    key: r.key,
+    fingerprint: r.fingerprint,
+    createdAt: r.createdAt,
+    lastSeenAt: r.lastSeenAt,
+    refires: r.refires,
+    updates: r.updates,
+    expiresAt: r.expiresAt,
+    ...(r.route ? { route: r.route } : {}),
+    ...(r.identity ? { identity: r.identity } : {}),
+    ...(r.latest ? { latest: r.latest } : {}),
+  });
 
 type QuarantinedRow = IncidentRow & Omit<QuarantinedEntry, keyof IncidentRecord>;
 const quarantinedOf = ({ error, quarantinedAt, id, ...row }: QuarantinedRow): QuarantinedEntry => ({ ...incidentOfRow(row), error, quarantinedAt, id });

@@ -11,30 +11,33 @@ import {
   RESOLUTION_MEMORY_MS,
   type SharedIncidentStore,
   SWEEP_BATCH,
+  claimShown,
+  shownOfStored,
+  storedShown,
 } from '../contract/index.js';
 import { keyLock, type PgDb } from './pg-db.js';
 import { decodeRoute, encodeRoute } from '../../core/outbox.js';
 
-export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route`;
+export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest`;
 
-/** A row as Postgres returns it: the route as its stored text. */
-export type IncidentRow = Omit<IncidentRecord, 'route'> & { route: string | null };
+/** A row as Postgres returns it: the route and what it shows as their stored text. */
+export type IncidentRow = Omit<IncidentRecord, 'route' | 'identity' | 'latest'> & { route: string | null; identity: string | null; latest: string | null };
 
-/** The record of a row; the route only when the key has one. */
-export function incidentOfRow({ route, ...rest }: IncidentRow): IncidentRecord {
+/** The record of a row; the route, identity and latest arrival only when the key has them. */
+export function incidentOfRow({ route, identity, latest, ...rest }: IncidentRow): IncidentRecord {
   const r = decodeRoute(route);
-  return r ? { ...rest, route: r } : rest;
+  return { ...rest, ...(r ? { route: r } : {}), ...shownOfStored(identity, latest) };
 }
 
 /** Each operation is one call of its function (migration 006), which takes the key's advisory lock and does the whole step. */
 const SQL = {
   decide: `SELECT outcome, previous_fingerprint AS "previousFingerprint", expired_updates AS "expiredUpdates", fingerprint,
-  created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route
-  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+  created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest
+  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7) AS outcome`,
-  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS outcome`,
+  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) AS outcome`,
   select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = $1 AND key = $2`,
   sweep: [
     `DELETE FROM incidents WHERE (tenant, key) IN (SELECT tenant, key FROM incidents WHERE expires_at <= $1 LIMIT $2)`,
@@ -89,6 +92,8 @@ export class PgIncidents implements SharedIncidentStore {
     const now = this.x.clock.now();
     const [audit, replica, requestId] = this.x.auditArgs('incidents', origin);
     const o = claim.outbox;
+    // The function keeps the identity only on a create.
+    const shown = storedShown(claimShown(claim));
     const data = o ? JSON.stringify(o.data) : null;
     const { rows } = await this.x.pool.query<DecideRow>(SQL.decide, [
       keyLock(claim.tenant, claim.key),
@@ -106,6 +111,8 @@ export class PgIncidents implements SharedIncidentStore {
       replica,
       requestId,
       encodeRoute(o?.route),
+      shown.identity,
+      shown.latest,
     ]);
     const { outcome, previousFingerprint, expiredUpdates, ...record } = rows[0]!;
     if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);
@@ -142,6 +149,8 @@ export class PgIncidents implements SharedIncidentStore {
       audit,
       replica,
       encodeRoute(rec.route),
+      storedShown(rec).identity,
+      storedShown(rec).latest,
     ]);
     return rows[0]!.outcome;
   }

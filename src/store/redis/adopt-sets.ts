@@ -34,6 +34,7 @@ export const adoptSets = {
   incident: (l0: KeyLayout, tenant: string, key: string): AdoptSet => ({
     keys: (l) => [
       [l.incidentRecordKey(tenant, key), 'd'],
+      [l.incidentShownKey(tenant, key), 'd'],
       [l.ackMarkerKey(tenant, key), 'd'],
       [l.resolutionKey(tenant, key), 'd'],
       ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),

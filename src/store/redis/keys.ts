@@ -10,6 +10,7 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
  * all go to one shard.
  *
  *   {oo:S}:i:TENANT:KEY         an incident record (S: the key's shard, of the store's shard count)
+ *   {oo:S}:ia:TENANT:KEY        what the incident shows (hash: identity, latest; JSON), beside its record
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *   {oo:S}:k:TENANT:KEY         an incident's acknowledgement marker (the episode's createdAt)
  *   {oo:S}:e:TENANT:KEY         an alert's last resolution (the episode's end, ms)
@@ -167,6 +168,13 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
     shardOf,
     /** An incident record. */
     incidentRecordKey: (tenant: string, key: string) => `${tag(tenant, key)}:i:${tenant}:${key}`,
+    /**
+     * What the incident shows (GET /v1/incidents/{key}): its create's identity
+     * and its latest arrival's summary and labels, kept beside the record with
+     * its lifetime. A key of its own, not a part of the record, so the record
+     * stays as a replica of the version before reads it.
+     */
+    incidentShownKey: (tenant: string, key: string) => `${tag(tenant, key)}:ia:${tenant}:${key}`,
     /**
      * The live-incident index of the shard that holds this tenant's key, and the
      * key's member in it: 12 characters of a hash rather than the key itself,

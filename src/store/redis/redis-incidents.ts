@@ -11,7 +11,10 @@ import {
   type ReconcileOutcome,
   RESOLUTION_MEMORY_MS,
   type SharedIncidentStore,
+  claimShown,
+  shownOfStored,
   staleResult,
+  storedShown,
 } from '../contract/index.js';
 import { ErrorReply } from '@redis/client';
 import type { RedisConnection } from './connection.js';
@@ -28,16 +31,27 @@ export const outboxArgs = (tenant: string, key: string, p: OutboxPayload | undef
  * "createdAt,lastSeenDelta,ttl,refires,updates,fingerprint", then a newline
  * and the route when the key has one, as the Lua scripts write it (lua/lib/record.lua).
  */
-function parseRecord(tenant: string, key: string, value: string): IncidentRecord {
+function parseRecord(tenant: string, key: string, value: string, identity = '', latest = ''): IncidentRecord {
   const m = /^(\d+),(\d+),(\d+),(\d+),(\d+),([^\n]*)(?:\n(.*))?$/s.exec(value);
   if (!m) throw new Error(`malformed incident record at ${key}: ${JSON.stringify(value)}`);
   const [createdAt, delta, ttl, refires, updates] = m.slice(1, 6).map(Number) as [number, number, number, number, number];
   const lastSeenAt = createdAt + delta;
   const route = decodeRoute(m[7]);
-  return { tenant, key, fingerprint: m[6]!, createdAt, lastSeenAt, refires, updates, expiresAt: lastSeenAt + ttl, ...(route ? { route } : {}) };
+  return {
+    tenant,
+    key,
+    fingerprint: m[6]!,
+    createdAt,
+    lastSeenAt,
+    refires,
+    updates,
+    expiresAt: lastSeenAt + ttl,
+    ...(route ? { route } : {}),
+    ...shownOfStored(identity, latest),
+  };
 }
 
-type DecideReply = [string, number, number, number, number, string, number, string];
+type DecideReply = [string, number, number, number, number, string, number, string, string, string];
 
 interface Pending {
   claim: IncidentClaim;
@@ -59,6 +73,12 @@ interface Prepared {
 /** Claims in one decide-incidents call, at most: bounds the time Redis spends in one script. */
 const GROUP_MAX = 128;
 
+/** A claim's identity and latest arrival as decide-incident.lua takes them: JSON, or "" for none (as a create's record would keep them). */
+function shownArgs(claim: IncidentClaim): [string, string] {
+  const { identity, latest } = storedShown(claimShown(claim));
+  return [identity ?? '', latest ?? ''];
+}
+
 /** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another). */
 function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
   const k = layout.deliveryKeysFor(claim.tenant, claim.key);
@@ -71,8 +91,18 @@ function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: number): O
       k.due,
       layout.resolutionKey(claim.tenant, claim.key),
       live.key,
+      layout.incidentShownKey(claim.tenant, claim.key),
     ],
-    args: [claim.fingerprint, claim.ttlMs, graceMs, ...outboxArgs(claim.tenant, claim.key, claim.outbox), k.tag, claim.episodeStartedAt ?? '', live.member],
+    args: [
+      claim.fingerprint,
+      claim.ttlMs,
+      graceMs,
+      ...outboxArgs(claim.tenant, claim.key, claim.outbox),
+      k.tag,
+      claim.episodeStartedAt ?? '',
+      live.member,
+      ...shownArgs(claim),
+    ],
     tag: k.tag,
   };
 }
@@ -167,7 +197,7 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   private async result(claim: IncidentClaim, reply: DecideReply): Promise<IncidentDecisionResult> {
-    const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates, stored] = reply;
+    const [kind, now, createdAt, refires, updates, previousFingerprint, previousUpdates, stored, identity, latest] = reply;
     const route = decodeRoute(stored);
     if (kind === 'stale') {
       const live = await this.get(claim.tenant, claim.key);
@@ -193,6 +223,7 @@ export class RedisIncidents implements SharedIncidentStore {
         updates: Number(updates),
         expiresAt: Number(now) + claim.ttlMs,
         ...(route ? { route } : {}),
+        ...shownOfStored(identity, latest),
       },
     };
   }
@@ -204,8 +235,10 @@ export class RedisIncidents implements SharedIncidentStore {
 
   async get(tenant: string, key: string) {
     const k = await this.at(tenant, key);
-    const reply = (await this.conn.evalScript(scripts.getIncident, [k.incidentRecordKey(tenant, key)], [])) as [number, string] | null;
-    return reply ? parseRecord(tenant, key, reply[1]) : null;
+    const reply = (await this.conn.evalScript(scripts.getIncident, [k.incidentRecordKey(tenant, key), k.incidentShownKey(tenant, key)], [])) as
+      | [number, string, string, string]
+      | null;
+    return reply ? parseRecord(tenant, key, reply[1], reply[2], reply[3]) : null;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {
@@ -213,7 +246,7 @@ export class RedisIncidents implements SharedIncidentStore {
     const live = k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
-      [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.resolutionKey(tenant, key), live.key],
+      [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.resolutionKey(tenant, key), live.key, k.incidentShownKey(tenant, key)],
       [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member],
     )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
@@ -232,10 +265,22 @@ export class RedisIncidents implements SharedIncidentStore {
   async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
+    const shown = storedShown(rec);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
-      [k.incidentRecordKey(rec.tenant, rec.key), k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key],
-      [rec.fingerprint, ttlMs, this.graceMs, rec.refires, rec.updates, RECONCILE_MARKER_MS, live.member, encodeRoute(rec.route) ?? ''],
+      [k.incidentRecordKey(rec.tenant, rec.key), k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key, k.incidentShownKey(rec.tenant, rec.key)],
+      [
+        rec.fingerprint,
+        ttlMs,
+        this.graceMs,
+        rec.refires,
+        rec.updates,
+        RECONCILE_MARKER_MS,
+        live.member,
+        encodeRoute(rec.route) ?? '',
+        shown.identity ?? '',
+        shown.latest ?? '',
+      ],
     )) as ReconcileOutcome;
   }
 }

@@ -71,6 +71,7 @@ export function recordOf(l: KeyLayout, key: string): { kind: string; id: string;
     parts && parts.length === n ? { kind, id: `${kind}\u0000${parts.join('\u0000')}`, set: make(parts) } : null;
   switch (type) {
     case 'i':
+    case 'ia':
     case 'k':
     case 'e':
       return of('incident', colonPair(rest), ([t, k]) => adoptSets.incident(l, t!, k!), 2);

@@ -8,7 +8,9 @@ import {
   nextIncidentRecord,
   outboxEntries,
   RESOLUTION_MEMORY_MS,
+  shownOfStored,
   staleResult,
+  storedShown,
 } from '../contract/index.js';
 import { decodeRoute, encodeRoute } from '../../core/outbox.js';
 import type { SqliteDb } from './sqlite-db.js';
@@ -20,28 +22,35 @@ import type { SqliteDeliveries } from './sqlite-deliveries.js';
  * lock across the read and the write: that transaction is the atomic step, even
  * with several processes sharing the file.
  */
-export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt, refires, updates, expires_at AS expiresAt, route`;
+export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt, refires, updates, expires_at AS expiresAt, route, identity, latest`;
 
-/** A row as SQLite returns it: the route as its stored text. */
-export type IncidentRow = Omit<IncidentRecord, 'route'> & { route: string | null };
+/** A row as SQLite returns it: the route and what it shows as their stored text. */
+export type IncidentRow = Omit<IncidentRecord, 'route' | 'identity' | 'latest'> & { route: string | null; identity: string | null; latest: string | null };
 
-/** The record of a row; the route only when the key has one. */
-export function incidentOfRow({ route, ...rest }: IncidentRow): IncidentRecord {
+/** The record of a row; the route, identity and latest arrival only when the key has them. */
+export function incidentOfRow({ route, identity, latest, ...rest }: IncidentRow): IncidentRecord {
   const r = decodeRoute(route);
-  return r ? { ...rest, route: r } : rest;
+  return { ...rest, ...(r ? { route: r } : {}), ...shownOfStored(identity, latest) };
 }
+
+/** A record as its row stores it. */
+export const rowOfIncident = (rec: IncidentRecord): IncidentRow => {
+  const { route, identity: _i, latest: _l, ...rest } = rec;
+  return { ...rest, route: encodeRoute(route), ...storedShown(rec) };
+};
 
 const SQL = {
   /** in: tenant, key. out: the row or nothing. */
   select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = ? AND key = ?`,
   /** in: the whole record. Claims the key or replaces the record of the key. */
   upsert: `
-INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
-VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route)
+INSERT INTO incidents (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
+VALUES (@tenant, @key, @fingerprint, @createdAt, @lastSeenAt, @refires, @updates, @expiresAt, @route, @identity, @latest)
 ON CONFLICT (tenant, key) DO UPDATE SET
   fingerprint = excluded.fingerprint, created_at = excluded.created_at,
   last_seen_at = excluded.last_seen_at, refires = excluded.refires,
-  updates = excluded.updates, expires_at = excluded.expires_at, route = excluded.route`,
+  updates = excluded.updates, expires_at = excluded.expires_at, route = excluded.route,
+  identity = excluded.identity, latest = excluded.latest`,
   /** in: tenant, key. A close deletes live and expired-in-grace records alike; the caller reads the row first. */
   delete: `DELETE FROM incidents WHERE tenant = ? AND key = ?`,
   /** in: tenant, key, the live episode's created_at. changes() is 1 exactly when this episode was not acknowledged yet. */
@@ -102,7 +111,7 @@ export class SqliteIncidents implements IncidentStore {
       }
       const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
       const result = nextIncidentRecord(existing, claim, now);
-      this.s.upsert.run({ ...result.record, route: encodeRoute(result.record.route) });
+      this.s.upsert.run(rowOfIncident(result.record));
       // A re-fire gives the key's failing deliveries another go, in this transaction.
       if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
       this.x.append(outboxEntries.incident(claim, result.outcome.kind, result.record, now));

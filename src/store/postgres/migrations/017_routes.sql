@@ -1,12 +1,17 @@
--- 017: routing kept with the key. An incident's route is where its create
--- went (adapter names joined by commas; NULL: every adapter, as before a
--- routing tree): the decide function sets it on a create and keeps it on
--- every later change, and the close, the acknowledgement and the update
--- entries carry it. Every outbox entry carries the route it is fanned out by.
--- The functions that take a route take it as a last argument defaulting to
--- NULL, so a replica of the version before still calls them as it did.
+-- 017: routing kept with the key, and what a key shows. An incident's route
+-- is where its create went (adapter names joined by commas; NULL: every
+-- adapter, as before a routing tree): the decide function sets it on a
+-- create and keeps it on every later change, and the close, the
+-- acknowledgement and the update entries carry it. Every outbox entry
+-- carries the route it is fanned out by. `identity` (JSON) is what the
+-- create received to identify it, `latest` (JSON) the latest arrival's
+-- summary and labels: what GET /v1/incidents/{key} shows. The functions
+-- that take these take them as last arguments defaulting to NULL, so a
+-- replica of the version before still calls them as it did.
 
 ALTER TABLE incidents ADD COLUMN route text;
+ALTER TABLE incidents ADD COLUMN identity text;
+ALTER TABLE incidents ADD COLUMN latest text;
 ALTER TABLE outbox ADD COLUMN route text;
 
 DROP FUNCTION oo_decide_incident(text, text, text, text, bigint, bigint, bigint, bigint, text, text, text, bigint, text, text);
@@ -18,9 +23,11 @@ DROP FUNCTION oo_apply_event(text, text, text, text, bigint, text, bigint, text,
 CREATE FUNCTION oo_decide_incident(
   p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint,
   p_episode_started_at bigint, p_severity text, p_summary text, p_data text,
-  p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL,
+  p_race_ms bigint, p_replica text, p_request_id text,
+  p_route text DEFAULT NULL, p_identity text DEFAULT NULL, p_latest text DEFAULT NULL,
   OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer,
-  OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text)
+  OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint,
+  OUT route text, OUT identity text, OUT latest text)
 LANGUAGE plpgsql AS $$
 DECLARE
   r incidents%ROWTYPE;
@@ -40,6 +47,7 @@ BEGIN
       IF found_row AND r.expires_at > p_now THEN
         fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
         refires := r.refires; updates := r.updates; expires_at := r.expires_at; route := r.route;
+        identity := r.identity; latest := r.latest;
       ELSE
         fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0; expires_at := p_now;
       END IF;
@@ -58,22 +66,23 @@ BEGIN
     outcome := 'created';
     expired_updates := CASE WHEN found_row THEN r.updates END;
     fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0;
-    -- a create takes the route the engine found; every later change keeps it
-    route := p_route;
+    -- a create takes the route the engine found, and the identity it received; every later change keeps them
+    route := p_route; identity := p_identity;
   ELSE
     outcome := CASE WHEN r.fingerprint <> p_fingerprint THEN 'changed' ELSE 'unchanged' END;
     previous_fingerprint := r.fingerprint;
     fingerprint := p_fingerprint; created_at := r.created_at; last_seen_at := p_now;
     refires := r.refires + 1; updates := r.updates + CASE WHEN outcome = 'changed' THEN 1 ELSE 0 END;
-    route := r.route;
+    route := r.route; identity := r.identity;
   END IF;
+  latest := COALESCE(p_latest, CASE WHEN outcome = 'created' THEN NULL ELSE r.latest END);
   expires_at := p_now + p_ttl_ms;
 
-  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
-  VALUES (p_tenant, p_key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
+  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
+  VALUES (p_tenant, p_key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
     last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
-    route = excluded.route;
+    route = excluded.route, identity = excluded.identity, latest = excluded.latest;
 
   IF outcome <> 'created' THEN PERFORM oo_requeue_failing('incident', p_tenant, p_key, p_now); END IF;
 
@@ -190,7 +199,8 @@ END $$;
 -- Journal replay (migration 006): a claim takes the journaled route.
 CREATE FUNCTION oo_reconcile_incident(
   p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer,
-  p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL)
+  p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text,
+  p_route text DEFAULT NULL, p_identity text DEFAULT NULL, p_latest text DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   r incidents%ROWTYPE;
@@ -203,17 +213,20 @@ BEGIN
   SELECT * INTO r FROM incidents i WHERE i.tenant = p_tenant AND i.key = p_key;
   live := FOUND AND r.expires_at > p_now;
   outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;
-  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route)
+  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
   VALUES (p_tenant, p_key, p_fingerprint,
     CASE WHEN live THEN r.created_at ELSE p_now END, p_now,
     CASE WHEN live THEN r.refires + p_refires + 1 ELSE p_refires END,
     CASE WHEN live THEN r.updates + p_updates + CASE WHEN r.fingerprint <> p_fingerprint THEN 1 ELSE 0 END ELSE p_updates END,
     p_now + p_ttl_ms,
-    -- a key another replica created meanwhile keeps that create's route
-    CASE WHEN live THEN r.route ELSE p_route END)
+    -- a key another replica created meanwhile keeps that create's route and identity; the journal's
+    -- arrivals are the latest this replica saw (reconciledRecord)
+    CASE WHEN live THEN r.route ELSE p_route END,
+    CASE WHEN live THEN r.identity ELSE p_identity END,
+    COALESCE(p_latest, CASE WHEN live THEN r.latest END))
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
     last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
-    route = excluded.route;
+    route = excluded.route, identity = excluded.identity, latest = excluded.latest;
   INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES (p_tenant, p_key, p_journal_id, outcome, p_now + p_marker_ms);
   IF p_audit THEN
     INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)

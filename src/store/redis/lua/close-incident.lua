@@ -4,6 +4,7 @@
 -- KEYS[2]  the shard's outbox (a stream, same slot)
 -- KEYS[3]  the key's resolution marker
 -- KEYS[4]  the shard's live index
+-- KEYS[5]  what the incident shows (a hash)
 -- ARGV[1]  tenant   ARGV[2] key
 -- ARGV[3]  an alert episode's end (ms) to record (the later one wins), or ""
 -- ARGV[4]  how long the resolution is remembered (ms)
@@ -21,7 +22,7 @@ if ARGV[3] ~= '' then
 end
 local v = redis.call('GET', KEYS[1])
 if not v then return nil end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[5])
 redis.call('ZREM', KEYS[4], ARGV[5])
 oo_list_drop(KEYS[1])
 local c, d, l, _, _, fp, route = read_incident(v)

@@ -6,6 +6,7 @@
 -- KEYS[4]  the shard's due queue
 -- KEYS[5]  the key's resolution marker (an alert episode's recorded end, ms)
 -- KEYS[6]  the shard's live index (a zset, same slot)
+-- KEYS[7]  what the incident shows (a hash: identity, latest; same slot)
 -- ARGV[1]  fingerprint
 -- ARGV[2]  TTL in ms: the incident is live until last arrival + TTL (sliding)
 -- ARGV[3]  grace in ms: an expired, unclosed record is kept this much longer,
@@ -16,8 +17,9 @@
 -- ARGV[11] the shard's hash tag
 -- ARGV[12] the claim's episode start (ms), or "" when the claim has no episodes
 -- ARGV[13] the key's member in the live index
+-- ARGV[14] the identity a create keeps (JSON), or ""   ARGV[15] the arrival's summary and labels (JSON), or ""
 --
--- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates, route}
+-- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates, route, identity, latest}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)
 --            | "unchanged" | "changed"
 --            | "stale" (the episode was already resolved: nothing changed)

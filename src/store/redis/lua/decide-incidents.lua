@@ -4,24 +4,24 @@
 -- key claimed twice in it is decided twice in order, as two calls in a row
 -- would be. On a cluster every key of a call is in one slot (one shard).
 --
--- KEYS  six per claim, as decide-incident.lua takes them
--- ARGV  thirteen per claim, as decide-incident.lua takes them
+-- KEYS  seven per claim, as decide-incident.lua takes them
+-- ARGV  fifteen per claim, as decide-incident.lua takes them
 -- Returns one decide-incident reply per claim, in order. A claim that raises
 -- an error (its data, a key of the wrong type) answers {"error", message}
 -- and the claims after it still run, as separate calls would: like a
 -- separate call, what it wrote before the error stays.
 -- Every claim's shard is guarded before any claim is decided (lib/layout.lua).
-for i = 6, #KEYS, 6 do
+for i = 7, #KEYS, 7 do
   local refused = oo_refused(KEYS[i + 1] or '')
   if refused then return refused end
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
-for i = 0, #KEYS / 6 - 1 do
+for i = 0, #KEYS / 7 - 1 do
   local k, a = {}, {}
-  for j = 1, 6 do k[j] = KEYS[i * 6 + j] end
-  for j = 1, 13 do a[j] = ARGV[i * 13 + j] end
+  for j = 1, 7 do k[j] = KEYS[i * 7 + j] end
+  for j = 1, 15 do a[j] = ARGV[i * 15 + j] end
   local ok, reply = pcall(decide_incident, k, a, now)
   if ok then
     out[i + 1] = reply

@@ -5,6 +5,7 @@
 -- KEYS[1]  the incident record
 -- KEYS[2]  the marker of this journal entry (same hash slot as KEYS[1])
 -- KEYS[3]  the shard's live index
+-- KEYS[4]  what the incident shows (a hash)
 -- ARGV[1]  fingerprint the journal holds
 -- ARGV[2]  TTL in ms
 -- ARGV[3]  grace in ms
@@ -13,6 +14,7 @@
 -- ARGV[6]  marker lifetime in ms
 -- ARGV[7]  the key's member in the live index
 -- ARGV[8]  the route the journal kept for the key, or "" (every adapter)
+-- ARGV[9]  the identity the journal kept (JSON), or ""   ARGV[10] its latest summary and labels (JSON), or ""
 --
 -- Returns "done" (already reconciled), "claimed" (no one else created it: the
 -- provisional CREATE stands), or "merged" (another replica created it meanwhile:
@@ -42,6 +44,13 @@ if v then
   end
 end
 redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
+-- A live key keeps its identity; the journal's arrivals are the latest this replica saw (reconciledRecord).
+if outcome == 'claimed' then
+  redis.call('DEL', KEYS[4])
+  if ARGV[9] ~= '' then redis.call('HSET', KEYS[4], 'identity', ARGV[9]) end
+end
+if ARGV[10] ~= '' then redis.call('HSET', KEYS[4], 'latest', ARGV[10]) end
+redis.call('PEXPIRE', KEYS[4], ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))

@@ -2,19 +2,21 @@
 -- decide-incident.lua (one key) and decide-incidents.lua (several keys of
 -- one call). The arguments are those of decide-incident.lua, in its order:
 --   k: {record, outbox, failing deliveries, due queue, resolution marker,
---       the shard's live index}
+--       the shard's live index, what the incident shows (a hash)}
 --   a: {fingerprint, ttl ms, grace ms, outbox flag, tenant, key, severity,
 --       summary, data, route or "", shard tag, episode start or "",
---       live-index member}
+--       live-index member, identity JSON or "", latest JSON or ""}
 -- A create keeps the route it is given with the key (lib/record.lua); every
--- later change, and its outbox entry, keeps the create's.
+-- later change, and its outbox entry, keeps the create's. What the incident
+-- shows is a hash beside the record: a create's identity, every arrival's
+-- latest summary and labels, with the record's lifetime.
 -- `now` is the server's clock in ms, read once by the caller.
 local function decide_incident(k, a, now)
   local fp, ttl, grace = a[1], tonumber(a[2]), tonumber(a[3])
 
   if a[12] ~= '' then
     local ended = redis.call('GET', k[5])
-    if ended and tonumber(ended) >= tonumber(a[12]) then return {'stale', now, 0, 0, 0, '', 0, ''} end
+    if ended and tonumber(ended) >= tonumber(a[12]) then return {'stale', now, 0, 0, 0, '', 0, '', '', ''} end
   end
 
   local function outbox(action, route)
@@ -23,13 +25,24 @@ local function decide_incident(k, a, now)
       'severity', a[7], 'summary', a[8], 'data', a[9], 'at', string.format('%.0f', now), 'route', route)
   end
 
-  local function save(created, refires, updates, route)
+  local function save(created, refires, updates, route, fresh)
     redis.call('SET', k[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
+    if fresh then
+      redis.call('DEL', k[7])
+      if a[14] ~= '' then redis.call('HSET', k[7], 'identity', a[14]) end
+    end
+    if a[15] ~= '' then redis.call('HSET', k[7], 'latest', a[15]) end
+    redis.call('PEXPIRE', k[7], ttl + grace)
     -- The live index holds each live key with its expiry, so the live count is
     -- exact; what expired is trimmed here, as the shard's keys are decided.
     redis.call('ZADD', k[6], now + ttl, a[13])
     redis.call('ZREMRANGEBYSCORE', k[6], '-inf', now)
     oo_list_touch(k[1], now)
+  end
+
+  local function shown()
+    local s = redis.call('HMGET', k[7], 'identity', 'latest')
+    return s[1] or '', s[2] or ''
   end
 
   local v = redis.call('GET', k[1])
@@ -40,16 +53,16 @@ local function decide_incident(k, a, now)
       if oldFp ~= fp then
         save(created, refires + 1, updates + 1, route)
         outbox('update', route)
-        return {'changed', now, created, refires + 1, updates + 1, oldFp, updates, route}
+        return {'changed', now, created, refires + 1, updates + 1, oldFp, updates, route, shown()}
       end
       save(created, refires + 1, updates, route)
-      return {'unchanged', now, created, refires + 1, updates, oldFp, updates, route}
+      return {'unchanged', now, created, refires + 1, updates, oldFp, updates, route, shown()}
     end
-    save(now, 0, 0, a[10])
+    save(now, 0, 0, a[10], true)
     outbox('create', a[10])
-    return {'expired', now, now, 0, 0, oldFp, updates, a[10]}
+    return {'expired', now, now, 0, 0, oldFp, updates, a[10], a[14], a[15]}
   end
-  save(now, 0, 0, a[10])
+  save(now, 0, 0, a[10], true)
   outbox('create', a[10])
-  return {'created', now, now, 0, 0, '', 0, a[10]}
+  return {'created', now, now, 0, 0, '', 0, a[10], a[14], a[15]}
 end
