@@ -67,6 +67,18 @@ const engineFor = (escapeValue?: (s: string) => string) => {
 
 export class TemplateError extends Error {
   readonly code = 'template';
+  constructor(
+    message: string,
+    /**
+     * The render ran past its time. The limit is wall-clock time, so a
+     * process paused mid-render (a long collection, a starved core) trips it
+     * as a runaway loop does: worth another try, where every other failure
+     * would fail the same way again.
+     */
+    readonly overTime = false,
+  ) {
+    super(message);
+  }
 }
 
 export interface ParsedTemplate {
@@ -104,7 +116,8 @@ export function renderTemplate(t: ParsedTemplate, values: Record<string, unknown
   try {
     out = String(t.engine.renderSync(t.parsed, values));
   } catch (err) {
-    throw new TemplateError(firstLine(err));
+    const message = firstLine(err);
+    throw new TemplateError(message, /render limit exceeded/.test(message));
   }
   if (out.length > MAX_RENDERED) throw new TemplateError(`rendered ${out.length} characters; a field holds at most ${MAX_RENDERED}`);
   return out;

@@ -46,7 +46,8 @@ export const oneLine = (s: string) => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
  * `labels` (every label a route or silence matches, identity fields and
  * `tenant` included), `severity`, `summary`, `key`, `tenant`, `kind` and
  * config `lookups`. A template that fails at delivery is a dead letter
- * saying which field and why; it is never sent half-rendered.
+ * saying which field and why (one that ran past its time is retried first);
+ * it is never sent half-rendered.
  */
 export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: Pick<AdapterDeps, 'lookups'>, escapeValue?: (s: string) => string) {
   const parsed = Object.entries(fields).map(([name, source]) => [name, parseTemplate(source, escapeValue)] as const);
@@ -67,7 +68,8 @@ export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: Pi
         out[name] = renderTemplate(t, values);
       } catch (err) {
         if (!(err instanceof TemplateError)) throw err;
-        throw new HttpFailure({ ok: false, retryable: false, reason: 'render', error: `field ${name} did not render: ${err.message}` });
+        // Over its time it may only have been paused: retried on the backoff, and parked when the retries run out.
+        throw new HttpFailure({ ok: false, retryable: err.overTime, reason: 'render', error: `field ${name} did not render: ${err.message}` });
       }
     }
     return out;
