@@ -19,14 +19,24 @@ export interface RouteNode {
  * take them too; a node none of whose children match takes them itself.
  */
 export function matchRoute(node: RouteNode, labels: Labels): RouteNode[] {
-  if (!matchesAll(node.matchers, labels)) return [];
-  const all: RouteNode[] = [];
+  const taken: RouteNode[] = [];
+  walk(node, labels, taken);
+  return taken;
+}
+
+/**
+ * Appends to `taken` the nodes under `node` that take the labels; answers
+ * whether `node` matched (a node that matches always takes them, itself or
+ * through a child). One array for the whole walk: it runs on every arrival.
+ */
+function walk(node: RouteNode, labels: Labels, taken: RouteNode[]): boolean {
+  if (!matchesAll(node.matchers, labels)) return false;
+  const before = taken.length;
   for (const child of node.routes) {
-    const taken = matchRoute(child, labels);
-    all.push(...taken);
-    if (taken.length > 0 && !child.continue) break;
+    if (walk(child, labels, taken) && !child.continue) break;
   }
-  return all.length > 0 ? all : [node];
+  if (taken.length === before) taken.push(node);
+  return true;
 }
 
 /** The receivers a label set reaches, in tree order, a receiver once per node that took it (as `amtool config routes test` prints them). */

@@ -1,18 +1,52 @@
 import type { Config } from '../config/schema.js';
 import { compileRoute } from '../config/route.js';
-import type { Labels } from '../core/matcher.js';
+import { labelValue, type Labels } from '../core/matcher.js';
 import type { OutboxKind } from '../core/outbox.js';
 import { type RouteNode, routeReceivers } from '../core/route.js';
 import { labelsOf } from '../mute/labels.js';
 
+/** A compiled tree, the routes it has answered (each kept once), and its answers by the values it reads. */
+interface Tree {
+  root: RouteNode;
+  routes: Map<string, readonly string[]>;
+  /** the label names its matchers read: its answer depends on their values alone */
+  names: readonly string[];
+  /** answers by those values (valuesKey); cleared when full */
+  answers: Map<string, readonly string[]>;
+}
 /** Compiled once per config in force (a reload makes a new config object). */
-const trees = new WeakMap<object, RouteNode>();
+const trees = new WeakMap<object, Tree>();
+/**
+ * Distinct routes a tree keeps shared. Every live key holds its route: one
+ * array per distinct answer instead of one per key keeps a million keys from
+ * holding a million copies (and the collector from walking them). Past this,
+ * new answers are not kept shared (a tree with more distinct answers is rare).
+ */
+const SHARED_ROUTES = 1024;
+/**
+ * Answers a tree remembers by the values its matchers read. Arrivals repeat
+ * (re-fires, a storm's many keys with one region and team), and a walk of
+ * a large tree costs more than the lookup. Bounded in count and, below, in
+ * the size of a key; a full memory is dropped, not grown.
+ */
+const REMEMBERED = 4096;
+const REMEMBERED_KEY_CHARS = 1024;
+
+/** The label names a tree's matchers read. */
+function namesOf(node: RouteNode, into = new Set<string>()): Set<string> {
+  for (const m of node.matchers) into.add(m.name);
+  for (const child of node.routes) namesOf(child, into);
+  return into;
+}
 
 /** The routing tree of `config`, compiled; null when it has none. */
-function treeOf(config: Config): RouteNode | null {
+function treeOf(config: Config): Tree | null {
   if (!config.route) return null;
   let tree = trees.get(config.route);
-  if (!tree) trees.set(config.route, (tree = compileRoute(config.route)));
+  if (!tree) {
+    const root = compileRoute(config.route);
+    trees.set(config.route, (tree = { root, routes: new Map(), names: [...namesOf(root)], answers: new Map() }));
+  }
   return tree;
 }
 
@@ -23,7 +57,7 @@ function treeOf(config: Config): RouteNode | null {
  */
 export function reachedAdapters(config: Config, labels: Labels): string[] {
   const tree = treeOf(config);
-  return tree ? routeReceivers(tree, labels) : config.adapters.map((a) => a.name);
+  return tree ? routeReceivers(tree.root, labels) : config.adapters.map((a) => a.name);
 }
 
 /** What an entry is routed by: its kind, store key, severity and data, as silences match them. */
@@ -40,12 +74,34 @@ export interface Routable {
  * the producer sent), each once; undefined when the config has no tree
  * (every adapter takes it). Decided at the create and kept with the key.
  */
-export function routeOf(config: Config, tenant: string, entry: Routable): string[] | undefined {
+export function routeOf(config: Config, tenant: string, entry: Routable): readonly string[] | undefined {
   const tree = treeOf(config);
   if (!tree) return undefined;
   // labelsOf builds a fresh object: the tenant is set on it rather than copied into another.
   const labels = labelsOf(entry) as Record<string, string>;
   labels.tenant = tenant;
-  const reached = routeReceivers(tree, labels);
-  return reached.length > 1 ? [...new Set(reached)] : reached;
+  // Length-prefixed, so no two value lists make one key.
+  let key = '';
+  for (const name of tree.names) {
+    const v = labelValue(labels, name);
+    key += `${v.length}:${v}`;
+  }
+  const known = tree.answers.get(key);
+  if (known) return known;
+  const route = shared(tree, routeReceivers(tree.root, labels));
+  if (key.length <= REMEMBERED_KEY_CHARS) {
+    if (tree.answers.size >= REMEMBERED) tree.answers.clear();
+    tree.answers.set(key, route);
+  }
+  return route;
+}
+
+/** One array per distinct answer of a tree, deduplicated (an adapter once, in the order first reached). */
+function shared(tree: Tree, reached: string[]): readonly string[] {
+  const id = reached.join(',');
+  const kept = tree.routes.get(id);
+  if (kept) return kept;
+  const route = Object.freeze(reached.length > 1 ? [...new Set(reached)] : reached);
+  if (tree.routes.size < SHARED_ROUTES) tree.routes.set(id, route);
+  return route;
 }

@@ -86,7 +86,7 @@ export class AlertmanagerIngest {
         episodeStartedAt: Date.parse(a.startsAt),
         // What GET /v1/incidents/{key} shows: the alert's labels are what identifies it.
         shown: { summary, labels: a.labels },
-        outbox: {
+        outbox: this.dedup.withRoute(tenant, key, {
           severity,
           summary,
           data: {
@@ -96,7 +96,7 @@ export class AlertmanagerIngest {
             startsAt: a.startsAt,
             ...(a.generatorURL ? { generatorURL: a.generatorURL } : {}),
           },
-        },
+        }),
       },
       origin,
     );

@@ -14,6 +14,7 @@ import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
 import { labelsOf } from '../mute/labels.js';
+import type { OutboxPayload } from '../core/outbox.js';
 import { routeOf } from '../delivery/routing.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
 import type { Inhibition } from '../mute/inhibition.js';
@@ -89,7 +90,8 @@ export class Deduplicator {
     options: { ttlMs?: number } = {},
   ): Promise<IncidentDecision> {
     const incident = parseIncident(input);
-    const outbox = {
+    const key = incidentKey(incident);
+    const outbox: OutboxPayload = {
       severity: incident.severity,
       summary: incident.summary ?? '',
       data: {
@@ -102,10 +104,11 @@ export class Deduplicator {
         ...(incident.labels ? { labels: incident.labels } : {}),
       },
     };
+    this.withRoute(tenant, key, outbox);
     const decided = await this.decide(
       {
         tenant,
-        key: incidentKey(incident),
+        key,
         fingerprint: incidentFingerprint(incident),
         ttlMs: options.ttlMs ?? (this.config().incidents.retention === 'forever' ? FOREVER_MS : incidentTtlSeconds(this.config().incidents, incident) * 1000),
         // What GET /v1/incidents/{key} shows: the identity its create received, the latest summary and labels.
@@ -160,8 +163,20 @@ export class Deduplicator {
    */
   private routed(claim: IncidentClaim): IncidentClaim {
     const o = claim.outbox;
-    const route = o && routeOf(this.config(), claim.tenant, { kind: 'incident', key: claim.key, ...o });
+    if (!o || o.route || !this.config().route) return claim;
+    const route = routeOf(this.config(), claim.tenant, { kind: 'incident', key: claim.key, severity: o.severity, data: o.data });
     return route ? { ...claim, outbox: { ...o, route } } : claim;
+  }
+
+  /**
+   * A payload of the caller's own making, given the route its create would
+   * take, in place (decide then copies nothing): for the ingests that build
+   * a fresh payload per arrival.
+   */
+  withRoute<P extends OutboxPayload>(tenant: string, key: string, payload: P): P {
+    const route = this.config().route && routeOf(this.config(), tenant, { kind: 'incident', key, severity: payload.severity, data: payload.data });
+    if (route) payload.route = route;
+    return payload;
   }
 
   /** Closes an alert by its store key (no format check), recording its episode's end when given; false when it was not live. */

@@ -48,7 +48,7 @@ export class EventIngest {
    * (`device_id`, `state`, `boot_id`, `sequence`, `kind`, `severity`), decided
    * before its step, so the state it leaves (`from`) is not one of them.
    */
-  private route(e: DeviceEvent): string[] | undefined {
+  private route(e: DeviceEvent): readonly string[] | undefined {
     const data = { device_id: e.device, boot_id: e.boot, sequence: e.sequence, to: e.state, observed_at: new Date(e.observedAt).toISOString() };
     return routeOf(this.config(), e.tenant, { kind: 'event', key: e.device, severity: 'INFO', data });
   }

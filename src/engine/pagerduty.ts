@@ -45,7 +45,7 @@ export class PagerdutyIngest {
         ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
         // What GET /v1/incidents/{key} shows: PagerDuty's source fields take the labels' place.
         shown: { summary: p.summary, labels: sourceFields(p) },
-        outbox: {
+        outbox: this.dedup.withRoute(tenant, key, {
           severity,
           summary: p.summary,
           data: {
@@ -54,7 +54,7 @@ export class PagerdutyIngest {
             ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
             ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),
           },
-        },
+        }),
       },
       origin,
     );

@@ -22,11 +22,18 @@ export interface Mutable {
 export function labelsOf(m: Mutable): Labels {
   const out: Record<string, string> = {};
   const alertLabels = m.data.labels;
+  // for…in with an own-property check, not Object.entries: this runs on every arrival a route or mute looks at.
   if (alertLabels && typeof alertLabels === 'object' && !Array.isArray(alertLabels)) {
-    for (const [k, v] of Object.entries(alertLabels)) if (typeof v === 'string') out[k] = v;
+    const given = alertLabels as Record<string, unknown>;
+    for (const k in given) {
+      const v = given[k];
+      if (Object.hasOwn(given, k) && typeof v === 'string') out[k] = v;
+    }
   }
-  for (const [k, v] of Object.entries(m.data)) {
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+  const data = m.data;
+  for (const k in data) {
+    const v = data[k];
+    if (Object.hasOwn(data, k) && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) out[k] = String(v);
   }
   if (m.kind === 'event' && typeof m.data.to === 'string') out.state = m.data.to;
   out.severity = m.severity;

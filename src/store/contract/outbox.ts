@@ -20,8 +20,8 @@ export const outboxEntries = {
   incident(claim: IncidentClaim, outcomeKind: 'created' | 'unchanged' | 'changed', rec: IncidentRecord, at: number): OutboxEntry | null {
     const action = incidentAction(outcomeKind);
     if (!action || !claim.outbox) return null;
-    const { route: _claimed, ...payload } = claim.outbox;
-    return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, ...payload, at, ...routeOf(rec) };
+    const o = claim.outbox;
+    return { tenant: claim.tenant, kind: 'incident', action, key: claim.key, severity: o.severity, summary: o.summary, data: o.data, at, ...routeOf(rec) };
   },
   acknowledged(rec: IncidentRecord, at: number): OutboxEntry {
     return {
