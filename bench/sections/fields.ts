@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { fieldRenderer } from '../../src/delivery/adapters/common.js';
 import type { OutboxEntry } from '../../src/core/outbox.js';
 import { deliveryHarness } from '../../test/helpers/delivery.js';
+import { drainDelivered } from '../drain.js';
 import { int, table, targetAtMost, type Section } from '../report.js';
 
 const N = Number(process.env.FIELDS_N ?? 5000);
@@ -39,10 +40,8 @@ async function deliveriesPerSecond(url: string, fields: Record<string, string> |
       });
     }
     const t = performance.now();
-    const delivered = await h.drain();
+    const delivered = await drainDelivered(h, N);
     const s = (performance.now() - t) / 1000;
-    if (h.settled.some((x) => x.outcome !== 'delivered'))
-      throw new Error(`a delivery failed: ${JSON.stringify(h.settled.find((x) => x.outcome !== 'delivered'))}`);
     return delivered / s;
   } finally {
     await h.close();
