@@ -3,10 +3,36 @@ import type { IncidentView } from '../engine/views.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
 import { textTable } from './table.js';
 
+/** Characters of the summary a list row shows. */
+const SUMMARY_SHOWN = 60;
+
+/**
+ * What an incident is, in a few words: its identity fields (or an alert's
+ * name, or PagerDuty's source) and its latest summary, cut to one line.
+ */
+export function incidentWhat(i: IncidentView): string {
+  const who = [i.element_id, i.fault_class, i.root_cause_id].filter((x): x is string => x !== undefined && x !== '');
+  if (who.length === 0) {
+    const named = i.labels.alertname ?? i.labels.source;
+    if (named) who.push(named);
+  }
+  const summary = i.summary.replace(/\s+/g, ' ').trim();
+  if (summary) who.push(summary.length > SUMMARY_SHOWN ? `${summary.slice(0, SUMMARY_SHOWN - 1)}…` : summary);
+  return who.join(' · ');
+}
+
 export function formatIncidents(list: IncidentView[]): string {
   if (list.length === 0) return 'no live incidents';
-  const rows = list.map((i) => [i.dedup_key, i.severity + (i.cleared ? ' cleared' : ''), String(i.refires), String(i.updates), i.created_at, i.last_seen_at]);
-  return textTable(['key', 'severity', 'refires', 'updates', 'created', 'last seen'], rows);
+  const rows = list.map((i) => [
+    i.dedup_key,
+    i.severity + (i.cleared ? ' cleared' : ''),
+    String(i.refires),
+    String(i.updates),
+    i.created_at,
+    i.last_seen_at,
+    incidentWhat(i),
+  ]);
+  return textTable(['key', 'severity', 'refires', 'updates', 'created', 'last seen', 'what'], rows);
 }
 
 /** `onceonly incidents list|show|close`: the live incidents of a running server. */

@@ -11,7 +11,7 @@ interface Tree {
   routes: Map<string, readonly string[]>;
   /** the label names its matchers read: its answer depends on their values alone */
   names: readonly string[];
-  /** answers by those values (valuesKey); cleared when full */
+  /** answers by those values (length-prefixed, joined); cleared when full */
   answers: Map<string, readonly string[]>;
 }
 /** Compiled once per config in force (a reload makes a new config object). */

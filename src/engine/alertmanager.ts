@@ -85,7 +85,7 @@ export class AlertmanagerIngest {
         ttlMs: this.config().alertmanager.ttl_seconds * 1000,
         episodeStartedAt: Date.parse(a.startsAt),
         // What GET /v1/incidents/{key} shows: the alert's labels are what identifies it.
-        shown: { summary, labels: a.labels },
+        shown: { summary, labels: alertnameFirst(a.labels) },
         outbox: this.dedup.withRoute(tenant, key, {
           severity,
           summary,
@@ -102,4 +102,11 @@ export class AlertmanagerIngest {
     );
     return d.reason === 'stale' ? 'stale' : d.decision;
   }
+}
+
+/** An alert's labels with `alertname` first, as a person reads an alert (JSON keeps the order). */
+function alertnameFirst(labels: Record<string, string>): Record<string, string> {
+  if (!Object.hasOwn(labels, 'alertname')) return labels;
+  const { alertname, ...rest } = labels;
+  return { alertname: alertname!, ...rest };
 }

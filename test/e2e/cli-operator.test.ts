@@ -33,6 +33,8 @@ test('operator CLI against a running server: stats, incidents list / show / clos
     assert.equal(list.status, 0, list.stderr);
     assert.match(list.stdout, /^key\s+severity\s+refires\s+updates/m);
     assert.match(list.stdout, new RegExp(`^${key}\\s+MAJOR\\s+1\\s+0`, 'm'));
+    assert.match(list.stdout, /\s+what$/m, 'the last column says what each incident is');
+    assert.match(list.stdout, new RegExp(`^${key}\\s.*\\solt-7 · LOS · cut$`, 'm'), list.stdout);
     const show = runCli(['incidents', 'show', key, '--url', s.url]);
     assert.equal(JSON.parse(show.stdout).refires, 1);
     assert.equal(runCli(['incidents', 'close', key, '--url', s.url]).stdout.trim(), `closed ${key}`);
@@ -70,7 +72,7 @@ test('every key the list shows can be shown and closed: dedup:, am: and pd: keys
       alerts: [
         {
           status: 'firing',
-          labels: { alertname: 'DiskFull', severity: 'critical' },
+          labels: { severity: 'critical', alertname: 'DiskFull' },
           annotations: {},
           startsAt: '2026-11-30T12:00:00Z',
           fingerprint: 'a1b2c3d4e5f60718',
@@ -97,6 +99,14 @@ test('every key the list shows can be shown and closed: dedup:, am: and pd: keys
       ((await (await fetch(`${s.url}/v1/incidents`)).json()) as { incidents: Array<{ dedup_key: string }> }).incidents.map((i) => i.dedup_key);
     const keys = await listed();
     assert.deepEqual(keys.map((k) => k.split(':')[0]).sort(), ['am', 'dedup', 'pd', 'pd']);
+    // What each one is: the alert's name (its labels with alertname first), PagerDuty's source, the incident's identity.
+    const table = runCli(['incidents', 'list', '--url', s.url]).stdout;
+    assert.match(table, /^am:\S+\s.*\sDiskFull$/m, table);
+    assert.match(table, /^pd:disk\/full db1 ключ\s.*\sdb1 · disk full$/m, table);
+    assert.match(table, /^dedup:\S+\s.*\solt-7 · LOS · cut$/m, table);
+    const amKey = keys.find((k) => k.startsWith('am:'))!;
+    const amShown = JSON.parse(runCli(['incidents', 'show', amKey, '--url', s.url]).stdout);
+    assert.deepEqual(Object.keys(amShown.labels), ['alertname', 'severity'], 'an alert’s labels, alertname first');
 
     for (const bad of ['pd:', 'am:', `am:${'f'.repeat(129)}`, 'pd:a\u0001b', 'dedup:XYZ']) {
       const r = await fetch(`${s.url}/v1/incidents/${encodeURIComponent(bad)}`, { method: 'DELETE' });
