@@ -39,6 +39,9 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     await page.locator(`#incidents tr[data-key="${key}"]`).waitFor({ timeout: 2000 });
     console.log(`incident shown ${Date.now() - posted} ms after the POST, without a reload`);
     assert.match(await page.locator(`#incidents tr[data-key="${key}"]`).innerText(), /CRITICAL/);
+    // The row reads like the alarm, the hash beneath it.
+    assert.equal(await page.locator(`#incidents tr[data-key="${key}"] td.incident .what`).innerText(), 'olt-7 · LOS · fiber-cut-12');
+    assert.equal(await page.locator(`#incidents tr[data-key="${key}"] td.incident .hash`).innerText(), key);
 
     // A device last heard from hours ago is listed, flagged stale.
     for (const sequence of [4, 9]) {

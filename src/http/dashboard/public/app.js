@@ -51,8 +51,22 @@ function chart(snap) {
   $('#totals').textContent = ` — since start: ${total} (peak ${max.toFixed(1)}/s)`;
 }
 
+/**
+ * What an incident is, as its alarm reads: the identity fields and the latest
+ * summary (olt-7 · LOS · fiber-cut-12 · OLT 7 lost signal), or an alert's
+ * name, or PagerDuty's source; the hash when the record has none of these.
+ */
+function what(i) {
+  const who = [i.element_id, i.fault_class, i.root_cause_id].filter((x) => x);
+  const labels = i.labels || {};
+  if (who.length === 0 && (labels.alertname || labels.source)) who.push(labels.alertname || labels.source);
+  const summary = (i.summary || '').replace(/\s+/g, ' ').trim();
+  if (summary) who.push(summary.length > 80 ? `${summary.slice(0, 79)}…` : summary);
+  return who.length > 0 ? who.join(' · ') : i.dedup_key;
+}
+
 function incidents(snap) {
-  const rows = [...snap.incidents].sort((a, b) => {
+  const rows = snap.incidents.map((i) => ({ ...i, what: what(i) })).sort((a, b) => {
     const x = a[sort.key];
     const y = b[sort.key];
     const c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
@@ -63,7 +77,16 @@ function incidents(snap) {
     ...rows.map((i) => {
       const tr = document.createElement('tr');
       tr.dataset.key = i.dedup_key;
-      cell(tr, i.dedup_key, 'key');
+      // What it is first, the key beneath it: text nodes only (labels are the producer's).
+      const shown = document.createElement('div');
+      const name = document.createElement('div');
+      name.className = 'what';
+      name.textContent = i.what;
+      const hash = document.createElement('div');
+      hash.className = 'hash';
+      hash.textContent = i.dedup_key;
+      shown.append(name, hash);
+      cell(tr, shown, 'incident');
       cell(tr, i.severity + (i.cleared ? ' (cleared)' : ''));
       cell(tr, i.refires);
       cell(tr, i.updates);
