@@ -6,25 +6,25 @@
  * alternating rounds; and the render of those five alone, per delivery.
  * `npm run bench -- fields`.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fieldRenderer } from '../../src/delivery/adapters/common.js';
 import type { OutboxEntry } from '../../src/core/outbox.js';
 import { deliveryHarness } from '../../test/helpers/delivery.js';
 import { drainDelivered } from '../drain.js';
+import { startCountingSink } from '../http/sink.js';
 import { int, table, targetAtMost, type Section } from '../report.js';
 
 const N = Number(process.env.FIELDS_N ?? 5000);
 const ROUNDS = 5;
-const FIELDS = {
+/** Five templated fields: a lookup, a label, a condition, a filter and a cut summary (the routes section uses them too). */
+export const FIELDS = {
   queue: '{{ lookups.queues[labels.region] }}',
   ci: '{{ labels.element_id }}',
   urgency: '{% if severity == "CRITICAL" %}1{% else %}3{% endif %}',
   team: '{{ labels.team | upcase }}',
   short: '{{ summary | truncate: 80 }}',
 };
-const LOOKUPS = { queues: { eu: 'NOC EU', us: 'NOC US' } };
+export const LOOKUPS = { queues: { eu: 'NOC EU', us: 'NOC US' } };
 
 async function deliveriesPerSecond(url: string, fields: Record<string, string> | null): Promise<number> {
   const h = deliveryHarness({ lookups: LOOKUPS, adapters: [{ name: 'hook', type: 'webhook', url, ...(fields ? { fields } : {}) }] });
@@ -69,12 +69,8 @@ async function renderMicros(): Promise<number> {
 }
 
 export async function fieldsSection(log: (s: string) => void): Promise<Section> {
-  const sink = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200).end());
-  });
-  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/in`;
+  const sink = await startCountingSink();
+  const url = sink.url;
   const plain: number[] = [];
   const templated: number[] = [];
   try {
@@ -87,7 +83,7 @@ export async function fieldsSection(log: (s: string) => void): Promise<Section> 
       log(`fields round ${r + 1}: ${int(plain.at(-1)!)} deliveries/s plain, ${int(templated.at(-1)!)} with 5 templated fields`);
     }
   } finally {
-    sink.close();
+    await sink.close();
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const [p, t] = [median(plain), median(templated)];

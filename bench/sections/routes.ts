@@ -15,15 +15,15 @@
  * suite's incident mix. `npm run bench -- routes`.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { deliveryHarness } from '../../test/helpers/delivery.js';
 import { drainDelivered } from '../drain.js';
+import { startCountingSink } from '../http/sink.js';
 import { startListening, wrk } from '../http/wrk.js';
+import { FIELDS, LOOKUPS } from './fields.js';
 import { int, table, targetAtMost, type Section } from '../report.js';
 
 const N = Number(process.env.ROUTES_N ?? 5000);
@@ -32,14 +32,6 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MIX = fileURLToPath(new URL('../http/mix.lua', import.meta.url));
 const HTTP_SECONDS = Number(process.env.HTTP_SECONDS ?? 8);
 const HTTP_ROUNDS = 3;
-const FIELDS = {
-  queue: '{{ lookups.queues[labels.region] }}',
-  ci: '{{ labels.element_id }}',
-  urgency: '{% if severity == "CRITICAL" %}1{% else %}3{% endif %}',
-  team: '{{ labels.team | upcase }}',
-  short: '{{ summary | truncate: 80 }}',
-};
-const LOOKUPS = { queues: { eu: 'NOC EU', us: 'NOC US' } };
 
 /**
  * 20 nodes: the root, eight team routes and a severity route (with
@@ -134,12 +126,8 @@ const best = (xs: number[]) => Math.max(...xs);
 const signed = (pct: number) => `${pct >= 0 ? '−' : '+'}${Math.abs(pct).toFixed(1)}%`;
 
 export async function routesSection(log: (s: string) => void): Promise<Section> {
-  const sink = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200).end());
-  });
-  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/in`;
+  const sink = await startCountingSink();
+  const url = sink.url;
   const runs: Record<Variant, Rates[]> = { none: [], repeating: [], unique: [] };
   const http: Record<'none' | 'repeating', number[]> = { none: [], repeating: [] };
   try {
@@ -159,7 +147,7 @@ export async function routesSection(log: (s: string) => void): Promise<Section> 
       dir.remove();
     }
   } finally {
-    sink.close();
+    await sink.close();
   }
   const m = (v: Variant, k: keyof Rates) => best(runs[v].map((r) => r[k]));
   const loss = (v: Variant, k: keyof Rates) => ((m('none', k) - m(v, k)) / m('none', k)) * 100;
