@@ -1,5 +1,5 @@
 import type { ClaimOutcome } from '../../core/decision.js';
-import type { OutboxPayload } from '../../core/outbox.js';
+import { decodeRoute, encodeRoute, type OutboxPayload } from '../../core/outbox.js';
 import type { Origin } from './ledger.js';
 
 /**
@@ -249,4 +249,19 @@ export function shownOfStored(identity: string | null | undefined, latest: strin
     ...(identity ? { identity: JSON.parse(identity) as Record<string, string> } : {}),
     ...(latest ? { latest: JSON.parse(latest) as IncidentLatest } : {}),
   };
+}
+
+/** An incident row as the SQL stores keep it: the route and what it shows as their stored text. */
+export type IncidentRow = Omit<IncidentRecord, 'route' | 'identity' | 'latest'> & { route: string | null; identity: string | null; latest: string | null };
+
+/** The record of a row; the route, identity and latest arrival only when the key has them. */
+export function incidentOfRow({ route, identity, latest, ...rest }: IncidentRow): IncidentRecord {
+  const r = decodeRoute(route);
+  return { ...rest, ...(r ? { route: r } : {}), ...shownOfStored(identity, latest) };
+}
+
+/** A record as its row stores it. */
+export function rowOfIncident(rec: IncidentRecord): IncidentRow {
+  const { route, identity: _i, latest: _l, ...rest } = rec;
+  return { ...rest, route: encodeRoute(route), ...storedShown(rec) };
 }

@@ -1,8 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import { claimShown, type IncidentClaim, type IncidentRecord, MAX_ERROR_CHARS, type Silence } from '../contract/index.js';
+import {
+  claimShown,
+  type IncidentClaim,
+  incidentOfRow,
+  type IncidentRecord,
+  type IncidentRow,
+  MAX_ERROR_CHARS,
+  rowOfIncident,
+  type Silence,
+} from '../contract/index.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
-import { incidentOfRow, type IncidentRow, rowOfIncident } from '../sqlite/sqlite-incidents.js';
 import { JournalLock } from './journal-lock.js';
 
 /** A journal entry the shared store refused to take, set aside so it blocks nothing. */

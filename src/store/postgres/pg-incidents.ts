@@ -4,7 +4,9 @@ import {
   DEFAULT_EXPIRED_GRACE_MS,
   type IncidentClaim,
   type IncidentDecisionResult,
+  incidentOfRow,
   type IncidentRecord,
+  type IncidentRow,
   type Origin,
   RECONCILE_MARKER_MS,
   type ReconcileOutcome,
@@ -12,22 +14,12 @@ import {
   type SharedIncidentStore,
   SWEEP_BATCH,
   claimShown,
-  shownOfStored,
   storedShown,
 } from '../contract/index.js';
 import { keyLock, type PgDb } from './pg-db.js';
-import { decodeRoute, encodeRoute } from '../../core/outbox.js';
+import { encodeRoute } from '../../core/outbox.js';
 
 export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest`;
-
-/** A row as Postgres returns it: the route and what it shows as their stored text. */
-export type IncidentRow = Omit<IncidentRecord, 'route' | 'identity' | 'latest'> & { route: string | null; identity: string | null; latest: string | null };
-
-/** The record of a row; the route, identity and latest arrival only when the key has them. */
-export function incidentOfRow({ route, identity, latest, ...rest }: IncidentRow): IncidentRecord {
-  const r = decodeRoute(route);
-  return { ...rest, ...(r ? { route: r } : {}), ...shownOfStored(identity, latest) };
-}
 
 /** Each operation is one call of its function (migration 006), which takes the key's advisory lock and does the whole step. */
 const SQL = {

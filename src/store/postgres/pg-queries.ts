@@ -1,8 +1,8 @@
 import { entryOfStored, type StoredEntry } from '../../core/outbox.js';
-import type { DeviceSummary, OutboxEntry, QueryStore } from '../contract/index.js';
+import { type DeviceSummary, incidentOfRow, type IncidentRow, type OutboxEntry, type QueryStore } from '../contract/index.js';
 import type { PgDb } from './pg-db.js';
 import { DEVICE_COLUMNS } from './pg-devices.js';
-import { INCIDENT_COLUMNS, incidentOfRow, type IncidentRow } from './pg-incidents.js';
+import { INCIDENT_COLUMNS } from './pg-incidents.js';
 
 const SQL = {
   listIncidents: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = $1 AND expires_at > $2 ORDER BY last_seen_at DESC LIMIT $3`,

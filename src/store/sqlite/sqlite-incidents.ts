@@ -2,17 +2,16 @@ import {
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
   type IncidentClaim,
-  type IncidentRecord,
+  incidentOfRow,
+  type IncidentRow,
   type IncidentStore,
   isStale,
   nextIncidentRecord,
   outboxEntries,
   RESOLUTION_MEMORY_MS,
-  shownOfStored,
+  rowOfIncident,
   staleResult,
-  storedShown,
 } from '../contract/index.js';
-import { decodeRoute, encodeRoute } from '../../core/outbox.js';
 import type { SqliteDb } from './sqlite-db.js';
 import type { SqliteDeliveries } from './sqlite-deliveries.js';
 
@@ -23,21 +22,6 @@ import type { SqliteDeliveries } from './sqlite-deliveries.js';
  * with several processes sharing the file.
  */
 export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS createdAt, last_seen_at AS lastSeenAt, refires, updates, expires_at AS expiresAt, route, identity, latest`;
-
-/** A row as SQLite returns it: the route and what it shows as their stored text. */
-export type IncidentRow = Omit<IncidentRecord, 'route' | 'identity' | 'latest'> & { route: string | null; identity: string | null; latest: string | null };
-
-/** The record of a row; the route, identity and latest arrival only when the key has them. */
-export function incidentOfRow({ route, identity, latest, ...rest }: IncidentRow): IncidentRecord {
-  const r = decodeRoute(route);
-  return { ...rest, ...(r ? { route: r } : {}), ...shownOfStored(identity, latest) };
-}
-
-/** A record as its row stores it. */
-export const rowOfIncident = (rec: IncidentRecord): IncidentRow => {
-  const { route, identity: _i, latest: _l, ...rest } = rec;
-  return { ...rest, route: encodeRoute(route), ...storedShown(rec) };
-};
 
 const SQL = {
   /** in: tenant, key. out: the row or nothing. */

@@ -1,7 +1,7 @@
 import { entryOfStored, type StoredEntry } from '../../core/outbox.js';
-import type { DeviceSummary, OutboxEntry, QueryStore } from '../contract/index.js';
+import { type DeviceSummary, incidentOfRow, type IncidentRow, type OutboxEntry, type QueryStore } from '../contract/index.js';
 import type { SqliteDb } from './sqlite-db.js';
-import { INCIDENT_COLUMNS, incidentOfRow, type IncidentRow } from './sqlite-incidents.js';
+import { INCIDENT_COLUMNS } from './sqlite-incidents.js';
 
 const SQL = {
   /** in: tenant, now, limit. */
