@@ -333,8 +333,9 @@ const FAULTS = [
   {
     name: 'a later arrival replaces the identity its create received (Redis)',
     file: 'src/store/redis/lua/lib/incident.lua',
-    find: "    if fresh then\n      redis.call('DEL', k[7])\n      if a[14] ~= '' then redis.call('HSET', k[7], 'identity', a[14]) end\n    end\n",
-    replace: "    if a[14] ~= '' then redis.call('HSET', k[7], 'identity', a[14]) end\n",
+    // decide-incident's call of keep_shown (lib/record.lua): a fresh start on every arrival
+    find: '    keep_shown(k[7], fresh, a[14], a[15], ttl + grace)',
+    replace: '    keep_shown(k[7], true, a[14], a[15], ttl + grace)',
     tests: ['test/contract/redis.test.ts'],
     pattern: 'identity',
   },

@@ -164,8 +164,7 @@ export class Deduplicator {
   private routed(claim: IncidentClaim): IncidentClaim {
     const o = claim.outbox;
     if (!o || o.route || !this.config().route) return claim;
-    const route = routeOf(this.config(), claim.tenant, { kind: 'incident', key: claim.key, severity: o.severity, data: o.data });
-    return route ? { ...claim, outbox: { ...o, route } } : claim;
+    return { ...claim, outbox: this.withRoute(claim.tenant, claim.key, { ...o }) };
   }
 
   /**

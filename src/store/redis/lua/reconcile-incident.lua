@@ -45,12 +45,7 @@ if v then
 end
 redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
 -- A live key keeps its identity; the journal's arrivals are the latest this replica saw (reconciledRecord).
-if outcome == 'claimed' then
-  redis.call('DEL', KEYS[4])
-  if ARGV[9] ~= '' then redis.call('HSET', KEYS[4], 'identity', ARGV[9]) end
-end
-if ARGV[10] ~= '' then redis.call('HSET', KEYS[4], 'latest', ARGV[10]) end
-redis.call('PEXPIRE', KEYS[4], ttl + grace)
+keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], ARGV[10], ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))

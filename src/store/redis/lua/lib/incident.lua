@@ -27,12 +27,7 @@ local function decide_incident(k, a, now)
 
   local function save(created, refires, updates, route, fresh)
     redis.call('SET', k[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
-    if fresh then
-      redis.call('DEL', k[7])
-      if a[14] ~= '' then redis.call('HSET', k[7], 'identity', a[14]) end
-    end
-    if a[15] ~= '' then redis.call('HSET', k[7], 'latest', a[15]) end
-    redis.call('PEXPIRE', k[7], ttl + grace)
+    keep_shown(k[7], fresh, a[14], a[15], ttl + grace)
     -- The live index holds each live key with its expiry, so the live count is
     -- exact; what expired is trimmed here, as the shard's keys are decided.
     redis.call('ZADD', k[6], now + ttl, a[13])

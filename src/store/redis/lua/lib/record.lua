@@ -15,3 +15,16 @@ local function incident_value(created, delta, ttl, refires, updates, fp, route)
   if route ~= '' then v = v .. '\n' .. route end
   return v
 end
+
+-- What an incident shows (a hash beside its record): a create (`fresh`)
+-- starts it over with the identity it received; every arrival that shows
+-- something sets the latest summary and labels; it lives as the record does.
+-- identity and latest are JSON, or "" for none.
+local function keep_shown(key, fresh, identity, latest, lifetime)
+  if fresh then
+    redis.call('DEL', key)
+    if identity ~= '' then redis.call('HSET', key, 'identity', identity) end
+  end
+  if latest ~= '' then redis.call('HSET', key, 'latest', latest) end
+  redis.call('PEXPIRE', key, lifetime)
+end
