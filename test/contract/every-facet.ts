@@ -4,6 +4,7 @@ import { deliveryStoreContract } from './delivery-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { flapStoreContract } from './flap-store.contract.js';
 import { groupStoreContract } from './group-store.contract.js';
+import { historyStoreContract } from './history-store.contract.js';
 import { heartbeatStoreContract } from './heartbeat-store.contract.js';
 import { incidentStoreContract, type StoreFixture } from './incident-store.contract.js';
 import { inhibitorStoreContract } from './inhibitor-store.contract.js';
@@ -48,6 +49,7 @@ const SUITES: Record<FacetName, Suite> = {
   heartbeats: (name, _b, open) => heartbeatStoreContract(name, open),
   flaps: (name, _b, open) => flapStoreContract(name, open),
   groups: (name, _b, open) => groupStoreContract(name, open),
+  history: (name, _b, open) => historyStoreContract(name, open),
 };
 
 /** Declares every facet's contract suite on one backend (or only `facets`, for a variant that changes what those depend on). */

@@ -10,6 +10,7 @@ import type { HeartbeatStore } from './heartbeats.js';
 import type { FlapStore } from './flaps.js';
 import type { GroupStore } from './groups.js';
 import type { WindowStore } from './windows.js';
+import type { HistoryStore } from './history.js';
 
 export * from './deliveries.js';
 export * from './devices.js';
@@ -25,6 +26,7 @@ export * from './heartbeats.js';
 export * from './flaps.js';
 export * from './groups.js';
 export * from './windows.js';
+export * from './history.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
 /**
@@ -61,6 +63,8 @@ export interface DedupStore {
   readonly flaps: FlapStore;
   /** Incident groups (grouping.by) and their members. */
   readonly groups: GroupStore;
+  /** Each key's history: what was decided, muted, routed and delivered (GET /v1/incidents/{key}/history). */
+  readonly history: HistoryStore;
   /** Deletes what outlived its lifetime (the rules in each facet's contract), a bounded batch at a time; returns how many went. */
   sweepExpired(): Promise<number>;
   /** Prepares the store before first use (Postgres: applies migrations); optional. */
@@ -90,6 +94,7 @@ export const FACET_NAMES = [
   'heartbeats',
   'flaps',
   'groups',
+  'history',
 ] as const satisfies ReadonlyArray<keyof DedupStore>;
 
 export type FacetName = (typeof FACET_NAMES)[number];

@@ -143,6 +143,8 @@ export class FailOpenStore implements DedupStore {
     // - flaps: a transition is not recorded (a flap counted short) and a history read is refused,
     //   which the delivery worker takes as "not flapping" (a page too many, never one lost).
     // - groups: a group's changes wait (the applier's delivery is retried) and are made once it is back.
+    // - history: an event is not kept (the recorder counts it lost: a line missing from a key's
+    //   history, never one that says what did not happen) and a read is refused.
     // - deliveries: both sides at once (fail-open-deliveries.ts).
     const local: { [F in FacetName]?: Record<string, Local> } = {
       incidents: {

@@ -13,6 +13,7 @@ import { MemoryTickets } from './memory-tickets.js';
 import { MemoryHeartbeats } from './memory-heartbeats.js';
 import { MemoryFlaps } from './memory-flaps.js';
 import { MemoryGroups } from './memory-groups.js';
+import { MemoryHistory } from './memory-history.js';
 
 /**
  * In-process store: for tests and for embedding in a single process. Each
@@ -35,6 +36,7 @@ export class MemoryStore implements DedupStore {
   readonly heartbeats: MemoryHeartbeats;
   readonly flaps: MemoryFlaps;
   readonly groups: MemoryGroups;
+  readonly history: MemoryHistory;
 
   constructor(clock: Clock, expiredGraceMs?: number) {
     const outbox: OutboxEntry[] = [];
@@ -53,6 +55,7 @@ export class MemoryStore implements DedupStore {
     this.heartbeats = new MemoryHeartbeats(assertOpen);
     this.flaps = new MemoryFlaps(clock, assertOpen);
     this.groups = new MemoryGroups(outbox, assertOpen);
+    this.history = new MemoryHistory(clock, assertOpen);
   }
 
   async sweepExpired() {
@@ -65,7 +68,8 @@ export class MemoryStore implements DedupStore {
       this.silences.sweep(SWEEP_BATCH) +
       this.inhibitors.sweep(SWEEP_BATCH) +
       this.tickets.sweep(SWEEP_BATCH) +
-      this.flaps.sweep(SWEEP_BATCH)
+      this.flaps.sweep(SWEEP_BATCH) +
+      this.history.sweep(SWEEP_BATCH)
     );
   }
 

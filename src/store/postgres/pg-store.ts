@@ -12,6 +12,7 @@ import { PgInhibitors } from './pg-inhibitors.js';
 import { PgTickets } from './pg-tickets.js';
 import { PgHeartbeats } from './pg-heartbeats.js';
 import { PgFlaps } from './pg-flaps.js';
+import { PgHistory } from './pg-history.js';
 import { PgGroups } from './pg-groups.js';
 import { PgWindows } from './pg-windows.js';
 import { migrate } from './migrate.js';
@@ -46,6 +47,7 @@ export class PgStore implements SharedStore {
   readonly heartbeats: PgHeartbeats;
   readonly flaps: PgFlaps;
   readonly groups: PgGroups;
+  readonly history: PgHistory;
   private readonly schema: string | null;
   private readonly probe: ProbeConnection | null;
 
@@ -69,6 +71,7 @@ export class PgStore implements SharedStore {
     this.heartbeats = new PgHeartbeats(x);
     this.flaps = new PgFlaps(x);
     this.groups = new PgGroups(x);
+    this.history = new PgHistory(x);
   }
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
@@ -90,7 +93,8 @@ export class PgStore implements SharedStore {
       (await this.silences.sweep()) +
       (await this.inhibitors.sweep()) +
       (await this.tickets.sweep()) +
-      (await this.flaps.sweep())
+      (await this.flaps.sweep()) +
+      (await this.history.sweep())
     );
   }
 

@@ -68,5 +68,6 @@ export const adoptSets = {
   }),
   member: (tenant: string, member: string): AdoptSet => ({ keys: (l) => [[l.groupKeys.member(tenant, member), 'd']] }),
   flap: (tenant: string, key: string): AdoptSet => ({ keys: (l) => [[l.flapKey(tenant, key), 'd']] }),
+  history: (tenant: string, key: string): AdoptSet => ({ keys: (l) => [[l.historyKey(tenant, key), 'd']] }),
   request: (tenant: string, key: string): AdoptSet => ({ keys: (l) => [[l.requestKey(tenant, key), 'd']] }),
 };

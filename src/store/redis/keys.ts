@@ -223,6 +223,8 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
     },
     /** A key's recent creates and closes (flapping detection), in the key's own shard. */
     flapKey: (tenant: string, key: string) => `${tag(tenant, key)}:fl:${lpBytes(tenant, key)}`,
+    /** A key's history (GET /v1/incidents/{key}/history), in the key's own shard. */
+    historyKey: (tenant: string, key: string) => `${tag(tenant, key)}:hi:${lpBytes(tenant, key)}`,
     windowKey: (tenant: string, key: string) => `${tag(tenant, key)}:w:${tenant}:${key}`,
     /** The outbox stream of the shard that holds this tenant's key. */
     outboxKeyFor: (tenant: string, key: string) => `${tag(tenant, key)}:o`,

@@ -11,6 +11,7 @@ import { RedisInhibitors } from './redis-inhibitors.js';
 import { RedisTickets } from './redis-tickets.js';
 import { RedisHeartbeats } from './redis-heartbeats.js';
 import { RedisFlaps } from './redis-flaps.js';
+import { RedisHistory } from './redis-history.js';
 import { RedisGroups } from './redis-groups.js';
 import { keyLayout, LAYOUT_KEY, type KeyLayout } from './keys.js';
 import { isTransportFault, withTimeout } from '../errors.js';
@@ -44,6 +45,7 @@ export class RedisStore implements SharedStore {
   readonly heartbeats: RedisHeartbeats;
   readonly flaps: RedisFlaps;
   readonly groups: RedisGroups;
+  readonly history: RedisHistory;
   readonly layout: KeyLayout;
   /** Where every record's keys are, and the guard on every write (layout-seam.ts). */
   readonly seam: LayoutSeam;
@@ -70,6 +72,7 @@ export class RedisStore implements SharedStore {
     this.heartbeats = new RedisHeartbeats(seam.conn);
     this.flaps = follow(new RedisFlaps(seam));
     this.groups = follow(new RedisGroups(seam));
+    this.history = follow(new RedisHistory(seam));
   }
 
   /**

@@ -98,6 +98,8 @@ export function recordOf(l: KeyLayout, key: string): { kind: string; id: string;
       return of('member', unLpBytes(rest), ([t, k]) => adoptSets.member(t!, k!), 2);
     case 'fl':
       return of('flap', unLpBytes(rest), ([t, k]) => adoptSets.flap(t!, k!), 2);
+    case 'hi':
+      return of('history', unLpBytes(rest), ([t, k]) => adoptSets.history(t!, k!), 2);
     case 'rq':
       return of('request', unLpBytes(rest), ([t, k]) => adoptSets.request(t!, k!), 2);
     case 'n': {

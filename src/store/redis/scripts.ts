@@ -51,6 +51,7 @@ export const scripts = {
   ticketForget: load('ticket-forget'),
   heartbeatEnroll: load('heartbeat-enroll'),
   flapRecord: load('flap-record'),
+  historyAppend: load('history-append'),
   groupCommit: load('group-commit'),
   groupRemember: load('group-remember'),
   heartbeatPing: load('heartbeat-ping'),

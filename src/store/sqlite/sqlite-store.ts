@@ -13,6 +13,7 @@ import { SqliteTickets } from './sqlite-tickets.js';
 import { SqliteHeartbeats } from './sqlite-heartbeats.js';
 import { SqliteFlaps } from './sqlite-flaps.js';
 import { SqliteGroups } from './sqlite-groups.js';
+import { SqliteHistory } from './sqlite-history.js';
 import { SqliteWindows } from './sqlite-windows.js';
 
 export type { SqliteOptions, SqliteSynchronous } from './sqlite-db.js';
@@ -37,6 +38,7 @@ export class SqliteStore implements DedupStore {
   readonly heartbeats: SqliteHeartbeats;
   readonly flaps: SqliteFlaps;
   readonly groups: SqliteGroups;
+  readonly history: SqliteHistory;
 
   constructor(
     readonly path: string,
@@ -56,6 +58,7 @@ export class SqliteStore implements DedupStore {
     this.heartbeats = new SqliteHeartbeats(this.x);
     this.flaps = new SqliteFlaps(this.x);
     this.groups = new SqliteGroups(this.x);
+    this.history = new SqliteHistory(this.x);
   }
 
   sweepExpired() {
@@ -69,7 +72,8 @@ export class SqliteStore implements DedupStore {
         this.silences.sweep(SWEEP_BATCH) +
         this.inhibitors.sweep(SWEEP_BATCH) +
         this.tickets.sweep(SWEEP_BATCH) +
-        this.flaps.sweep(SWEEP_BATCH),
+        this.flaps.sweep(SWEEP_BATCH) +
+        this.history.sweep(SWEEP_BATCH),
     );
   }
 

@@ -1,0 +1,48 @@
+-- Appends events to keys' histories, every key in one shard. An element is
+-- "fold US count US first US last US gap US body" (US: byte 31): a run's
+-- bookkeeping before the event's JSON body. An event whose fold equals the
+-- list's last element's is counted into it; else it is pushed and the list
+-- trimmed to the newest ARGV[1]. Either way the elements past their time as
+-- of this append (last + keep) go from the head, and the list is kept for
+-- keep after this append.
+-- KEYS: the histories. ARGV[1] most kept, ARGV[2] keep (ms), then six per
+-- key: fold ("" for none), count, first (ms), last (ms), gap (ms), body.
+local max = tonumber(ARGV[1])
+local keep = tonumber(ARGV[2])
+local US = '\31'
+local function parse(s)
+  local f, c, fa, la, g, body = string.match(s, '^([^\31]*)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(.*)$')
+  return f, tonumber(c), tonumber(fa), tonumber(la), tonumber(g), body
+end
+local function int(n)
+  return string.format('%d', n)
+end
+for i, key in ipairs(KEYS) do
+  local b = 2 + (i - 1) * 6
+  local fold, count, first, last, gap, body = ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5]), ARGV[b + 6]
+  local folded = false
+  if fold ~= '' then
+    local tail = redis.call('LINDEX', key, -1)
+    if tail then
+      local f, c, fa, la, g, bd = parse(tail)
+      if f == fold then
+        g = math.max(g, gap, first - la)
+        redis.call('LSET', key, -1, table.concat({ f, int(c + count), int(fa), int(last), int(g), bd }, US))
+        folded = true
+      end
+    end
+  end
+  if not folded then
+    redis.call('RPUSH', key, table.concat({ fold, int(count), int(first), int(last), int(gap), body }, US))
+    redis.call('LTRIM', key, -max, -1)
+  end
+  while true do
+    local head = redis.call('LINDEX', key, 0)
+    if not head then break end
+    local _, _, _, la = parse(head)
+    if la + keep > last then break end
+    redis.call('LPOP', key)
+  end
+  redis.call('PEXPIRE', key, keep)
+end
+return 1

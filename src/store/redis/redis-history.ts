@@ -1,0 +1,46 @@
+import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryLimits, type HistoryStore } from '../contract/index.js';
+import type { RedisConnection } from './connection.js';
+import { scripts } from './scripts.js';
+import { adoptSets } from './adopt-sets.js';
+import { shardTagOf } from './keys.js';
+import type { LayoutSeam } from './layout-seam.js';
+
+/** What history-append.lua puts between a run's fields and the body. */
+const US = '\u001f';
+
+/** Histories on Redis: a list per key in the key's shard; a batch is one script per shard (lua/history-append.lua). */
+export class RedisHistory implements HistoryStore {
+  private readonly conn: RedisConnection;
+
+  constructor(private readonly l: LayoutSeam) {
+    this.conn = l.conn;
+  }
+
+  private keyOf(tenant: string, key: string) {
+    return this.l.at(adoptSets.history(tenant, key), (k) => k.historyKey(tenant, key));
+  }
+
+  async append(entries: readonly HistoryAppend[], limits: HistoryLimits) {
+    const byShard = new Map<string, { keys: string[]; args: Array<string | number> }>();
+    for (const a of entries) {
+      const k = await this.keyOf(a.tenant, a.key);
+      const tag = shardTagOf(k);
+      let s = byShard.get(tag);
+      if (!s) byShard.set(tag, (s = { keys: [], args: [limits.maxEvents, Math.ceil(limits.keepMs)] }));
+      const r = runOf(a);
+      s.keys.push(k);
+      s.args.push(a.fold ?? '', r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
+    }
+    await Promise.all([...byShard.values()].map((s) => this.conn.evalScript(scripts.historyAppend, s.keys, s.args)));
+  }
+
+  async read(tenant: string, key: string) {
+    const k = await this.keyOf(tenant, key);
+    const items = (await this.conn.send(k, ['LRANGE', k, '0', '-1'])) as string[];
+    return items.map((item) => {
+      const [fold = '', count, first, last, gap] = String(item).split(US, 5);
+      const body = String(item).split(US).slice(5).join(US);
+      return eventOf(body, { fold: fold === '' ? null : fold, count: Number(count), first_at: Number(first), last_at: Number(last), gap: Number(gap) });
+    });
+  }
+}

@@ -1,0 +1,78 @@
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { manualClock, type ManualClock } from '../../src/core/clock.js';
+import type { HistoryAppend } from '../../src/store/contract/index.js';
+import type { StoreFixture } from './incident-store.contract.js';
+
+let seq = 0;
+const T0 = 1_800_000_000_000;
+const LIMITS = { maxEvents: 50, keepMs: 600_000 };
+
+/** Each key's history, on every backend: order, folding, bounds, tenants. */
+export function historyStoreContract(backend: string, open: (clock: ManualClock) => StoreFixture | Promise<StoreFixture>) {
+  describe(`DedupStore contract: key history on ${backend}`, () => {
+    let fx: StoreFixture;
+    let key: string;
+    beforeEach(async () => {
+      fx = await open(manualClock());
+      key = `dedup:hist-${process.pid}-${Date.now()}-${++seq}`;
+    });
+    afterEach(async () => {
+      await fx.store.close();
+      await fx.cleanup();
+    });
+
+    const suppress = (at: number, k = key, tenant = 'acme'): HistoryAppend => ({
+      tenant,
+      key: k,
+      event: { at, type: 'decision', decision: 'SUPPRESS', reason: 'duplicate' },
+      fold: 'SUPPRESS:f1',
+    });
+
+    test('events come back oldest first; a SUPPRESS run folds into one event; keys and tenants are separate', async () => {
+      const h = fx.store.history;
+      assert.deepEqual(await h.read('acme', key), []);
+      await h.append([{ tenant: 'acme', key, event: { at: T0, type: 'decision', decision: 'CREATE', labels: { a: 'ü "x"' } } }], LIMITS);
+      await h.append([suppress(T0 + 10), suppress(T0 + 30)], LIMITS);
+      await h.append([suppress(T0 + 100), suppress(T0 + 20, `${key}x`), suppress(T0 + 40, key, 'beta')], LIMITS);
+      await h.append([{ tenant: 'acme', key, event: { at: T0 + 200, type: 'decision', decision: 'UPDATE' } }, suppress(T0 + 210)], LIMITS);
+      assert.deepEqual(await h.read('acme', key), [
+        { at: T0, type: 'decision', decision: 'CREATE', labels: { a: 'ü "x"' } },
+        { at: T0 + 10, type: 'decision', decision: 'SUPPRESS', reason: 'duplicate', count: 3, first_at: T0 + 10, last_at: T0 + 100, max_gap_ms: 70 },
+        { at: T0 + 200, type: 'decision', decision: 'UPDATE' },
+        { at: T0 + 210, type: 'decision', decision: 'SUPPRESS', reason: 'duplicate', count: 1, first_at: T0 + 210, last_at: T0 + 210, max_gap_ms: 0 },
+      ]);
+      assert.equal((await h.read('acme', `${key}x`)).length, 1);
+      assert.equal((await h.read('beta', key)).length, 1);
+      assert.deepEqual(await h.read('gamma', key), []);
+    });
+
+    test('a run folded before the store counts as its arrivals, and its gap against the stored run', async () => {
+      const h = fx.store.history;
+      await h.append([suppress(T0)], LIMITS);
+      await h.append([{ ...suppress(T0 + 500), run: { count: 4, first_at: T0 + 500, last_at: T0 + 560, max_gap_ms: 30 } }], LIMITS);
+      const [e] = await h.read('acme', key);
+      assert.deepEqual([e!.count, e!.first_at, e!.last_at, e!.max_gap_ms], [5, T0, T0 + 560, 500]);
+    });
+
+    test('a key keeps its newest maxEvents events, and drops those past their time', async () => {
+      const h = fx.store.history;
+      const limits = { maxEvents: 5, keepMs: 1000 };
+      await h.append([{ tenant: 'acme', key, event: { at: T0, type: 'closed' } }], limits);
+      await h.append([{ tenant: 'acme', key, event: { at: T0 + 1500, type: 'decision', decision: 'CREATE' } }], limits);
+      assert.deepEqual(
+        (await h.read('acme', key)).map((e) => e.type),
+        ['decision'],
+        'the close fell out of its time',
+      );
+      const many: HistoryAppend[] = Array.from({ length: 12 }, (_, i) => ({ tenant: 'acme', key, event: { at: T0 + 1600 + i, type: 'released', n: i } }));
+      await h.append(many, limits);
+      const kept = await h.read('acme', key);
+      assert.deepEqual(
+        kept.map((e) => e.n),
+        [7, 8, 9, 10, 11],
+        'the newest five',
+      );
+    });
+  });
+}
