@@ -4,6 +4,7 @@ import type { DeliveryTally } from '../observe/delivery-tally.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { FailOpenEvents } from '../store/failopen/fail-open-store.js';
 import { isInternalAdapter } from '../delivery/adapter.js';
+import type { DecisionObserver } from '../engine/deduplicator.js';
 
 /** Fail-open's state changes, as metrics and log lines. */
 export function failOpenEvents(metrics: Metrics, logger: Logger): FailOpenEvents {
@@ -42,6 +43,7 @@ export function deliveryObserver(metrics: Metrics, logger: Logger, tally: Delive
       if (!isInternalAdapter(d.adapter)) tally.settled(d, outcome);
       const where = { id: d.id, adapter: d.adapter, kind: d.entry.kind, action: d.entry.action, key: d.entry.key, tenant: d.entry.tenant };
       if (outcome === 'dead') logger.warn({ ...where, reason, error: detail.error }, 'delivery parked as a dead letter');
+      else if (outcome === 'delivered' && logger.isLevelEnabled('debug')) logger.debug({ ...where, done: detail.done, ticket: detail.ticket }, 'delivered');
       else if (outcome === 'retried')
         logger.debug({ ...where, reason, error: detail.error, retry_in_ms: Math.round(detail.delayMs ?? 0) }, 'delivery failed; will retry');
     },
@@ -66,4 +68,31 @@ export function rateLimitedLog(logger: Logger, msg: string) {
     last = now;
     suppressed = 0;
   };
+}
+
+/**
+ * One debug line per decision (key, decision, reason, tenant, request id):
+ * at the default level nothing is built, so the hot path stays quiet.
+ */
+export function decisionLog(logger: Logger): DecisionObserver {
+  return {
+    decided(d, tenant, origin) {
+      if (!logger.isLevelEnabled('debug')) return;
+      logger.debug(
+        { key: d.dedup_key, decision: d.decision, reason: d.reason, tenant, request_id: origin?.requestId, provisional: d.provisional || undefined },
+        'decided',
+      );
+    },
+    ended() {},
+  };
+}
+
+/** Several delivery observers as one: each is told of everything, in order. */
+export function deliveryObservers(...all: DeliveryObserver[]): DeliveryObserver {
+  const each =
+    <K extends keyof DeliveryObserver>(k: K) =>
+    (...args: Parameters<NonNullable<DeliveryObserver[K]>>) => {
+      for (const o of all) (o[k] as ((...a: typeof args) => void) | undefined)?.(...args);
+    };
+  return { attempted: each('attempted'), settled: each('settled'), error: each('error'), held: each('held'), released: each('released'), idle: each('idle') };
 }

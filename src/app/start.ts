@@ -27,8 +27,10 @@ import { openStore, shown } from '../store/open.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
-import { deliveryObserver, failOpenEvents, rateLimitedLog } from './observers.js';
+import { decisionLog, deliveryObserver, deliveryObservers, failOpenEvents, rateLimitedLog } from './observers.js';
 import { sweepUntilDone } from './sweeper.js';
+import { HistoryRecorder } from '../history/recorder.js';
+import { historyObserver } from '../history/deliveries.js';
 
 export { isLoopback, StartupError } from './bind.js';
 
@@ -79,6 +81,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const cfg = config.current;
   const clock = options.clock ?? systemClock;
+  const replica = `${hostname()}:${process.pid}`;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
   const metrics = new Metrics(clock, () => config.current.metrics.tenant_labels);
   const raw = openOrExplain(
@@ -111,7 +114,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             };
           },
           raceWindowMs: () => config.current.incidents.race_window_ms,
-          replica: `${hostname()}:${process.pid}`,
+          replica,
         },
       }),
     shown(options.store),
@@ -147,15 +150,30 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     (err) => inhibitionFailed(err instanceof Error ? err : new Error(String(err))),
     () => raw instanceof FailOpenStore && raw.isDegraded,
   );
+  // Each key's history: written beside the steps it records, a batch at a time.
+  const historyFailed = rateLimitedLog(logger, "cannot write keys' histories; those events are lost");
+  const history = new HistoryRecorder({
+    store: store.history,
+    limits: () => {
+      const h = config.current.history;
+      return h.max_events > 0 ? { maxEvents: h.max_events, keepMs: h.retention_seconds * 1000 } : null;
+    },
+    clock,
+    lost: (n, err) => {
+      metrics.historyLost.inc(n);
+      if (err) historyFailed(err instanceof Error ? err : new Error(String(err)));
+    },
+  });
   const muteSource = new Mutes([silences, new MaintenanceWindows(() => config.current.maintenance), inhibition]);
   const mutes = { source: muteSource, now: () => clock.now() };
   const dedup = new Deduplicator({
     store,
     config: () => config.current,
-    observer: observers(metrics, tally),
+    observer: observers(metrics, tally, decisionLog(logger)),
     mutes,
     inhibition,
     flaps: { store: store.flaps, now: () => clock.now() },
+    history: { recorder: history, replica },
   });
   // Holds on a key's own history: a create that waits in case it clears, a flapping key that waits to settle.
   const holds = new Holds([
@@ -184,8 +202,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const violations = new ViolationIngest(
     store,
     () => config.current,
-    (v, d) => {
+    (v, d, tenant) => {
       metrics.violations.labels(d.decision, d.severity, d.action).inc();
+      history.record(
+        tenant,
+        d.key,
+        {
+          type: 'decision',
+          decision: d.decision,
+          reason: d.decision === 'CREATE' ? 'new' : 'unchanged',
+          severity: d.severity,
+          replica,
+          action: d.action,
+          arrival: { severity: d.severity, data: { ...v } },
+        },
+        d.decision === 'SUPPRESS' ? `SUPPRESS/${v.process_id}/${v.rule_id}` : undefined,
+      );
       // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
       if (d.decision === 'CREATE')
         logger.info(
@@ -227,6 +259,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dashboardIntervalMs: options.dashboard?.intervalMs,
     heartbeats,
     groups,
+    history: { recorder: history, store: store.history },
   });
   try {
     await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
@@ -246,7 +279,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     tickets: store.tickets,
     config: () => config.current,
     clock,
-    observer: deliveryObserver(metrics, logger, deliveryTally),
+    observer: deliveryObservers(
+      deliveryObserver(metrics, logger, deliveryTally),
+      historyObserver(history, (t, id) => silences.silence(t, id)),
+    ),
     mutes: muteSource,
     holds,
     groups: () => (config.current.grouping ? groups : null),
@@ -283,6 +319,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.
         await delivery.stop();
+        await history.close();
         silences.stop();
         await store.close();
       })();

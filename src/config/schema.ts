@@ -214,6 +214,22 @@ export const configSchema = z
      */
     metrics: z.strictObject({ tenant_labels: z.boolean().default(false) }).prefault({}),
     /**
+     * Each key's history (GET /v1/incidents/{key}/history, `onceonly explain`, docs/history.md):
+     * at most `max_events` per key, the oldest dropped first (0 keeps none), each kept
+     * `retention_seconds` after its last time, past the key's own close or expiry.
+     */
+    history: z
+      .strictObject({
+        max_events: z.number().int().min(0).max(10_000).default(500),
+        retention_seconds: z
+          .number()
+          .int()
+          .min(60)
+          .max(31_536_000)
+          .default(7 * 86_400),
+      })
+      .prefault({}),
+    /**
      * Bounds on what a tenant's input may cost every replica (docs/security.md, "Bounds").
      * A regex's cost is the estimated size of the program RE2 compiles it to: compiling
      * costs that once per replica and reload, and matching costs it per character.

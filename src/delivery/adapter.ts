@@ -10,7 +10,13 @@ export interface DeliveryJob {
 }
 
 export type AdapterResult =
-  | { ok: true; detail?: string }
+  | {
+      ok: true;
+      /** what it did, in a few words (`created INC0010001`) */
+      detail?: string;
+      /** the ticket at the receiver, where known: a key's history shows it */
+      ticket?: Readonly<Record<string, string>>;
+    }
   | {
       ok: false;
       /** 408, 429, 5xx and network errors are worth retrying; anything else is parked at once. */

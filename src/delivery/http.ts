@@ -82,11 +82,15 @@ function unbuildableWhy(message: string): string {
   return 'the HTTP client refused it';
 }
 
+/** What an adapter's call did: a few words, or those and the ticket at the receiver. */
+export type Done = string | { detail: string; ticket: Readonly<Record<string, string>> } | void;
+
 /** Runs an adapter's calls; an HttpFailure (or any error) becomes the result instead of escaping. */
-export async function attempt(run: () => Promise<string | void>): Promise<AdapterResult> {
+export async function attempt(run: () => Promise<Done>): Promise<AdapterResult> {
   try {
-    const detail = await run();
-    return detail ? { ok: true, detail } : { ok: true };
+    const done = await run();
+    if (typeof done === 'object') return { ok: true, ...done };
+    return done ? { ok: true, detail: done } : { ok: true };
   } catch (err) {
     if (err instanceof HttpFailure) return err.result;
     return { ok: false, retryable: true, reason: 'error', error: (err as Error).message };

@@ -23,7 +23,7 @@ export type DeliveryOutcome = 'delivered' | 'retried' | 'dead' | 'skipped' | 'lo
 /** What the worker reports (metrics and logs hang off this). */
 export interface DeliveryObserver {
   attempted?(adapter: string): void;
-  settled?(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: { delayMs?: number; error?: string; seconds: number }): void;
+  settled?(d: Delivery, outcome: DeliveryOutcome, reason: string, detail: SettledDetail): void;
   error?(err: unknown, what: string): void;
   /** A mute or a hold held a delivery (`first`: it was not held before), or what folding it did instead. */
   held?(d: Delivery, by: HeldBy, outcome: FoldOutcome['kind'], first: boolean): void;
@@ -36,8 +36,19 @@ export interface DeliveryObserver {
   idle?(): void;
 }
 
+/** How a delivery settled: the backoff before a retry, the error, the call's time, and a success's own words and the receiver's ticket. */
+export interface SettledDetail {
+  delayMs?: number;
+  error?: string;
+  seconds: number;
+  /** what the adapter said it did (`created INC0010001`) */
+  done?: string;
+  /** the ticket at the receiver, where the adapter knows it (ServiceNow number and sys_id, Jira issue key, PagerDuty dedup_key) */
+  ticket?: Readonly<Record<string, string>>;
+}
+
 /** What held a delivery: a mute or a hold (mute/kinds.ts names them), and which one. */
-export type HeldBy = { by: MuteKind | HoldKind; id: string };
+export type HeldBy = { by: MuteKind | HoldKind; id: string /** when the hold ends, where it is known (ms) */; until?: number };
 
 /** How long a muted delivery is held before its mutes are looked at again. */
 export const MUTE_RECHECK_MS = 1000;
@@ -194,7 +205,8 @@ export class DeliveryWorker {
       const settled = await this.o.store.settle(d, settlement);
       const delayMs = settlement.outcome === 'retry' ? settlement.delayMs : undefined;
       const error = settlement.outcome === 'delivered' ? undefined : settlement.error;
-      this.observer.settled?.(d, settled ? outcome : 'lost_lease', reason, { delayMs, error, seconds: (performance.now() - g.started) / 1000 });
+      const done = result !== 'skipped' && result.ok ? { done: result.detail, ticket: result.ticket } : {};
+      this.observer.settled?.(d, settled ? outcome : 'lost_lease', reason, { delayMs, error, seconds: (performance.now() - g.started) / 1000, ...done });
     } catch (err) {
       // The lease runs out and the delivery falls due again: at least once, never lost.
       this.observer.error?.(err, `settling delivery ${d.id}`);

@@ -18,6 +18,8 @@ import type { OutboxPayload } from '../core/outbox.js';
 import { routeOf } from '../delivery/routing.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
 import type { Inhibition } from '../mute/inhibition.js';
+import type { HistoryRecorder } from '../history/recorder.js';
+import { recordDecision } from '../history/decisions.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -33,7 +35,7 @@ export interface IncidentDecision {
 
 /** Told of what the engine decided (metrics, logs). Must not throw. */
 export interface DecisionObserver {
-  decided(d: IncidentDecision, tenant: string): void;
+  decided(d: IncidentDecision, tenant: string, origin?: Origin): void;
   /** An incident ended (closed, or found expired by the next arrival) after this many UPDATEs. */
   ended(updates: number, how: 'closed' | 'expired'): void;
 }
@@ -49,6 +51,8 @@ export interface DeduplicatorOptions {
   inhibition?: Pick<Inhibition, 'recordSource' | 'forget'>;
   /** Where creates and closes are recorded while flapping or auto-pause is configured, and the clock they are on. */
   flaps?: { store: Pick<FlapStore, 'record'>; now: () => number };
+  /** Where each key's decisions and closes are recorded (its history), and the replica that makes them. */
+  history?: { recorder: HistoryRecorder; replica: string };
 }
 
 const unobserved: DecisionObserver = { decided() {}, ended() {} };
@@ -64,6 +68,7 @@ export class Deduplicator {
   private readonly mutes: DeduplicatorOptions['mutes'];
   private readonly inhibition: DeduplicatorOptions['inhibition'];
   private readonly flaps: DeduplicatorOptions['flaps'];
+  private readonly history: DeduplicatorOptions['history'];
   /** Which SUPPRESSes raced their CREATE (the lost_race label). */
   private readonly races: RaceWatch;
 
@@ -74,6 +79,7 @@ export class Deduplicator {
     this.mutes = options.mutes;
     this.inhibition = options.inhibition;
     this.flaps = options.flaps;
+    this.history = options.history;
     this.config = options.config ?? (() => defaultConfig);
     this.observer = options.observer ?? unobserved;
   }
@@ -149,7 +155,8 @@ export class Deduplicator {
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
     if (outcome.kind === 'created') await this.transition(claim.tenant, claim.key, 'create');
-    this.observer.decided(result, claim.tenant);
+    if (this.history) recordDecision(this.history.recorder, claim, result, outcome, this.history.replica);
+    this.observer.decided(result, claim.tenant, origin);
     // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
     if (this.inhibition && claim.outbox && outcome.kind !== 'stale') {
       await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', key: claim.key, ...claim.outbox }), claim.ttlMs);
@@ -184,6 +191,8 @@ export class Deduplicator {
     if (last) this.observer.ended(last.updates, 'closed');
     if (last) await this.inhibition?.forget(tenant, key);
     if (last) await this.transition(tenant, key, 'close');
+    if (last)
+      this.history?.recorder.record(tenant, key, { type: 'closed', updates: last.updates, ...(resolvedAt !== undefined ? { resolved_at: resolvedAt } : {}) });
     return last !== null;
   }
 

@@ -32,7 +32,7 @@ export class ViolationIngest {
   constructor(
     private readonly store: DedupStore,
     private readonly config: () => Config,
-    private readonly observe: (v: Violation, d: ViolationDecision) => void = () => {},
+    private readonly observe: (v: Violation, d: ViolationDecision, tenant: string) => void = () => {},
     /** What may mute a key now (silences), and the clock its times are on. */
     private readonly mutes?: { source: MuteSource; now: () => number },
   ) {}
@@ -64,7 +64,7 @@ export class ViolationIngest {
       ...(claim === 'requeued' ? { requeued: true } : {}),
       muted: await this.mutedNow(tenant, v, cls, key),
     };
-    this.observe(v, d);
+    this.observe(v, d, tenant);
     return d;
   }
 

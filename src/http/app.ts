@@ -6,6 +6,7 @@ import type { Metrics } from '../observe/metrics.js';
 import { ApiError, errorBody } from './errors.js';
 import { eventRefusal, toApiError } from './error-mapping.js';
 import { incidentRoutes } from './routes/incidents.js';
+import { historyRoutes, type HistorySource } from './routes/history.js';
 import { eventRoutes } from './routes/events.js';
 import { violationRoutes } from './routes/violations.js';
 import type { ViolationIngest } from '../engine/violations.js';
@@ -80,6 +81,8 @@ export interface AppOptions {
   heartbeats: HeartbeatMonitor;
   /** Groups of incidents, as GET /v1/groups/{group_key} shows them. */
   groups: Pick<GroupApplier, 'view'>;
+  /** Keys' histories (GET /v1/incidents/{key}/history): the recorder (flushed before a read) and the store. */
+  history: HistorySource;
 }
 
 /** Node's own server options for the timeouts (fastify passes them to createServer). */
@@ -104,6 +107,7 @@ export function buildApp({
   dashboardIntervalMs,
   heartbeats,
   groups,
+  history,
 }: AppOptions): FastifyInstance {
   // Read at start: fastify takes the body bound when it is made.
   const bodyBytes = config().limits.body_bytes;
@@ -176,6 +180,7 @@ export function buildApp({
   ndjsonParser(app, new Set(['/v1/incidents', '/v1/events', '/v1/violations']), { lines: batch_lines, bytes: batch_bytes });
   const charge: ChargeItems = (req, n) => chargeItems(req, config(), limiter, n);
   incidentRoutes(app, dedup, charge);
+  historyRoutes(app, history);
   eventRoutes(app, events, accounting, charge);
   violationRoutes(app, violations, charge);
   deadLetterRoutes(app, deliveries);

@@ -198,6 +198,11 @@ export class SilenceCache implements MuteSource {
     return [...(this.byTenant.get(tenant)?.values() ?? [])].map((l) => l.silence);
   }
 
+  /** One silence of a tenant as last loaded: what a key's history says of the silence that muted it. */
+  silence(tenant: string, id: string): Silence | undefined {
+    return this.byTenant.get(tenant)?.get(id)?.silence;
+  }
+
   mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
     for (const l of this.byTenant.get(tenant)?.values() ?? []) {
       if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels)) return { by: 'silence', id: l.silence.id };

@@ -32,8 +32,8 @@ export class DecisionTally implements DecisionObserver {
 /** Several observers as one. */
 export function observers(...all: DecisionObserver[]): DecisionObserver {
   return {
-    decided: (d, tenant) => {
-      for (const o of all) o.decided(d, tenant);
+    decided: (d, tenant, origin) => {
+      for (const o of all) o.decided(d, tenant, origin);
     },
     ended: (u, how) => {
       for (const o of all) o.ended(u, how);

@@ -31,6 +31,8 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   private readonly releasedTotal: Counter;
   /** Delivery passes that found the worker caught up. */
   readonly idlePasses: Counter;
+  /** history events that could not be written (docs/history.md) */
+  readonly historyLost: Counter;
   private readonly droppedTotal: Counter<'reason'>;
   readonly deliveryDuration: Histogram<'adapter'>;
 
@@ -135,6 +137,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     this.idlePasses = new Counter({
       name: 'onceonly_delivery_idle_passes_total',
       help: 'Delivery passes that found nothing due and no call in flight: the worker is caught up (a few a second while idle).',
+      registers: [this.registry],
+    });
+    this.historyLost = new Counter({
+      name: 'onceonly_history_lost_total',
+      help: "Events of keys' histories that could not be written (the store refused them, or too many waited while it was away).",
       registers: [this.registry],
     });
     this.droppedTotal = new Counter({

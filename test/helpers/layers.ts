@@ -17,6 +17,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['store'],
   ['mute'],
   ['delivery'],
+  ['history'],
   ['engine'],
   ['observe'],
   ['http'],

@@ -98,6 +98,7 @@ async function acmeState() {
   const views: Record<string, unknown> = {};
   for (const k of ids.keys) views[k] = (await acme('GET', `/v1/incidents/${encodeURIComponent(k)}`)).json();
   for (const k of ids.keys) views[`audit ${k}`] = (await acme('GET', `/v1/audit?key=${encodeURIComponent(k)}`)).text;
+  for (const k of ids.keys) views[`history ${k}`] = (await acme('GET', `/v1/incidents/${encodeURIComponent(k)}/history`)).json();
   views.device = (await acme('GET', `/v1/devices/acme/${ids.device}`)).json();
   views.dead = (await acme('GET', '/v1/dead-letters')).json();
   views.silence = (await acme('GET', `/api/v2/silence/${ids.silence}`)).json();

@@ -56,6 +56,7 @@ const PROMISED = [
   'GET /v1/heartbeats',
   'GET /v1/incidents',
   'GET /v1/incidents/{key}',
+  'GET /v1/incidents/{key}/history',
   'GET /v1/stats',
   'GET /v2/heartbeats/{name}/ping',
   'POST /api/v2/silences',

@@ -5,7 +5,7 @@ import type { TicketStore } from '../../store/contract/index.js';
 import type { Adapter, DeliveryJob } from '../adapter.js';
 import { parseTemplate, renderTemplate, TemplateError } from '../../core/template.js';
 import { labelsOf } from '../../mute/labels.js';
-import { attempt, http, HttpFailure, json } from '../http.js';
+import { attempt, http, HttpFailure, json, type Done } from '../http.js';
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
 
@@ -96,7 +96,7 @@ export function describe(e: OutboxEntry): string {
 export function defineAdapter(
   c: { name: string; type: string; timeout_ms?: number },
   accepts: (e: OutboxEntry) => boolean,
-  run: (job: DeliveryJob) => Promise<string | void>,
+  run: (job: DeliveryJob) => Promise<Done>,
 ): Adapter {
   return { name: c.name, type: c.type, ...(c.timeout_ms !== undefined ? { timeoutMs: c.timeout_ms } : {}), accepts, deliver: (job) => attempt(() => run(job)) };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Adapter } from '../adapter.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { basicAuth, HttpFailure } from '../http.js';
+import { basicAuth, HttpFailure, type Done } from '../http.js';
 import { cutText, defineAdapter, describe, fieldRenderer, httpUrl, kindsOf, oneLine, restCaller, type AdapterDeps } from './common.js';
 import { adapterBase, fieldTemplates, registerAdapterConfig } from '../../config/adapters.js';
 import { TICKET_MEMORY_MS, type TicketOwner } from '../../store/contract/index.js';
@@ -177,19 +177,19 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   const isDone = (issue: Issue) => issue.fields?.status?.statusCategory?.key === 'done';
 
   /** A create or change for a ticket that exists: reopen it if a create finds it done, and comment. */
-  async function onto(found: Issue, e: OutboxEntry): Promise<string> {
+  async function onto(found: Issue, e: OutboxEntry): Promise<Done> {
     const reopen = e.action === 'create' && isDone(found);
     if (reopen) await transition(found, c.reopen_transition);
     await comment(found, e);
-    return `${reopen ? 'reopened' : 'commented'} ${found.key}`;
+    return { detail: `${reopen ? 'reopened' : 'commented'} ${found.key}`, ticket: { issue: found.key } };
   }
 
   /** `made` duplicates `older`: say so, close it, and apply the change to the older one. */
-  async function merge(made: Issue, older: Issue, e: OutboxEntry): Promise<string> {
+  async function merge(made: Issue, older: Issue, e: OutboxEntry): Promise<Done> {
     await call(`${api}/issue/${made.key}/comment`, 'POST', { body: `Duplicate of ${older.key} (onceonly: concurrent create); closed.` });
     await transition(made, c.close_transition);
     await onto(older, e);
-    return `merged ${made.key} into ${older.key}`;
+    return { detail: `merged ${made.key} into ${older.key}`, ticket: { issue: older.key } };
   }
 
   return defineAdapter(
@@ -201,7 +201,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
       if (e.action === 'close') {
         if (!found || isDone(found)) return 'nothing to close';
         await transition(found, c.close_transition);
-        return `closed ${found.key}`;
+        return { detail: `closed ${found.key}`, ticket: { issue: found.key } };
       }
       if (found) return onto(found, e);
       const res = await call(`${api}/issue`, 'POST', {
@@ -223,7 +223,7 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
       // Jira's index has caught up.
       const held = store ? await claim(e, made) : 'unreachable';
       const winner = held === 'unreachable' ? ((await search(e)) ?? made) : held;
-      return winner.key === made.key ? `created ${made.key}` : merge(made, winner, e);
+      return winner.key === made.key ? { detail: `created ${made.key}`, ticket: { issue: made.key } } : merge(made, winner, e);
     },
   );
 }

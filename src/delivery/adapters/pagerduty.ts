@@ -57,7 +57,9 @@ export function pagerdutyAdapter(c: PagerdutyConfig, deps: AdapterDeps): Adapter
     c,
     (e) => kinds.has(e.kind) && pages(e),
     async (job) => {
-      await call(c.url, 'POST', pagerdutyEvent(c, job.entry, render(job.entry)));
+      const event = pagerdutyEvent(c, job.entry, render(job.entry));
+      await call(c.url, 'POST', event);
+      return { detail: event.event_action, ticket: { dedup_key: event.dedup_key } };
     },
   );
 }

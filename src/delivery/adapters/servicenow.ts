@@ -52,6 +52,9 @@ declare module '../../config/adapters.js' {
  * nothing a producer sends can reach the encoded query as an operator (a key
  * holding `^OR…` or `^NQ…` would otherwise match other tenants' records).
  */
+/** A ServiceNow record as a key's history shows it: its number and sys_id. */
+const snowTicket = (r: { sys_id: string; number?: string }): Record<string, string> => ({ ...(r.number ? { number: r.number } : {}), sys_id: r.sys_id });
+
 export function servicenowCorrelation(e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>): string {
   return `onceonly-${createHash('sha256').update(`${e.tenant}\u0000${e.kind}\u0000${e.key}`).digest('hex').slice(0, 40)}`;
 }
@@ -171,7 +174,7 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
           ...(found.legacy ? { correlation_id: servicenowCorrelation(e) } : {}),
         });
         await cancelDuplicates(rows);
-        return `resolved ${found.number ?? found.sys_id}`;
+        return { detail: `resolved ${found.number ?? found.sys_id}`, ticket: snowTicket(found) };
       }
       const fields = { short_description: e.summary || `${e.kind} ${e.key}`, impact: level, urgency: level, ...render(e) };
       if (found) {
@@ -184,7 +187,10 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
           work_notes: `onceonly ${e.action}:\n${describe(e)}`,
         });
         const merged = await cancelDuplicates(rows);
-        return `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}${merged ? ` (cancelled ${merged} duplicate${merged > 1 ? 's' : ''})` : ''}`;
+        return {
+          detail: `${reopen ? 'reopened' : 'updated'} ${found.number ?? found.sys_id}${merged ? ` (cancelled ${merged} duplicate${merged > 1 ? 's' : ''})` : ''}`,
+          ticket: snowTicket(found),
+        };
       }
       // A templated description replaces the adapter's own, as any templated column does.
       const res = await call(base, 'POST', { description: describe(e), ...fields, correlation_id: servicenowCorrelation(e), correlation_display: 'onceonly' });
@@ -202,9 +208,9 @@ export function servicenowAdapter(c: ServicenowConfig, deps: AdapterDeps): Adapt
           ...fields,
           work_notes: `onceonly ${e.action} (merged a duplicate ${made.number ?? made.sys_id}):\n${describe(e)}`,
         });
-        return `merged ${made.number ?? made.sys_id} into ${oldest.number ?? oldest.sys_id}`;
+        return { detail: `merged ${made.number ?? made.sys_id} into ${oldest.number ?? oldest.sys_id}`, ticket: snowTicket(oldest) };
       }
-      return `created ${made?.number ?? ''}`.trim();
+      return made?.sys_id ? { detail: `created ${made.number ?? made.sys_id}`, ticket: snowTicket(made) } : 'created';
     },
   );
 }

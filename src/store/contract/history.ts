@@ -86,7 +86,3 @@ export function eventOf(body: string, r: StoredRun): StoredHistoryEvent {
   if (r.fold !== null) Object.assign(e, { count: r.count, first_at: r.first_at, last_at: r.last_at, max_gap_ms: r.gap });
   return e;
 }
-
-/** The default bounds (config `history:`). */
-export const DEFAULT_HISTORY_EVENTS = 500;
-export const DEFAULT_HISTORY_SECONDS = 7 * 86_400;

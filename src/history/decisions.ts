@@ -1,0 +1,53 @@
+import type { ClaimOutcome } from '../core/decision.js';
+import type { IncidentClaim } from '../store/contract/index.js';
+import type { HistoryRecorder } from './recorder.js';
+
+/** The longest summary an arrival keeps in a history (a replay needs the identity, labels and severity, not prose). */
+const SUMMARY_CHARS = 1024;
+
+/** What a decision answered, as the history keeps it. */
+export interface DecidedAs {
+  decision: 'CREATE' | 'SUPPRESS' | 'UPDATE';
+  reason: string;
+  provisional?: boolean;
+}
+
+/**
+ * What a replay needs of an arrival: its severity, its summary (cut), and
+ * its data without free-form details (identity, `cleared`, labels).
+ */
+export function arrivalOf(claim: IncidentClaim): Record<string, unknown> | undefined {
+  const o = claim.outbox;
+  if (!o) return undefined;
+  const { details: _details, ...data } = o.data as Record<string, unknown>;
+  return { severity: o.severity, summary: o.summary.slice(0, SUMMARY_CHARS), data };
+}
+
+/**
+ * An incident's decision in its key's history: the expiry a CREATE found,
+ * the decision with its reason (a SUPPRESS run of one fingerprint and reason
+ * folds into one event), and where a CREATE was routed.
+ */
+export function recordDecision(h: HistoryRecorder, claim: IncidentClaim, d: DecidedAs, outcome: ClaimOutcome, replica: string): void {
+  if (!h.on) return;
+  const { tenant, key } = claim;
+  if (outcome.kind === 'created' && outcome.expired) h.record(tenant, key, { type: 'expired', updates: outcome.expired.updates });
+  const arrival = arrivalOf(claim);
+  h.record(
+    tenant,
+    key,
+    {
+      type: 'decision',
+      decision: d.decision,
+      reason: d.reason,
+      ...(claim.outbox ? { severity: claim.outbox.severity } : {}),
+      replica,
+      fingerprint: claim.fingerprint,
+      ttl_ms: claim.ttlMs,
+      ...(d.provisional ? { provisional: true } : {}),
+      ...(arrival ? { arrival } : {}),
+    },
+    d.decision === 'SUPPRESS' ? `SUPPRESS/${d.reason}/${claim.fingerprint}` : undefined,
+  );
+  if (outcome.kind === 'created' && claim.outbox?.route) h.record(tenant, key, { type: 'routed', adapters: [...claim.outbox.route] });
+}

@@ -1,0 +1,92 @@
+/**
+ * `onceonly explain KEY`: a key's history as a readable timeline, and one
+ * last line that answers "why did (or didn't) this make a ticket?". It reads
+ * the events as GET /v1/incidents/{key}/history answers them (times in RFC
+ * 3339), so the CLI and any client read the same thing.
+ */
+
+export type ViewEvent = { at: string; type: string } & Record<string, unknown>;
+
+const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const quote = (v: unknown) => JSON.stringify(str(v));
+
+/** The ticket a delivery names at its receiver, or its own words. */
+function ticketOf(e: ViewEvent): string {
+  const t = (e.ticket ?? {}) as Record<string, string>;
+  return t.number ?? t.issue ?? t.dedup_key ?? t.sys_id ?? str(e.detail);
+}
+
+/** What a mute or hold was, in words: `silence 1f… ("planned work", by noc) until T`. */
+function heldBy(e: ViewEvent): string {
+  const who = e.by === 'silence' && (e.comment !== undefined || e.created_by !== undefined) ? ` (${quote(e.comment)}, by ${str(e.created_by)})` : '';
+  const until = e.until ? ` until ${str(e.until)}` : '';
+  return `${str(e.by)} ${str(e.id)}${who}${until}`;
+}
+
+/** One event as one line of the timeline (without its time). */
+export function describeEvent(e: ViewEvent): string {
+  switch (e.type) {
+    case 'decision': {
+      const run = typeof e.count === 'number' ? ` ×${e.count}${e.count > 1 ? ` until ${str(e.last_at)}` : ''}` : '';
+      return `${str(e.decision)}${run} (${str(e.reason)})${e.severity ? ` ${str(e.severity)}` : ''}${e.provisional ? ' provisional (store unreachable)' : ''}`;
+    }
+    case 'routed':
+      return `routed to ${(e.adapters as string[] | undefined)?.join(', ') || 'no adapter'}`;
+    case 'muted':
+    case 'held':
+      return `${str(e.action)} to ${str(e.adapter)} ${e.type} by ${heldBy(e)}`;
+    case 'released':
+      return `${str(e.action)} to ${str(e.adapter)} released${e.dropped ? ' (nothing left to deliver)' : ''}`;
+    case 'delivery':
+      return e.status === 'delivered'
+        ? `${str(e.action)} delivered to ${str(e.adapter)}${ticketOf(e) ? `: ${ticketOf(e)}` : ''} (attempt ${str(e.attempt)})`
+        : `${str(e.action)} to ${str(e.adapter)} failed (attempt ${str(e.attempt)}): ${str(e.error)}${e.retry_in_ms !== undefined ? `; retry in ${str(e.retry_in_ms)} ms` : ''}`;
+    case 'dead_letter':
+      return `${str(e.action)} to ${str(e.adapter)} parked as a dead letter: ${str(e.error)}`;
+    case 'dropped':
+      return `${str(e.action)} to ${str(e.adapter)} dropped: ${str(e.reason)}`;
+    case 'retried':
+      return `dead letter ${str(e.id)} retried`;
+    case 'closed':
+      return 'closed';
+    case 'expired':
+      return 'expired (no arrival within its TTL)';
+    default:
+      return e.type;
+  }
+}
+
+/** The answer: the ticket(s) it made and where, or why none was made. */
+export function answer(key: string, events: readonly ViewEvent[]): string {
+  if (!events.some((e) => e.type === 'decision')) return `never arrived: no decision is recorded for ${key}`;
+  const tickets = new Map<string, string>();
+  for (const e of events) if (e.type === 'delivery' && e.status === 'delivered' && e.action !== 'close') tickets.set(str(e.adapter), ticketOf(e));
+  if (tickets.size > 0) {
+    const where = [...tickets].map(([adapter, t]) => (t ? `${t} at ${adapter}` : adapter)).join(', ');
+    const closed = events.at(-1)?.type === 'closed' || events.some((e) => e.type === 'delivery' && e.status === 'delivered' && e.action === 'close');
+    return `ticket${tickets.size > 1 ? 's' : ''}: ${where}${closed ? ' (since closed)' : ''}`;
+  }
+  // What holds it now: a mute or hold of a line not released since.
+  const open = new Map<string, ViewEvent>();
+  for (const e of events) {
+    if (e.type === 'muted' || e.type === 'held') open.set(str(e.adapter), e);
+    if (e.type === 'released' || e.type === 'delivery' || e.type === 'dropped') open.delete(str(e.adapter));
+  }
+  const holding = [...open.values()].at(-1);
+  if (holding) return `no ticket: ${holding.type} by ${heldBy(holding)}`;
+  const dead = events.filter((e) => e.type === 'dead_letter').at(-1);
+  if (dead) return `no ticket: dead letter at ${str(dead.adapter)}: ${str(dead.error)}`;
+  const failed = events.filter((e) => e.type === 'delivery').at(-1);
+  if (failed) return `no ticket yet: delivery to ${str(failed.adapter)} is being retried (last: ${str(failed.error)})`;
+  if (events.some((e) => e.type === 'dropped')) return 'no ticket: it was created and closed while held, so nothing was delivered';
+  const routed = events.filter((e) => e.type === 'routed').at(-1);
+  if (routed && ((routed.adapters as string[] | undefined) ?? []).length === 0) return 'no ticket: routed to no adapter';
+  if (!events.some((e) => e.type === 'decision' && e.decision !== 'SUPPRESS'))
+    return 'no ticket: every arrival kept was a duplicate (SUPPRESS) of a create older than the history';
+  return 'no ticket: no adapter took it (none is configured for its kind, or none was reached), or its delivery has not been attempted yet';
+}
+
+/** The timeline, one event a line, then the answer. */
+export function explain(key: string, events: readonly ViewEvent[]): string[] {
+  return [...events.map((e) => `${e.at}  ${describeEvent(e)}`), '', answer(key, events)];
+}

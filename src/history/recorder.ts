@@ -1,0 +1,104 @@
+import type { Clock } from '../core/clock.js';
+import type { HistoryAppend, HistoryEvent, HistoryLimits, HistoryStore } from '../store/contract/index.js';
+
+export interface RecorderOptions {
+  store: Pick<HistoryStore, 'append'>;
+  /** read at every flush, so a reload takes effect; null: history is off (config max_events: 0) */
+  limits: () => HistoryLimits | null;
+  clock: Clock;
+  /** how long an event waits to be written with others (ms) */
+  flushMs?: number;
+  /** events waiting at most; past it a new one is lost (counted), so a store that is away costs bounded memory */
+  maxWaiting?: number;
+  /** events that could not be written (the store refused the batch, or too many waited) */
+  lost?: (events: number, err?: unknown) => void;
+}
+
+/**
+ * Writes keys' histories beside the steps they record: an event is recorded
+ * once its step has happened (a decision answered, a delivery settled), so a
+ * history never says what did not happen. Events wait up to `flushMs` and go
+ * in one store call, in the order they were recorded; a SUPPRESS run of one
+ * key is folded here first, so 10,000 repeats cost the store a few writes.
+ * A batch the store refuses is lost, not retried (a retry could write a run
+ * twice): a history may miss a line while its store is away.
+ */
+export class HistoryRecorder {
+  private waiting: HistoryAppend[] = [];
+  /** each key's last waiting append, where a run may fold */
+  private readonly tails = new Map<string, HistoryAppend>();
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly flushMs: number;
+  private readonly maxWaiting: number;
+
+  constructor(private readonly o: RecorderOptions) {
+    this.flushMs = o.flushMs ?? 50;
+    this.maxWaiting = o.maxWaiting ?? 20_000;
+  }
+
+  /** Whether events are kept at all now (config). */
+  get on(): boolean {
+    return this.o.limits() !== null;
+  }
+
+  /** The clock events are stamped on. */
+  now(): number {
+    return this.o.clock.now();
+  }
+
+  /**
+   * Records an event of a key, stamped now unless it carries its time. A
+   * `fold` (a SUPPRESS of one fingerprint) counts into the key's last event
+   * of the same fold instead of adding one.
+   */
+  record(tenant: string, key: string, event: Omit<HistoryEvent, 'at'> & { at?: number }, fold?: string): void {
+    if (!this.on) return;
+    const at = event.at ?? this.o.clock.now();
+    const id = `${tenant}\u0000${key}`;
+    const tail = this.tails.get(id);
+    if (fold !== undefined && tail?.fold === fold) {
+      const r = (tail.run ??= { count: 1, first_at: tail.event.at, last_at: tail.event.at, max_gap_ms: 0 });
+      r.max_gap_ms = Math.max(r.max_gap_ms, at - r.last_at);
+      r.last_at = at;
+      r.count++;
+      return;
+    }
+    if (this.waiting.length >= this.maxWaiting) {
+      this.o.lost?.(1);
+      return;
+    }
+    const a: HistoryAppend = { tenant, key, event: { ...event, at } as HistoryEvent, ...(fold !== undefined ? { fold } : {}) };
+    this.waiting.push(a);
+    this.tails.set(id, a);
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+    this.timer.unref?.();
+  }
+
+  /** Writes what waits now, after any write in progress; resolves once it is in the store (or lost). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.waiting;
+    this.waiting = [];
+    this.tails.clear();
+    // One write at a time: a key's later events never land before its earlier ones.
+    this.writing = this.writing.then(() => this.write(batch));
+    return this.writing;
+  }
+
+  private async write(batch: HistoryAppend[]): Promise<void> {
+    const limits = this.o.limits();
+    if (batch.length === 0 || !limits) return;
+    try {
+      await this.o.store.append(batch, limits);
+    } catch (err) {
+      this.o.lost?.(batch.length, err);
+    }
+  }
+
+  /** Writes what waits (shutdown). */
+  close(): Promise<void> {
+    return this.flush();
+  }
+}

@@ -1,0 +1,228 @@
+// needs: redis postgres
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { BACKENDS, backendStores, storeKeepsItsOwnTime } from '../helpers/backends.js';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
+import { startServicenowFake } from '../fakes/servicenow-fake.js';
+import type { FakeServer } from '../fakes/http-fake.js';
+import type { SnowRecord } from '../fakes/servicenow-fake.js';
+import { PG_URL } from '../helpers/postgres.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { RedisStore } from '../../src/store/redis/redis-store.js';
+import { answer, type ViewEvent } from '../../src/history/explain.js';
+
+/**
+ * Each key's history through the running server, on every store: the
+ * timeline of one key's decisions and delivery attempts (with the
+ * receiver's ticket), a silence named in it, its survival past the close,
+ * and its bounds under 10,000 arrivals.
+ */
+
+const incident = (over: Record<string, unknown> = {}) => ({
+  element_id: 'olt-7',
+  fault_class: 'LOS',
+  root_cause_id: 'fiber-cut-12',
+  severity: 'MAJOR',
+  summary: 'OLT 7 lost signal',
+  ...over,
+});
+// No SUPPRESS is a lost race here: the three repeats are one run of `unchanged`.
+const snowAt = (url: string) => `
+incidents: { race_window_ms: 0 }
+delivery: { base_delay_ms: 1, max_delay_ms: 5 }
+adapters:
+  - { name: snow, type: servicenow, instance_url: "${url}", username: onceonly, password: secret }
+`;
+
+/** Rows (or list entries) of every key's history the store holds now. */
+async function storedEvents(s: InProcessServer, storeUrl: string, key: string): Promise<number> {
+  // A shared store is wrapped by fail-open: its inner store holds the data.
+  const raw = (s.store as { inner?: unknown }).inner ?? s.store;
+  if (s.store.kind === 'sqlite') return ((raw as SqliteStore).database.prepare('SELECT count(*) AS n FROM history').get() as { n: number }).n;
+  if (s.store.kind === 'postgres') {
+    const schema = new URL(storeUrl).searchParams.get('schema');
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    try {
+      return Number((await c.query(`SELECT count(*) AS n FROM "${schema}".history`)).rows[0].n);
+    } finally {
+      await c.end();
+    }
+  }
+  if (s.store.kind.startsWith('redis')) {
+    const r = raw as RedisStore;
+    const k = r.layout.historyKey('default', key);
+    return Number(await r.conn.send(k, ['LLEN', k]));
+  }
+  return (await s.store.history.read('default', key)).length;
+}
+
+for (const backend of BACKENDS)
+  describe(`key history on ${backend}`, () => {
+    const stores = backendStores(backend);
+    let snow: FakeServer & { records: Map<string, SnowRecord> };
+    before(async () => {
+      await stores.start();
+      snow = await startServicenowFake();
+    });
+    after(async () => {
+      await snow.close();
+      await stores.stop();
+    });
+
+    const history = async (s: InProcessServer, key: string) => {
+      const r = await s.get(`/v1/incidents/${encodeURIComponent(key)}/history`);
+      return r.status === 200 ? (r.body.events as ViewEvent[]) : [];
+    };
+    /** Waits for `ready` over the key's history, moving the server's clock on (retries fall due on it where the store keeps no time of its own). */
+    const waitFor = (s: InProcessServer, key: string, ready: (events: ViewEvent[]) => boolean, what: string) => {
+      let last: ViewEvent[] = [];
+      return until(
+        async () => {
+          if (!storeKeepsItsOwnTime(backend)) s.clock.advance(20);
+          last = await history(s, key);
+          return ready(last) || null;
+        },
+        20_000,
+        () => `${what}: ${last.map((e) => `${e.type}:${String(e.decision ?? e.status ?? '')}`).join(' ')}`,
+      );
+    };
+
+    test('a timeline: CREATE, one folded SUPPRESS run, UPDATE, two failed attempts then the receiver’s ticket; kept after the close', async () => {
+      snow.requests.length = 0;
+      let calls = 0;
+      // The receiver's first two calls fail: the create's first two attempts.
+      snow.faults = () => (++calls <= 2 ? { status: 503 } : 'ok');
+      const s = await inProcessServer({ store: await stores.fresh(), config: snowAt(snow.url) });
+      try {
+        const first = await s.post('/v1/incidents', incident());
+        const key = first.body.dedup_key as string;
+        s.clock.advance(1);
+        for (let i = 0; i < 3; i++) assert.equal((await s.post('/v1/incidents', incident())).body.decision, 'SUPPRESS');
+        assert.equal((await s.post('/v1/incidents', incident({ severity: 'CRITICAL' }))).body.decision, 'UPDATE');
+        const events = await waitFor(
+          s,
+          key,
+          (ev) => ev.filter((e) => e.type === 'delivery' && e.status === 'delivered').length >= 2,
+          'the create and the update delivered',
+        ).then(() => history(s, key));
+
+        const decisions = events.filter((e) => e.type === 'decision');
+        assert.deepEqual(
+          decisions.map((e) => [e.decision, e.reason, e.count ?? null]),
+          [
+            ['CREATE', 'new', null],
+            ['SUPPRESS', 'unchanged', 3],
+            ['UPDATE', 'severity', null],
+          ],
+        );
+        const run = decisions[1]!;
+        assert.ok(Date.parse(String(run.first_at)) <= Date.parse(String(run.last_at)), 'the run has its first and last time');
+        assert.equal(decisions[0]!.severity, 'MAJOR');
+        assert.equal(decisions[2]!.severity, 'CRITICAL');
+
+        const attempts = events.filter((e) => e.type === 'delivery' && e.action === 'create');
+        assert.deepEqual(
+          attempts.map((e) => [e.attempt, e.status]),
+          [
+            [1, 'failed'],
+            [2, 'failed'],
+            [3, 'delivered'],
+          ],
+        );
+        assert.match(String(attempts[0]!.error), /503/);
+        const [rec] = [...snow.records.values()];
+        assert.deepEqual(attempts[2]!.ticket, { number: rec!.number, sys_id: rec!.sys_id }, "the receiver's number and sys_id");
+        assert.equal(answer(key, events), `ticket: ${rec!.number} at snow`);
+        // Oldest first, and every time in RFC 3339.
+        const times = events.map((e) => Date.parse(e.at));
+        assert.ok(
+          times.every((t, i) => Number.isFinite(t) && (i === 0 || t >= times[i - 1]!)),
+          'oldest first',
+        );
+
+        // After the end: the key closes and is gone; its history is not.
+        assert.equal((await s.del(`/v1/incidents/${encodeURIComponent(key)}`)).status, 204);
+        assert.equal((await s.get(`/v1/incidents/${encodeURIComponent(key)}`)).status, 404);
+        await waitFor(s, key, (ev) => ev.some((e) => e.type === 'delivery' && e.action === 'close' && e.status === 'delivered'), 'the close delivered');
+        const after = await history(s, key);
+        assert.ok(after.some((e) => e.type === 'closed'));
+        assert.equal(answer(key, after), `ticket: ${rec!.number} at snow (since closed)`);
+      } finally {
+        snow.faults = () => 'ok';
+        await s.stop();
+      }
+    });
+
+    test('a silenced key’s history names the silence, and the answer says so', async () => {
+      const s = await inProcessServer({ store: await stores.fresh(), config: snowAt(snow.url) });
+      try {
+        const made = await s.post('/api/v2/silences', {
+          matchers: [{ name: 'element_id', value: 'olt-9', isRegex: false, isEqual: true }],
+          startsAt: new Date(s.clock.now() - 1000).toISOString(),
+          endsAt: new Date(s.clock.now() + 3_600_000).toISOString(),
+          createdBy: 'noc-alice',
+          comment: 'splicing fiber 12',
+        });
+        assert.equal(made.status, 200);
+        const id = made.body.silenceID as string;
+        const key = (await s.post('/v1/incidents', incident({ element_id: 'olt-9' }))).body.dedup_key as string;
+        await waitFor(s, key, (ev) => ev.some((e) => e.type === 'muted'), 'muted');
+        const events = await history(s, key);
+        const muted = events.find((e) => e.type === 'muted')!;
+        assert.deepEqual([muted.by, muted.id, muted.comment, muted.created_by, muted.adapter], ['silence', id, 'splicing fiber 12', 'noc-alice', 'snow']);
+        assert.equal(typeof muted.until, 'string');
+        assert.equal(answer(key, events), `no ticket: muted by silence ${id} ("splicing fiber 12", by noc-alice) until ${String(muted.until)}`);
+      } finally {
+        await s.stop();
+      }
+    });
+
+    test('bounded: 10,000 arrivals of one key keep at most max_events, and the store holds no more', async () => {
+      const url = await stores.fresh();
+      const s = await inProcessServer({ store: url, config: 'history: { max_events: 20 }\n' });
+      try {
+        // Every arrival changes severity: each is an UPDATE, its own event (a SUPPRESS run would fold).
+        const batch = (from: number) =>
+          Array.from({ length: 5000 }, (_, i) => JSON.stringify(incident({ element_id: 'olt-bound', severity: (from + i) % 2 ? 'MINOR' : 'MAJOR' }))).join(
+            '\n',
+          );
+        const post = async (from: number) => {
+          const r = await s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { 'content-type': 'application/x-ndjson' }, payload: batch(from) });
+          assert.equal(r.statusCode, 200);
+        };
+        await post(0);
+        const key = (await s.post('/v1/incidents', incident({ element_id: 'olt-bound', severity: 'CRITICAL' }))).body.dedup_key as string;
+        const half = await history(s, key);
+        const sizeAtHalf = await storedEvents(s, url, key);
+        await post(5001);
+        const full = await history(s, key);
+        assert.equal(half.length, 20);
+        assert.equal(full.length, 20, 'at most max_events');
+        assert.equal(full.at(-1)!.decision, 'UPDATE');
+        assert.equal(await storedEvents(s, url, key), sizeAtHalf, 'the store holds as many after 10,000 arrivals as after 5,000');
+        assert.ok(sizeAtHalf <= 20);
+      } finally {
+        await s.stop();
+      }
+    });
+
+    test('a key with no history answers 404, a malformed key 400; neither changes anything', async () => {
+      const s = await inProcessServer({ store: await stores.fresh() });
+      try {
+        const none = await s.get(`/v1/incidents/${encodeURIComponent(`dedup:${'0'.repeat(32)}`)}/history`);
+        assert.equal(none.status, 404);
+        assert.equal(none.body.error.code, 'not_found');
+        for (const bad of ['nope', `dedup:${'A'.repeat(32)}`, `group:${'0'.repeat(31)}`]) {
+          const r = await s.get(`/v1/incidents/${encodeURIComponent(bad)}/history`);
+          assert.equal(r.status, 400, bad);
+          assert.equal(r.body.error.code, 'invalid_input');
+        }
+        assert.deepEqual((await s.get('/v1/incidents')).body.incidents, []);
+      } finally {
+        await s.stop();
+      }
+    });
+  });
