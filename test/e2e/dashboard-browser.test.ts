@@ -67,6 +67,11 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     const row = page.locator('#dead tbody tr', { hasText: key });
     await row.waitFor({ timeout: 10_000 });
     assert.match(await row.innerText(), /HTTP 503/);
+    // The incident's row opens its history: the timeline, and the answer to "why no ticket?".
+    await page.locator(`#incidents tr[data-key="${key}"] button.history`).click();
+    await page.locator('#timeline-answer', { hasText: 'no ticket: dead letter at hook' }).waitFor({ timeout: 5000 });
+    assert.match(await page.locator('#timeline-lines').innerText(), /CREATE \(new\) CRITICAL[\s\S]*create to hook failed \(attempt 1\): .*HTTP 503/);
+    assert.equal(await page.locator('#timeline-key').innerText(), key);
     await page.locator('#invariant.ok').waitFor({ timeout: 5000 });
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'dashboard.png'), fullPage: true });
@@ -87,6 +92,8 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     );
     assert.equal(hook.requests.at(-1)!.body.key, key);
     await page.locator('#dead tbody tr', { hasText: key }).waitFor({ state: 'detached', timeout: 10_000 });
+    await page.locator(`#incidents tr[data-key="${key}"] button.history`).click();
+    await page.locator('#timeline-answer', { hasText: 'ticket: delivered to hook' }).waitFor({ timeout: 5000 });
 
     // A create refused for good, then its close: the row says the close waits behind it; Drop lets it go.
     hook.faults = (q) => (q.body?.action === 'create' ? { status: 400 } : 'ok');

@@ -41,6 +41,7 @@ const PROMISED = [
   'GET /api/v2/silence/{id}',
   'GET /api/v2/silences',
   'GET /dashboard/app.js',
+  'GET /dashboard/explain.js',
   'GET /dashboard/style.css',
   'GET /healthz',
   'GET /metrics',

@@ -13,6 +13,13 @@ const PAGE = [
   { url: '/', file: 'index.html', type: 'text/html', summary: 'The live dashboard (HTML)', what: 'the page' },
   { url: '/dashboard/app.js', file: 'app.js', type: 'text/javascript', summary: "The dashboard's script", what: 'JavaScript' },
   { url: '/dashboard/style.css', file: 'style.css', type: 'text/css', summary: "The dashboard's style sheet", what: 'CSS' },
+  {
+    url: '/dashboard/explain.js',
+    file: 'explain.js',
+    type: 'text/javascript',
+    summary: "A key's history as a timeline and its answer (the page's and the CLI's)",
+    what: 'JavaScript',
+  },
 ];
 
 /** The page loads its script, style sheet and data from this server only, and no other site may frame it. */

@@ -1,6 +1,8 @@
 // onceonly dashboard: reads /v1/dashboard/stream (Server-Sent Events, read
 // with fetch so a tenant token goes in the Authorization header) and renders
 // each snapshot. No framework, no build step.
+import { explain } from './explain.js';
+
 const $ = (sel) => document.querySelector(sel);
 const KINDS = ['CREATE', 'SUPPRESS', 'UPDATE', 'provisional'];
 const COLORS = { CREATE: 'var(--create)', SUPPRESS: 'var(--suppress)', UPDATE: 'var(--update)', provisional: 'var(--provisional)' };
@@ -109,11 +111,38 @@ function incidents(snap) {
         const r = await fetch('/api/v2/silences', { method: 'POST', headers: { ...headers(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
         button.textContent = r.status === 200 ? 'silenced' : `failed (${r.status})`;
       });
-      cell(tr, button);
+      // The key's history, as `onceonly explain` prints it: the timeline and the answer.
+      const why = document.createElement('button');
+      why.textContent = 'History';
+      why.className = 'history';
+      why.addEventListener('click', () => timeline(i));
+      const actions = document.createElement('span');
+      actions.append(why, text(' '), button);
+      cell(tr, actions);
       return tr;
     }),
   );
   $('#incident-count').textContent = `(${snap.incidents.length})`;
+}
+
+/** Opens the timeline of one incident's history (text nodes only: the events carry producers' labels). */
+async function timeline(i) {
+  $('#timeline').hidden = false;
+  $('#timeline-what').textContent = i.what;
+  $('#timeline-key').textContent = i.dedup_key;
+  $('#timeline-lines').textContent = 'loading…';
+  $('#timeline-answer').textContent = '';
+  const r = await fetch(`/v1/incidents/${encodeURIComponent(i.dedup_key)}/history`, { headers: headers() });
+  const body = await r.json().catch(() => null);
+  const events = r.status === 200 && body ? body.events : [];
+  if (r.status !== 200 && r.status !== 404) {
+    $('#timeline-lines').textContent = `could not read the history (HTTP ${r.status})`;
+    return;
+  }
+  const lines = explain(i.dedup_key, events);
+  $('#timeline-lines').textContent = lines.slice(0, -2).join('\n');
+  $('#timeline-answer').textContent = lines.at(-1);
+  $('#timeline').scrollIntoView({ block: 'nearest' });
 }
 
 function events(snap) {
@@ -319,3 +348,7 @@ for (const th of document.querySelectorAll('th[data-sort]')) {
   });
 }
 void stream();
+
+$('#timeline-close').addEventListener('click', () => {
+  $('#timeline').hidden = true;
+});
