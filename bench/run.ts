@@ -17,6 +17,7 @@
  *   npm run bench -- bounds            another tenant's decision latency while one tenant presses on each bound
  *   npm run bench -- keyed             one tenant's throughput with and without Idempotency-Keys (SQLite, Postgres)
  *   npm run bench -- routes            decisions and deliveries with and without a 20-node routing tree
+ *   npm run bench -- history           decisions with and without each key's history, every store; a debug log line's cost
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -36,6 +37,7 @@ import { boundsSection } from './sections/bounds.js';
 import { keyedSection } from './sections/keyed.js';
 import { fieldsSection } from './sections/fields.js';
 import { routesSection } from './sections/routes.js';
+import { historySection } from './sections/history.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -45,7 +47,7 @@ import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes'] as const;
+const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -124,6 +126,7 @@ if (asked.includes('bounds')) sections.push(await boundsSection(log));
 if (asked.includes('keyed')) sections.push(await keyedSection(log));
 if (asked.includes('fields')) sections.push(await fieldsSection(log));
 if (asked.includes('routes')) sections.push(await routesSection(log));
+if (asked.includes('history')) sections.push(await historySection(log));
 let failopen: Section | null = null;
 if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 

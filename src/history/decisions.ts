@@ -19,8 +19,12 @@ export interface DecidedAs {
 export function arrivalOf(claim: IncidentClaim): Record<string, unknown> | undefined {
   const o = claim.outbox;
   if (!o) return undefined;
-  const { details: _details, ...data } = o.data as Record<string, unknown>;
-  return { severity: o.severity, summary: o.summary.slice(0, SUMMARY_CHARS), data };
+  let data = o.data as Record<string, unknown>;
+  if ('details' in data) {
+    const { details: _details, ...rest } = data;
+    data = rest;
+  }
+  return { severity: o.severity, summary: o.summary.length > SUMMARY_CHARS ? o.summary.slice(0, SUMMARY_CHARS) : o.summary, data };
 }
 
 /**
@@ -32,22 +36,16 @@ export function recordDecision(h: HistoryRecorder, claim: IncidentClaim, d: Deci
   if (!h.on) return;
   const { tenant, key } = claim;
   if (outcome.kind === 'created' && outcome.expired) h.record(tenant, key, { type: 'expired', updates: outcome.expired.updates });
-  const arrival = arrivalOf(claim);
-  h.record(
-    tenant,
-    key,
-    {
-      type: 'decision',
-      decision: d.decision,
-      reason: d.reason,
-      ...(claim.outbox ? { severity: claim.outbox.severity } : {}),
-      replica,
-      fingerprint: claim.fingerprint,
-      ttl_ms: claim.ttlMs,
-      ...(d.provisional ? { provisional: true } : {}),
-      ...(arrival ? { arrival } : {}),
-    },
-    d.decision === 'SUPPRESS' ? `SUPPRESS/${d.reason}/${claim.fingerprint}` : undefined,
-  );
+  const event: Record<string, unknown> & { type: string } = { type: 'decision', decision: d.decision, reason: d.reason, replica };
+  if (claim.outbox) event.severity = claim.outbox.severity;
+  if (d.provisional) event.provisional = true;
+  // A SUPPRESS changed nothing: its run's first arrival is the key's state already kept. A create or
+  // change keeps what a replay needs of it, and the TTL it was given.
+  if (d.decision !== 'SUPPRESS') {
+    const arrival = arrivalOf(claim);
+    if (arrival) event.arrival = arrival;
+    event.ttl_ms = claim.ttlMs;
+  }
+  h.record(tenant, key, event, d.decision === 'SUPPRESS' ? `SUPPRESS/${d.reason}/${claim.fingerprint}` : undefined);
   if (outcome.kind === 'created' && claim.outbox?.route) h.record(tenant, key, { type: 'routed', adapters: [...claim.outbox.route] });
 }

@@ -10,6 +10,8 @@ export interface RecorderOptions {
   flushMs?: number;
   /** events waiting at most; past it a new one is lost (counted), so a store that is away costs bounded memory */
   maxWaiting?: number;
+  /** events that start a write at once, without waiting for the timer (a busy process writes in batches of this) */
+  batch?: number;
   /** events that could not be written (the store refused the batch, or too many waited) */
   lost?: (events: number, err?: unknown) => void;
 }
@@ -29,12 +31,16 @@ export class HistoryRecorder {
   private readonly tails = new Map<string, HistoryAppend>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
+  /** events handed to writes not yet finished: they count against maxWaiting too */
+  private writingCount = 0;
   private readonly flushMs: number;
   private readonly maxWaiting: number;
+  private readonly batch: number;
 
   constructor(private readonly o: RecorderOptions) {
     this.flushMs = o.flushMs ?? 50;
     this.maxWaiting = o.maxWaiting ?? 20_000;
+    this.batch = o.batch ?? 500;
   }
 
   /** Whether events are kept at all now (config). */
@@ -50,7 +56,8 @@ export class HistoryRecorder {
   /**
    * Records an event of a key, stamped now unless it carries its time. A
    * `fold` (a SUPPRESS of one fingerprint) counts into the key's last event
-   * of the same fold instead of adding one.
+   * of the same fold instead of adding one. The event object is taken, not
+   * copied: the caller does not touch it again.
    */
   record(tenant: string, key: string, event: Omit<HistoryEvent, 'at'> & { at?: number }, fold?: string): void {
     if (!this.on) return;
@@ -64,13 +71,20 @@ export class HistoryRecorder {
       r.count++;
       return;
     }
-    if (this.waiting.length >= this.maxWaiting) {
+    if (this.waiting.length + this.writingCount >= this.maxWaiting) {
       this.o.lost?.(1);
       return;
     }
-    const a: HistoryAppend = { tenant, key, event: { ...event, at } as HistoryEvent, ...(fold !== undefined ? { fold } : {}) };
+    // The caller's object is kept as it is (no copy): it is the recorder's from here on.
+    if (event.at === undefined) event.at = at;
+    const a: HistoryAppend = fold === undefined ? { tenant, key, event: event as HistoryEvent } : { tenant, key, event: event as HistoryEvent, fold };
     this.waiting.push(a);
     this.tails.set(id, a);
+    // A full batch goes now: a process deciding without pause (no timer turn) still writes as it goes.
+    if (this.waiting.length >= this.batch) {
+      void this.flush();
+      return;
+    }
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
     this.timer.unref?.();
   }
@@ -82,8 +96,9 @@ export class HistoryRecorder {
     const batch = this.waiting;
     this.waiting = [];
     this.tails.clear();
+    this.writingCount += batch.length;
     // One write at a time: a key's later events never land before its earlier ones.
-    this.writing = this.writing.then(() => this.write(batch));
+    this.writing = this.writing.then(() => this.write(batch)).finally(() => (this.writingCount -= batch.length));
     return this.writing;
   }
 

@@ -263,10 +263,17 @@ const shot = (liveKeys: () => string[]): fc.Arbitrary<Shot> =>
         const route = `/v1/incidents/${[...Buffer.from(k)].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('')}`;
         return url(route).map((u) => ({ tenant, auth: a, ip: from, method: 'DELETE' as const, url: u, route, key: k }));
       });
+    // A key's history, by a live key or any text as its key (every byte percent-encoded).
+    const history = fc
+      .oneof({ weight: 2, arbitrary: keys.length > 0 ? fc.constantFrom(...keys) : fc.constant(`dedup:${'a'.repeat(32)}`) }, { weight: 1, arbitrary: text })
+      .chain((k) => {
+        const route = `/v1/incidents/${[...Buffer.from(k)].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('')}/history`;
+        return url(route).map((u) => ({ tenant, auth: a, ip: from, method: 'GET' as const, url: u, route }));
+      });
     const get = fc
       .constantFrom('/v1/incidents', '/v1/dead-letters', '/v1/stats', '/v1/dashboard', '/v1/devices/acme/x', '/openapi.json', '/healthz', '/readyz', '/')
       .chain((route) => spell(route).map((u) => ({ tenant, auth: a, ip: from, method: 'GET' as const, url: u, route })));
-    return fc.oneof({ weight: 14, arbitrary: post }, { weight: 2, arbitrary: del }, { weight: 1, arbitrary: get });
+    return fc.oneof({ weight: 14, arbitrary: post }, { weight: 2, arbitrary: del }, { weight: 1, arbitrary: get }, { weight: 1, arbitrary: history });
   });
 
 // ---------------------------------------------------------------- the model

@@ -1,9 +1,18 @@
 import type { Clock } from '../../core/clock.js';
-import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryLimits, type HistoryStore, type StoredRun } from '../contract/index.js';
+import {
+  runOf,
+  type HistoryAppend,
+  type HistoryEvent,
+  type HistoryLimits,
+  type HistoryStore,
+  type StoredHistoryEvent,
+  type StoredRun,
+} from '../contract/index.js';
 import { sweepMap } from './sweep.js';
 
+/** The appended event itself (an append hands it over; a read copies it), and its run. */
 interface Kept extends StoredRun {
-  body: string;
+  event: HistoryEvent;
   expiresAt: number;
 }
 
@@ -37,13 +46,15 @@ export class MemoryHistory implements HistoryStore {
           first_at: r.first_at,
           last_at: r.last_at,
           gap: r.max_gap_ms,
-          body: bodyOf(a.event),
+          event: a.event,
           expiresAt: r.last_at + limits.keepMs,
         });
       }
-      // Beyond the newest `maxEvents`, or past their time as of this append.
-      const kept = list.filter((e) => e.expiresAt > r.last_at).slice(-limits.maxEvents);
-      if (kept.length > 0) this.keys.set(id, kept);
+      // Beyond the newest `maxEvents`, or past their time as of this append (the oldest first).
+      let drop = Math.max(0, list.length - limits.maxEvents);
+      while (drop < list.length && list[drop]!.expiresAt <= r.last_at) drop++;
+      if (drop > 0) list.splice(0, drop);
+      if (list.length > 0) this.keys.set(id, list);
       else this.keys.delete(id);
     }
   }
@@ -51,11 +62,19 @@ export class MemoryHistory implements HistoryStore {
   async read(tenant: string, key: string) {
     this.assertOpen();
     const now = this.clock.now();
-    return (this.keys.get(idOf(tenant, key)) ?? []).filter((e) => e.expiresAt > now).map((e) => eventOf(e.body, e));
+    return (this.keys.get(idOf(tenant, key)) ?? []).filter((e) => e.expiresAt > now).map(copyOf);
   }
 
   sweep(batch: number): number {
     const now = this.clock.now();
     return sweepMap(this.keys, batch, (list) => list.every((e) => e.expiresAt <= now));
   }
+}
+
+/** A kept event as a read answers it: a copy (the caller may change it), with its run's fields when it folds a run. */
+function copyOf(k: Kept): StoredHistoryEvent {
+  const e = structuredClone(k.event) as StoredHistoryEvent;
+  e.at = k.first_at;
+  if (k.fold !== null) Object.assign(e, { count: k.count, first_at: k.first_at, last_at: k.last_at, max_gap_ms: k.gap });
+  return e;
 }

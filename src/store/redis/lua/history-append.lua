@@ -32,11 +32,13 @@ for i, key in ipairs(KEYS) do
       end
     end
   end
+  local n = 2
   if not folded then
-    redis.call('RPUSH', key, table.concat({ fold, int(count), int(first), int(last), int(gap), body }, US))
-    redis.call('LTRIM', key, -max, -1)
+    n = redis.call('RPUSH', key, table.concat({ fold, int(count), int(first), int(last), int(gap), body }, US))
+    if n > max then redis.call('LTRIM', key, -max, -1) end
   end
-  while true do
+  -- A list of one (a key's first event) has nothing older to drop.
+  while n > 1 do
     local head = redis.call('LINDEX', key, 0)
     if not head then break end
     local _, _, _, la = parse(head)

@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { manualClock } from '../../src/core/clock.js';
+import { HistoryRecorder } from '../../src/history/recorder.js';
+import { MemoryStore } from '../../src/store/memory/memory-store.js';
+
+const LIMITS = { maxEvents: 50, keepMs: 3_600_000 };
+
+/** The recorder on the memory store: order, folding before the store, batches, bounds, and what it does when the store refuses. */
+test('a SUPPRESS run folds in the buffer; other keys and events keep their order; a full batch writes without the timer', async () => {
+  const clock = manualClock(1_000);
+  const store = new MemoryStore(clock);
+  const h = new HistoryRecorder({ store: store.history, limits: () => LIMITS, clock, batch: 4, flushMs: 60_000 });
+  h.record('t', 'k', { type: 'decision', decision: 'CREATE' });
+  for (const gap of [10, 30, 5]) {
+    clock.advance(gap);
+    h.record('t', 'k', { type: 'decision', decision: 'SUPPRESS' }, 'S/f');
+  }
+  h.record('t', 'other', { type: 'closed' });
+  clock.advance(1);
+  h.record('t', 'k', { type: 'decision', decision: 'UPDATE' });
+  // Four appends wait (the run is one): the batch went without a timer turn.
+  await new Promise((r) => setImmediate(r));
+  const k = await store.history.read('t', 'k');
+  assert.deepEqual(
+    k.map((e) => [e.decision, e.count ?? null, e.max_gap_ms ?? null]),
+    [
+      ['CREATE', null, null],
+      ['SUPPRESS', 3, 30],
+      ['UPDATE', null, null],
+    ],
+  );
+  assert.deepEqual([k[1]!.first_at, k[1]!.last_at], [1_010, 1_045]);
+  assert.equal((await store.history.read('t', 'other')).length, 1);
+});
+
+test('history off (no limits) records nothing; a store that refuses loses the batch and says how many', async () => {
+  const clock = manualClock(1_000);
+  const store = new MemoryStore(clock);
+  let on = false;
+  const lost: number[] = [];
+  const h = new HistoryRecorder({ store: store.history, limits: () => (on ? LIMITS : null), clock, lost: (n) => lost.push(n) });
+  h.record('t', 'k', { type: 'closed' });
+  await h.flush();
+  assert.deepEqual(await store.history.read('t', 'k'), []);
+  on = true;
+  h.record('t', 'k', { type: 'closed' });
+  h.record('t', 'j', { type: 'closed' });
+  await store.close();
+  await h.flush();
+  assert.deepEqual(lost, [2], 'the refused batch is counted, not retried');
+});
+
+test('at most maxWaiting events wait while writes lag; the rest are counted lost', async () => {
+  const clock = manualClock(1_000);
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const store = new MemoryStore(clock);
+  // The store's own append, held back until the gate opens: a store that is slow to answer.
+  const slow = { append: async (...a: Parameters<typeof store.history.append>) => gate.then(() => store.history.append(...a)) };
+  let lost = 0;
+  const h = new HistoryRecorder({ store: slow, limits: () => LIMITS, clock, batch: 10, maxWaiting: 25, lost: (n) => (lost += n) });
+  for (let i = 0; i < 40; i++) h.record('t', `k${i}`, { type: 'closed' });
+  assert.equal(lost, 15);
+  release();
+  await h.flush();
+  let kept = 0;
+  for (let i = 0; i < 40; i++) kept += (await store.history.read('t', `k${i}`)).length;
+  assert.equal(kept, 25);
+});
