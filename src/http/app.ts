@@ -183,7 +183,7 @@ export function buildApp({
   historyRoutes(app, history);
   eventRoutes(app, events, accounting, charge);
   violationRoutes(app, violations, charge);
-  deadLetterRoutes(app, deliveries);
+  deadLetterRoutes(app, deliveries, history.recorder);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
   heartbeatRoutes(app, heartbeats);

@@ -180,6 +180,40 @@ for (const backend of BACKENDS)
       }
     });
 
+    test('a dead letter, its retry by an operator and the ticket after it; another dropped: each in its key’s history and answer', async () => {
+      snow.faults = (r) => (r.method === 'GET' ? { status: 400, body: { error: { message: 'Invalid query' }, status: 'failure' } } : 'ok');
+      const s = await inProcessServer({ store: await stores.fresh(), config: snowAt(snow.url) });
+      try {
+        const keyOf = async (element_id: string) => (await s.post('/v1/incidents', incident({ element_id }))).body.dedup_key as string;
+        const retried = await keyOf('olt-r');
+        const dropped = await keyOf('olt-d');
+        for (const k of [retried, dropped]) await waitFor(s, k, (ev) => ev.some((e) => e.type === 'dead_letter'), 'parked');
+        assert.match(answer(retried, await history(s, retried)), /^no ticket: dead letter at snow: .*HTTP 400/);
+        const idOf = async (k: string) => (await history(s, k)).find((e) => e.type === 'dead_letter')!.id as string;
+        snow.faults = () => 'ok';
+        assert.equal((await s.post(`/v1/dead-letters/${encodeURIComponent(await idOf(retried))}/retry`, {})).status, 202);
+        assert.equal((await s.del(`/v1/dead-letters/${encodeURIComponent(await idOf(dropped))}`)).status, 204);
+        await waitFor(s, retried, (ev) => ev.some((e) => e.type === 'delivery' && e.status === 'delivered'), 'delivered after the retry');
+        const r = await history(s, retried);
+        assert.deepEqual(
+          r.filter((e) => e.type !== 'decision').map((e) => [e.type, e.status ?? null]),
+          [
+            ['delivery', 'failed'],
+            ['dead_letter', null],
+            ['retried', null],
+            ['delivery', 'delivered'],
+          ],
+        );
+        assert.match(answer(retried, r), /^ticket: INC\d+ at snow$/);
+        const d = await history(s, dropped);
+        assert.equal(d.at(-1)!.type, 'dropped');
+        assert.match(answer(dropped, d), /^no ticket: its dead letter at snow was dropped by an operator/);
+      } finally {
+        snow.faults = () => 'ok';
+        await s.stop();
+      }
+    });
+
     test('bounded: 10,000 arrivals of one key keep at most max_events, and the store holds no more', async () => {
       const url = await stores.fresh();
       const s = await inProcessServer({ store: url, config: 'history: { max_events: 20 }\n' });

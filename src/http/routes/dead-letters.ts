@@ -5,6 +5,10 @@ import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody, limitQuery, object } from '../openapi/schemas.js';
+import type { HistoryRecorder } from '../../history/recorder.js';
+
+/** Dead letters looked through to name the key a retry or drop acts on, in its history. */
+const NAMED_WITHIN = 1000;
 
 export const DEAD_LETTER_PAGE = { default: 100, max: 1000 };
 
@@ -29,7 +33,7 @@ export function deadLetterView(d: Delivery) {
 }
 
 /** Dead letters of the caller's tenant: list them, put one back in the queue, or drop one for good. */
-export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore): void {
+export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore, history?: Pick<HistoryRecorder, 'record'>): void {
   app.get<{ Querystring: Record<string, unknown> }>(
     '/v1/dead-letters',
     doc({
@@ -53,6 +57,14 @@ export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore
     },
   );
 
+  /**
+   * The dead letter an operator acts on, for its key's history (the store's retry and drop answer
+   * only whether one was there). Looked up before the act among the tenant's oldest NAMED_WITHIN;
+   * one past them is acted on all the same, and its history misses the line.
+   */
+  const deadLetterOf = async (tenant: string, id: string) =>
+    history ? ((await deliveries.deadLetters(tenant, NAMED_WITHIN).catch(() => [])).find((x) => x.id === id) ?? null) : null;
+
   app.post<{ Params: { id: string } }>(
     '/v1/dead-letters/:id/retry',
     doc({
@@ -63,9 +75,11 @@ export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore
       responses: { 202: { description: 'queued', schema: object }, 404: { description: 'no such dead letter', schema: errorBody } },
     }),
     async (req, reply) => {
+      const d = await deadLetterOf(req.tenant, req.params.id);
       if (!(await deliveries.retryDeadLetter(req.tenant, req.params.id))) {
         throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
       }
+      if (d) history?.record(d.entry.tenant, d.entry.key, { type: 'retried', adapter: d.adapter, action: d.entry.action, id: d.id });
       return reply.code(202).send({ id: req.params.id, status: 'queued' });
     },
   );
@@ -84,9 +98,18 @@ export function deadLetterRoutes(app: FastifyInstance, deliveries: DeliveryStore
       },
     }),
     async (req, reply) => {
+      const d = await deadLetterOf(req.tenant, req.params.id);
       if (!(await deliveries.dropDeadLetter(req.tenant, req.params.id))) {
         throw new ApiError('not_found', `no dead letter ${JSON.stringify(req.params.id)}`);
       }
+      if (d)
+        history?.record(d.entry.tenant, d.entry.key, {
+          type: 'dropped',
+          adapter: d.adapter,
+          action: d.entry.action,
+          id: d.id,
+          reason: 'dead letter dropped by an operator',
+        });
       return reply.code(204).send();
     },
   );

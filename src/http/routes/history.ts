@@ -16,7 +16,7 @@ const KEY_RULE =
 export const isHistoryKey = (key: string) => isStoreKey(key) || (OTHER_KEY.test(key) && textProblem(key) === null);
 
 export interface HistorySource {
-  recorder: Pick<HistoryRecorder, 'flush'>;
+  recorder: Pick<HistoryRecorder, 'flush' | 'record'>;
   store: Pick<HistoryStore, 'read'>;
 }
 

@@ -52,7 +52,7 @@ export function describeEvent(e) {
     case 'dropped':
       return `${str(e.action)} to ${str(e.adapter)} dropped: ${str(e.reason)}`;
     case 'retried':
-      return `dead letter ${str(e.id)} retried`;
+      return `${str(e.action)} to ${str(e.adapter)}: dead letter retried by an operator`;
     case 'closed':
       return 'closed';
     case 'expired':
@@ -81,8 +81,13 @@ export function answer(key, events) {
   }
   const holding = [...open.values()].at(-1);
   if (holding) return `no ticket: ${holding.type} by ${heldBy(holding)}`;
-  const dead = events.filter((e) => e.type === 'dead_letter').at(-1);
-  if (dead) return `no ticket: dead letter at ${str(dead.adapter)}: ${str(dead.error)}`;
+  const deadAt = events.findLastIndex((e) => e.type === 'dead_letter');
+  if (deadAt >= 0) {
+    const dead = events[deadAt];
+    const after = events.slice(deadAt + 1).find((e) => (e.type === 'retried' || e.type === 'dropped') && e.id === dead.id);
+    if (after?.type === 'dropped') return `no ticket: its dead letter at ${str(dead.adapter)} was dropped by an operator (it had failed: ${str(dead.error)})`;
+    if (!after) return `no ticket: dead letter at ${str(dead.adapter)}: ${str(dead.error)}`;
+  }
   const failed = events.filter((e) => e.type === 'delivery').at(-1);
   if (failed) return `no ticket yet: delivery to ${str(failed.adapter)} is being retried (last: ${str(failed.error)})`;
   if (events.some((e) => e.type === 'dropped')) return 'no ticket: it was created and closed while held, so nothing was delivered';
