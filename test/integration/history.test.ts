@@ -11,6 +11,7 @@ import type { SnowRecord } from '../fakes/servicenow-fake.js';
 import { PG_URL } from '../helpers/postgres.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RedisStore } from '../../src/store/redis/redis-store.js';
+import { groupKeyOf } from '../../src/engine/groups.js';
 import { answer, type ViewEvent } from '../../src/http/dashboard/public/explain.js';
 
 /**
@@ -210,6 +211,31 @@ for (const backend of BACKENDS)
         assert.match(answer(dropped, d), /^no ticket: its dead letter at snow was dropped by an operator/);
       } finally {
         snow.faults = () => 'ok';
+        await s.stop();
+      }
+    });
+
+    test('a violation’s window key and a group key have histories too', async () => {
+      const config = `${snowAt(snow.url).replace('password: secret }', 'password: secret, grouped: true }')}grouping: { by: [root_cause_id], wait_seconds: 0 }\n`;
+      const s = await inProcessServer({ store: await stores.fresh(), config });
+      try {
+        const v = { process_id: 'etch-3', rule_id: 'nelson_1', timestamp: 1770000000, value: 12.9, center: 10, ucl: 12.5, lcl: 7.5 };
+        const first = await s.post('/v1/violations', v);
+        assert.equal((await s.post('/v1/violations', v)).body.decision, 'SUPPRESS');
+        const window = await history(s, first.body.key as string);
+        assert.deepEqual(
+          window.filter((e) => e.type === 'decision').map((e) => [e.decision, e.count ?? null]),
+          [
+            ['CREATE', null],
+            ['SUPPRESS', 1],
+          ],
+        );
+        await s.post('/v1/incidents', incident({ root_cause_id: 'cut-77' }));
+        const group = groupKeyOf(['cut-77']);
+        await waitFor(s, group, (ev) => ev.some((e) => e.type === 'delivery' && e.status === 'delivered' && e.action === 'create'), 'the group’s create delivered');
+        const g = await history(s, group);
+        assert.ok(g.some((e) => e.type === 'delivery' && e.adapter === 'snow' && (e.ticket as { number?: string } | undefined)?.number));
+      } finally {
         await s.stop();
       }
     });
