@@ -31,6 +31,7 @@ import { decisionLog, deliveryObserver, deliveryObservers, failOpenEvents, rateL
 import { sweepUntilDone } from './sweeper.js';
 import { HistoryRecorder } from '../history/recorder.js';
 import { historyObserver } from '../history/deliveries.js';
+import { recordViolation } from '../history/decisions.js';
 
 export { isLoopback, StartupError } from './bind.js';
 
@@ -204,20 +205,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     () => config.current,
     (v, d, tenant) => {
       metrics.violations.labels(d.decision, d.severity, d.action).inc();
-      history.record(
-        tenant,
-        d.key,
-        {
-          type: 'decision',
-          decision: d.decision,
-          reason: d.decision === 'CREATE' ? 'new' : 'unchanged',
-          severity: d.severity,
-          replica,
-          action: d.action,
-          arrival: { severity: d.severity, data: { ...v } },
-        },
-        d.decision === 'SUPPRESS' ? `SUPPRESS/${v.process_id}/${v.rule_id}` : undefined,
-      );
+      recordViolation(history, tenant, v, d, replica);
       // Every new alarm is in the log with what the table says to do (a log-only one is nowhere else).
       if (d.decision === 'CREATE')
         logger.info(

@@ -1,5 +1,6 @@
 import type { ClaimOutcome } from '../core/decision.js';
 import type { IncidentClaim } from '../store/contract/index.js';
+import type { Violation } from '../inputs/violation/schema.js';
 import type { HistoryRecorder } from './recorder.js';
 
 /** The longest summary an arrival keeps in a history (a replay needs the identity, labels and severity, not prose). */
@@ -48,4 +49,28 @@ export function recordDecision(h: HistoryRecorder, claim: IncidentClaim, d: Deci
   }
   h.record(tenant, key, event, d.decision === 'SUPPRESS' ? `SUPPRESS/${d.reason}/${claim.fingerprint}` : undefined);
   if (outcome.kind === 'created' && claim.outbox?.route) h.record(tenant, key, { type: 'routed', adapters: [...claim.outbox.route] });
+}
+
+/**
+ * A violation's decision in its window key's history: a CREATE with what a
+ * replay needs of the sample, or a SUPPRESS (a run of them folds into one).
+ */
+export function recordViolation(
+  h: HistoryRecorder,
+  tenant: string,
+  v: Violation,
+  d: { decision: 'CREATE' | 'SUPPRESS'; key: string; severity: string; action: string },
+  replica: string,
+): void {
+  if (!h.on) return;
+  const event: Record<string, unknown> & { type: string } = {
+    type: 'decision',
+    decision: d.decision,
+    reason: d.decision === 'CREATE' ? 'new' : 'unchanged',
+    severity: d.severity,
+    replica,
+    action: d.action,
+  };
+  if (d.decision === 'CREATE') event.arrival = { severity: d.severity, data: { ...v } };
+  h.record(tenant, d.key, event, d.decision === 'SUPPRESS' ? 'SUPPRESS/unchanged' : undefined);
 }

@@ -29,7 +29,8 @@ export class RedisHistory implements HistoryStore {
       if (!s) byShard.set(tag, (s = { keys: [], args: [limits.maxEvents, Math.ceil(limits.keepMs)] }));
       const r = runOf(a);
       s.keys.push(k);
-      s.args.push(a.fold ?? '', r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
+      // A fold is an equality token: one that held the separator could not be read back, so it never does.
+      s.args.push((a.fold ?? '').replaceAll(US, ' '), r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
     }
     await Promise.all([...byShard.values()].map((s) => this.conn.evalScript(scripts.historyAppend, s.keys, s.args)));
   }
