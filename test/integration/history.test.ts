@@ -232,7 +232,12 @@ for (const backend of BACKENDS)
         );
         await s.post('/v1/incidents', incident({ root_cause_id: 'cut-77' }));
         const group = groupKeyOf(['cut-77']);
-        await waitFor(s, group, (ev) => ev.some((e) => e.type === 'delivery' && e.status === 'delivered' && e.action === 'create'), 'the group’s create delivered');
+        await waitFor(
+          s,
+          group,
+          (ev) => ev.some((e) => e.type === 'delivery' && e.status === 'delivered' && e.action === 'create'),
+          'the group’s create delivered',
+        );
         const g = await history(s, group);
         assert.ok(g.some((e) => e.type === 'delivery' && e.adapter === 'snow' && (e.ticket as { number?: string } | undefined)?.number));
       } finally {
