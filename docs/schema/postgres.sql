@@ -3,6 +3,43 @@
 
 CREATE SCHEMA onceonly;
 
+CREATE FUNCTION onceonly.history_append(p_entries jsonb, p_max integer, p_keep bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  e jsonb;
+  l record;
+BEGIN
+  FOR e IN
+    SELECT x.v FROM jsonb_array_elements(p_entries) WITH ORDINALITY AS x(v, n)
+    ORDER BY hashtextextended('history/' || (x.v->>'tenant') || '/' || (x.v->>'key'), 0), x.n
+  LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('history/' || (e->>'tenant') || '/' || (e->>'key'), 0));
+    SELECT h.id, h.fold, h.seq INTO l FROM history h WHERE h.tenant = e->>'tenant' AND h.key = e->>'key' ORDER BY h.id DESC LIMIT 1;
+    IF l.id IS NOT NULL AND e->>'fold' IS NOT NULL AND l.fold = e->>'fold' THEN
+      UPDATE history SET count = count + (e->>'count')::bigint,
+        gap = GREATEST(gap, (e->>'gap')::bigint, (e->>'first_at')::bigint - last_at),
+        last_at = (e->>'last_at')::bigint, expires_at = (e->>'last_at')::bigint + p_keep
+      WHERE id = l.id;
+    ELSE
+      INSERT INTO history (tenant, key, at, last_at, fold, count, gap, seq, body, expires_at)
+      VALUES (e->>'tenant', e->>'key', (e->>'first_at')::bigint, (e->>'last_at')::bigint, e->>'fold',
+        (e->>'count')::bigint, (e->>'gap')::bigint, COALESCE(l.seq, 0) + 1, e->>'body', (e->>'last_at')::bigint + p_keep);
+      IF l.id IS NOT NULL THEN
+        -- Beyond the newest p_max; and among the oldest few, those past their time as of this append
+        -- (the rest go with the sweep, and no read answers them).
+        IF l.seq + 1 > p_max THEN
+          DELETE FROM history WHERE tenant = e->>'tenant' AND key = e->>'key' AND seq <= l.seq + 1 - p_max;
+        END IF;
+        DELETE FROM history WHERE id IN (
+          SELECT h.id FROM history h WHERE h.tenant = e->>'tenant' AND h.key = e->>'key' ORDER BY h.id LIMIT 8
+        ) AND expires_at <= (e->>'last_at')::bigint;
+      END IF;
+    END IF;
+  END LOOP;
+END;
+$$;
+
 CREATE FUNCTION onceonly.oo_acknowledge_incident(p_lock text, p_tenant text, p_key text, p_now bigint, p_audit boolean, p_replica text, p_request_id text) RETURNS text
     LANGUAGE plpgsql
     AS $$
@@ -467,6 +504,29 @@ CREATE TABLE onceonly.heartbeats (
     missed_basis bigint
 );
 
+CREATE TABLE onceonly.history (
+    id bigint NOT NULL,
+    tenant text NOT NULL,
+    key text NOT NULL,
+    at bigint NOT NULL,
+    last_at bigint NOT NULL,
+    fold text,
+    count bigint DEFAULT 1 NOT NULL,
+    gap bigint DEFAULT 0 NOT NULL,
+    seq bigint NOT NULL,
+    body text NOT NULL,
+    expires_at bigint NOT NULL
+);
+
+CREATE SEQUENCE onceonly.history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE onceonly.history_id_seq OWNED BY onceonly.history.id;
+
 CREATE TABLE onceonly.incidents (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -583,6 +643,8 @@ ALTER TABLE ONLY onceonly.audit ALTER COLUMN id SET DEFAULT nextval('onceonly.au
 
 ALTER TABLE ONLY onceonly.flaps ALTER COLUMN id SET DEFAULT nextval('onceonly.flaps_id_seq'::regclass);
 
+ALTER TABLE ONLY onceonly.history ALTER COLUMN id SET DEFAULT nextval('onceonly.history_id_seq'::regclass);
+
 ALTER TABLE ONLY onceonly.outbox ALTER COLUMN id SET DEFAULT nextval('onceonly.outbox_id_seq'::regclass);
 
 ALTER TABLE ONLY onceonly.acks
@@ -617,6 +679,9 @@ ALTER TABLE ONLY onceonly.groups
 
 ALTER TABLE ONLY onceonly.heartbeats
     ADD CONSTRAINT heartbeats_pkey PRIMARY KEY (tenant, name);
+
+ALTER TABLE ONLY onceonly.history
+    ADD CONSTRAINT history_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY onceonly.incidents
     ADD CONSTRAINT incidents_pkey PRIMARY KEY (tenant, key);
@@ -666,6 +731,10 @@ CREATE INDEX events_seen_expires_at ON onceonly.events_seen USING btree (expires
 CREATE INDEX flaps_expires_at ON onceonly.flaps USING btree (expires_at);
 
 CREATE INDEX flaps_key ON onceonly.flaps USING btree (tenant, key, id);
+
+CREATE INDEX history_expires_at ON onceonly.history USING btree (expires_at);
+
+CREATE INDEX history_key ON onceonly.history USING btree (tenant, key, id);
 
 CREATE INDEX incidents_expires_at ON onceonly.incidents USING btree (expires_at);
 

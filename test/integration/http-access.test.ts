@@ -9,7 +9,7 @@ const incident = { element_id: 'olt-9', fault_class: 'LOS', root_cause_id: 'cut'
 const event = { tenant_id: 'beta', device_id: 'pos-1', boot_id: 'b1', sequence: 1, state: 'STOPPED', observed_at: '2026-11-30T12:00:00Z' };
 
 /** The routes anyone may call: probes, scrapers, the dashboard's page and this API's description. */
-const OPEN = ['GET /', 'GET /dashboard/app.js', 'GET /dashboard/style.css', 'GET /healthz', 'GET /metrics', 'GET /readyz'];
+const OPEN = ['GET /', 'GET /dashboard/app.js', 'GET /dashboard/explain.js', 'GET /dashboard/style.css', 'GET /healthz', 'GET /metrics', 'GET /readyz'];
 
 describe('access is decided on the matched route', () => {
   let s: InProcessServer;
