@@ -25,7 +25,7 @@ export function arrivalOf(claim: IncidentClaim): Record<string, unknown> | undef
     const { details: _details, ...rest } = data;
     data = rest;
   }
-  return { severity: o.severity, summary: o.summary.length > SUMMARY_CHARS ? o.summary.slice(0, SUMMARY_CHARS) : o.summary, data };
+  return { severity: o.severity, summary: o.summary.slice(0, SUMMARY_CHARS), data };
 }
 
 /**

@@ -48,11 +48,6 @@ export class HistoryRecorder {
     return this.o.limits() !== null;
   }
 
-  /** The clock events are stamped on. */
-  now(): number {
-    return this.o.clock.now();
-  }
-
   /**
    * Records an event of a key, stamped now unless it carries its time. A
    * `fold` (a SUPPRESS of one fingerprint) counts into the key's last event

@@ -259,15 +259,14 @@ const shot = (liveKeys: () => string[]): fc.Arbitrary<Shot> =>
     const del = fc
       .oneof({ weight: 4, arbitrary: keys.length > 0 ? fc.constantFrom(...keys) : fc.constant(`dedup:${'a'.repeat(32)}`) }, { weight: 1, arbitrary: text })
       .chain((k) => {
-        // Every byte percent-encoded (a lone surrogate goes as UTF-8 does it, U+FFFD).
-        const route = `/v1/incidents/${[...Buffer.from(k)].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('')}`;
+        const route = `/v1/incidents/${everyByteEncoded(k)}`;
         return url(route).map((u) => ({ tenant, auth: a, ip: from, method: 'DELETE' as const, url: u, route, key: k }));
       });
     // A key's history, by a live key or any text as its key (every byte percent-encoded).
     const history = fc
       .oneof({ weight: 2, arbitrary: keys.length > 0 ? fc.constantFrom(...keys) : fc.constant(`dedup:${'a'.repeat(32)}`) }, { weight: 1, arbitrary: text })
       .chain((k) => {
-        const route = `/v1/incidents/${[...Buffer.from(k)].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('')}/history`;
+        const route = `/v1/incidents/${everyByteEncoded(k)}/history`;
         return url(route).map((u) => ({ tenant, auth: a, ip: from, method: 'GET' as const, url: u, route }));
       });
     const get = fc
@@ -275,6 +274,9 @@ const shot = (liveKeys: () => string[]): fc.Arbitrary<Shot> =>
       .chain((route) => spell(route).map((u) => ({ tenant, auth: a, ip: from, method: 'GET' as const, url: u, route })));
     return fc.oneof({ weight: 14, arbitrary: post }, { weight: 2, arbitrary: del }, { weight: 1, arbitrary: get }, { weight: 1, arbitrary: history });
   });
+
+/** A key as a path segment, every byte percent-encoded (a lone surrogate goes as UTF-8 does it, U+FFFD). */
+const everyByteEncoded = (k: string) => [...Buffer.from(k)].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
 
 // ---------------------------------------------------------------- the model
 

@@ -3,7 +3,6 @@ import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody } from '../openapi/schemas.js';
 import { isStoreKey } from '../../inputs/store-key.js';
-import { textProblem } from '../../inputs/limits.js';
 import type { HistoryStore, StoredHistoryEvent } from '../../store/contract/index.js';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import { historyView } from '../../history/view.js';
@@ -13,7 +12,7 @@ const OTHER_KEY = /^(?:[0-9a-f]{40}|group:[0-9a-f]{32})$/;
 const KEY_RULE =
   'must be a key as GET /v1/incidents lists it ("dedup:…", "am:…", "pd:…"), a violation window key (40 lowercase hex) or a group key ("group:" and 32 lowercase hex)';
 
-export const isHistoryKey = (key: string) => isStoreKey(key) || (OTHER_KEY.test(key) && textProblem(key) === null);
+export const isHistoryKey = (key: string) => isStoreKey(key) || OTHER_KEY.test(key);
 
 export interface HistorySource {
   recorder: Pick<HistoryRecorder, 'flush' | 'record'>;

@@ -39,9 +39,14 @@ export class RedisHistory implements HistoryStore {
     const k = await this.keyOf(tenant, key);
     const items = (await this.conn.send(k, ['LRANGE', k, '0', '-1'])) as string[];
     return items.map((item) => {
-      const [fold = '', count, first, last, gap] = String(item).split(US, 5);
-      const body = String(item).split(US).slice(5).join(US);
-      return eventOf(body, { fold: fold === '' ? null : fold, count: Number(count), first_at: Number(first), last_at: Number(last), gap: Number(gap) });
+      const [fold = '', count, first, last, gap, ...body] = String(item).split(US);
+      return eventOf(body.join(US), {
+        fold: fold === '' ? null : fold,
+        count: Number(count),
+        first_at: Number(first),
+        last_at: Number(last),
+        gap: Number(gap),
+      });
     });
   }
 }
