@@ -68,9 +68,9 @@ export interface RunningServer {
 }
 
 /**
- * The composition root: config, then metrics, the store, the engine, the
+ * The composition root of the server: config, then metrics, the store, the engine, the
  * HTTP routes, the delivery worker and the sweeper, in that order, and their
- * shutdown in reverse. Nothing else in the code base wires parts together.
+ * shutdown in reverse. (app/simulate.ts wires the same parts on a memory store for a replay.)
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();

@@ -14,6 +14,7 @@ import { auditCommand } from './audit.js';
 import { journalCommand } from './journal.js';
 import { silenceCommand } from './silences.js';
 import { routesCommand } from './routes.js';
+import { simulateCommand } from './simulate.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -35,6 +36,7 @@ auditCommand(program);
 journalCommand(program);
 silenceCommand(program);
 routesCommand(program);
+simulateCommand(program);
 
 // A bare `onceonly` is a question, not an order to serve: it prints the commands (`serve` starts the server).
 if (process.argv.length <= 2) {

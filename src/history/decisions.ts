@@ -41,10 +41,11 @@ export function recordDecision(h: HistoryRecorder, claim: IncidentClaim, d: Deci
   if (claim.outbox) event.severity = claim.outbox.severity;
   if (d.provisional) event.provisional = true;
   // A SUPPRESS changed nothing: its run's first arrival is the key's state already kept. A create or
-  // change keeps what a replay needs of it, and the TTL it was given.
+  // change keeps what a replay needs of it: its arrival, its fingerprint and the TTL it was given.
   if (d.decision !== 'SUPPRESS') {
     const arrival = arrivalOf(claim);
     if (arrival) event.arrival = arrival;
+    event.fingerprint = claim.fingerprint;
     event.ttl_ms = claim.ttlMs;
   }
   h.record(tenant, key, event, d.decision === 'SUPPRESS' ? `SUPPRESS/${d.reason}/${claim.fingerprint}` : undefined);

@@ -74,5 +74,24 @@ export function historyStoreContract(backend: string, open: (clock: ManualClock)
         'the newest five',
       );
     });
+
+    test('keysSince finds the keys with an event at or after a time, tenant and key as given, at most the limit', async () => {
+      const h = fx.store.history;
+      const odd = `${key}/ü ,"x"`;
+      await h.append([{ tenant: 'acme', key, event: { at: T0, type: 'closed' } }], LIMITS);
+      await h.append([suppress(T0 + 100, odd, 'bé ta'), suppress(T0 + 400, odd, 'bé ta')], LIMITS);
+      await h.append([{ tenant: 'acme', key: `${key}-late`, event: { at: T0 + 300, type: 'closed' } }], LIMITS);
+      const ours = (since: number) =>
+        h.keysSince(since, 100_000).then((ks) =>
+          ks
+            .filter((k) => k.key.startsWith(key))
+            .map((k) => `${k.tenant}|${k.key}`)
+            .sort(),
+        );
+      assert.deepEqual(await ours(T0), [`acme|${key}`, `acme|${key}-late`, `bé ta|${odd}`]);
+      assert.deepEqual(await ours(T0 + 301), [`bé ta|${odd}`], 'a run counts by its last arrival');
+      assert.deepEqual(await ours(T0 + 401), []);
+      assert.equal((await h.keysSince(T0, 1)).length, 1, 'at most the limit');
+    });
   });
 }

@@ -60,6 +60,18 @@ export interface HistoryStore {
   append(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<void>;
   /** A key's events, oldest first (empty when none is kept). */
   read(tenant: string, key: string): Promise<StoredHistoryEvent[]>;
+  /**
+   * The keys with an event whose last time is at or after `since`, at most
+   * `limit` of them, in no set order: what `onceonly simulate` replays. A
+   * scan of every history, for that offline tool, never for a request.
+   */
+  keysSince(since: number, limit: number): Promise<HistoryKey[]>;
+}
+
+/** A key that has a history. */
+export interface HistoryKey {
+  tenant: string;
+  key: string;
 }
 
 /** Keys folded per run in the store's own form: the run's counters stored beside the event body. */

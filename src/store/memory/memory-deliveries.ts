@@ -54,6 +54,22 @@ export class MemoryDeliveries implements DeliveryStore {
     return taken.length;
   }
 
+  /**
+   * When the next delivery that heads its line falls due (ms), or null when
+   * none waits: a simulation moves its clock straight there (not part of the
+   * contract; only this store is simulated on).
+   */
+  nextDueAt(): number | null {
+    const head = new Map<string, Row>();
+    for (const r of this.rows.values()) {
+      const h = head.get(lineOf(r));
+      if (!h || r.seq < h.seq) head.set(lineOf(r), r);
+    }
+    let next: number | null = null;
+    for (const r of head.values()) if (r.status === 'pending' && (next === null || r.dueAt < next)) next = r.dueAt;
+    return next;
+  }
+
   async leaseDue(owner: string, leaseMs: number, limit: number) {
     const now = this.clock.now();
     const token = `${owner}:${randomUUID()}`;

@@ -3,6 +3,7 @@ import {
   runOf,
   type HistoryAppend,
   type HistoryEvent,
+  type HistoryKey,
   type HistoryLimits,
   type HistoryStore,
   type StoredHistoryEvent,
@@ -63,6 +64,19 @@ export class MemoryHistory implements HistoryStore {
     this.assertOpen();
     const now = this.clock.now();
     return (this.keys.get(idOf(tenant, key)) ?? []).filter((e) => e.expiresAt > now).map(copyOf);
+  }
+
+  async keysSince(since: number, limit: number) {
+    this.assertOpen();
+    const now = this.clock.now();
+    const found: HistoryKey[] = [];
+    for (const [id, list] of this.keys) {
+      if (found.length >= limit) break;
+      if (!list.some((e) => e.last_at >= since && e.expiresAt > now)) continue;
+      const cut = id.indexOf('\u0000');
+      found.push({ tenant: id.slice(0, cut), key: id.slice(cut + 1) });
+    }
+    return found;
   }
 
   sweep(batch: number): number {

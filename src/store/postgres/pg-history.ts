@@ -1,4 +1,4 @@
-import { bodyOf, eventOf, runOf, SWEEP_BATCH, type HistoryAppend, type HistoryLimits, type HistoryStore } from '../contract/index.js';
+import { bodyOf, eventOf, runOf, SWEEP_BATCH, type HistoryAppend, type HistoryKey, type HistoryLimits, type HistoryStore } from '../contract/index.js';
 import * as shared from '../sql/history.js';
 import { bind, forPg } from '../sql/named.js';
 import type { PgDb } from './pg-db.js';
@@ -6,6 +6,7 @@ import type { PgDb } from './pg-db.js';
 const SQL = {
   read: forPg(shared.READ_HISTORY),
   sweep: forPg(shared.SWEEP_HISTORY),
+  keys: forPg(shared.HISTORY_KEYS_SINCE),
 };
 
 /** Histories in Postgres: a batch is one call of history_append (migration 018), one round trip and one transaction. */
@@ -33,6 +34,10 @@ export class PgHistory implements HistoryStore {
   async read(tenant: string, key: string) {
     const rows = (await this.x.pool.query<shared.HistoryRow>(SQL.read.text, bind(SQL.read, { tenant, key, now: this.x.clock.now() }))).rows;
     return rows.map((r) => eventOf(r.body, shared.runOfRow(r)));
+  }
+
+  async keysSince(since: number, limit: number) {
+    return (await this.x.pool.query<HistoryKey>(SQL.keys.text, bind(SQL.keys, { since, limit, now: this.x.clock.now() }))).rows;
   }
 
   async sweep(): Promise<number> {

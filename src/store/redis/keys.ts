@@ -106,6 +106,21 @@ export function unLp(text: string): string[] | null {
 /** Length-prefixed by UTF-8 bytes: the same string Lua's `#` makes. */
 export const lpBytes = (...parts: string[]) => parts.map((p) => `${Buffer.byteLength(p)}.${p}`).join('');
 
+/** The parts of an `lpBytes` string, or null when it is not one. */
+export function unLpBytes(text: string): string[] | null {
+  const b = Buffer.from(text);
+  const parts: string[] = [];
+  for (let i = 0; i < b.length; ) {
+    const dot = b.indexOf(0x2e, i);
+    const head = dot < 0 ? '' : b.subarray(i, dot).toString();
+    const n = Number(head);
+    if (!/^\d+$/.test(head) || dot + 1 + n > b.length) return null;
+    parts.push(b.subarray(dot + 1, dot + 1 + n).toString());
+    i = dot + 1 + n;
+  }
+  return parts;
+}
+
 /** A tenant's Idempotency-Key bound: its keys, their answers' bytes, and their sum (KEYS of the request-quota scripts). */
 export function requestQuotaKeys(tenant: string): string[] {
   const t = `{oo:rq:${createHash('sha256').update(tenant).digest().subarray(0, 9).toString('base64url')}}`;

@@ -1,8 +1,8 @@
-import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryLimits, type HistoryStore } from '../contract/index.js';
+import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryKey, type HistoryLimits, type HistoryStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
-import { shardTagOf } from './keys.js';
+import { shardTagOf, unLpBytes } from './keys.js';
 import type { LayoutSeam } from './layout-seam.js';
 
 /** What history-append.lua puts between a run's fields and the body. */
@@ -48,5 +48,23 @@ export class RedisHistory implements HistoryStore {
         gap: Number(gap),
       });
     });
+  }
+
+  /**
+   * A SCAN of every master for history lists, each judged by its newest
+   * element's last time (a shard move in progress may show a key twice: once).
+   */
+  async keysSince(since: number, limit: number) {
+    const found = new Map<string, HistoryKey>();
+    for (const k of await this.conn.scan('{oo:*}:hi:*', Number.MAX_SAFE_INTEGER)) {
+      if (found.size >= limit) break;
+      const parts = unLpBytes(k.slice(k.indexOf(':hi:') + 4));
+      if (parts?.length !== 2) continue;
+      const [newest] = (await this.conn.send(k, ['LRANGE', k, '-1', '-1'])) as string[];
+      if (newest === undefined || Number(String(newest).split(US)[3]) < since) continue;
+      const [tenant = '', key = ''] = parts;
+      found.set(`${tenant}\u0000${key}`, { tenant, key });
+    }
+    return [...found.values()];
   }
 }

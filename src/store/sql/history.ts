@@ -4,6 +4,9 @@ export const READ_HISTORY = `
 SELECT fold, count, at AS first_at, last_at, gap, body FROM history
 WHERE tenant = @tenant AND key = @key AND expires_at > @now ORDER BY id`;
 
+export const HISTORY_KEYS_SINCE = `
+SELECT DISTINCT tenant, key FROM history WHERE last_at >= @since AND expires_at > @now LIMIT @limit`;
+
 export const SWEEP_HISTORY = `DELETE FROM history WHERE id IN (SELECT id FROM history WHERE expires_at <= @now LIMIT @batch)`;
 
 export interface HistoryRow {

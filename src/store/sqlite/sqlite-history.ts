@@ -1,4 +1,4 @@
-import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryLimits, type HistoryStore } from '../contract/index.js';
+import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryKey, type HistoryLimits, type HistoryStore } from '../contract/index.js';
 import * as shared from '../sql/history.js';
 import type { SqliteDb } from './sqlite-db.js';
 
@@ -27,6 +27,7 @@ export class SqliteHistory implements HistoryStore {
       ),
       read: db.prepare<[Record<string, unknown>], shared.HistoryRow>(shared.READ_HISTORY),
       sweep: db.prepare(shared.SWEEP_HISTORY),
+      keys: db.prepare<[Record<string, unknown>], HistoryKey>(shared.HISTORY_KEYS_SINCE),
     };
   }
 
@@ -54,6 +55,10 @@ export class SqliteHistory implements HistoryStore {
 
   async read(tenant: string, key: string) {
     return this.s.read.all({ tenant, key, now: this.x.clock.now() }).map((r) => eventOf(r.body, shared.runOfRow(r)));
+  }
+
+  async keysSince(since: number, limit: number) {
+    return this.s.keys.all({ since, limit, now: this.x.clock.now() });
   }
 
   /** Inside a sweep's transaction. */
