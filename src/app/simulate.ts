@@ -128,7 +128,7 @@ export async function simulate(o: SimulateOptions): Promise<SimulationReport> {
   for (const r of replayable) steps.push(...stepsOf(r, o.config, (why) => approximate.push({ ...r.id, why })));
   steps.sort((a, b) => a.at - b.at || a.order - b.order);
 
-  const first = Math.min(now, ...steps.map((s) => s.at));
+  const first = steps.reduce((m, s) => Math.min(m, s.at), now);
   const replayed = await replay(o, steps, first, now, [...new Set(replayable.map((r) => r.id.tenant))]);
 
   const candidate = new Map<string, KeyOutcome>();
@@ -215,7 +215,8 @@ function stepsOf(r: Replayable, config: Config, approximate: (why: string) => vo
     // would have expired somewhere in it: once is replayed, after its first arrival.
     const a = last;
     const [first, end, gap] = [Number(e.first_at ?? e.at), Number(e.last_at ?? e.at), Number(e.max_gap_ms ?? 0)];
-    const stride = Math.max(1, a.ttlMs - 1);
+    // At most about the run's own count of arrivals, however short the candidate's TTL.
+    const stride = Math.max(1, a.ttlMs - 1, gap > a.ttlMs ? Math.ceil((end - first) / Math.max(1, Number(e.count ?? 1))) : 0);
     let t = first;
     at(t, claim(a));
     if (gap > a.ttlMs) {
