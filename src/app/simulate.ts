@@ -125,7 +125,8 @@ export async function simulate(o: SimulateOptions): Promise<SimulationReport> {
 
   const approximate: SimulationReport['approximate'] = [];
   const steps: Step[] = [];
-  for (const r of replayable) steps.push(...stepsOf(r, o.config, (why) => approximate.push({ ...r.id, why })));
+  // One push at a time: a long run of repeats can make more steps than a spread's arguments may be.
+  for (const r of replayable) for (const step of stepsOf(r, o.config, (why) => approximate.push({ ...r.id, why }))) steps.push(step);
   steps.sort((a, b) => a.at - b.at || a.order - b.order);
 
   const first = steps.reduce((m, s) => Math.min(m, s.at), now);
