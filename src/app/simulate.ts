@@ -6,14 +6,14 @@ import type { Matcher } from '../core/matcher.js';
 import type { OutboxPayload } from '../core/outbox.js';
 import type { IncidentIdentity } from '../core/identity.js';
 import type { Adapter } from '../delivery/adapter.js';
-import { fieldRenderer } from '../delivery/adapters/common.js';
+import { fieldsOf } from '../delivery/dry-run.js';
 import { HttpFailure } from '../delivery/http.js';
 import { AdapterRegistry } from '../delivery/registry.js';
 import { DeliveryWorker } from '../delivery/worker.js';
 import { Deduplicator } from '../engine/deduplicator.js';
 import { GroupApplier, GroupWait } from '../engine/groups.js';
 import { historyObserver } from '../history/deliveries.js';
-import { countOutcomes, firstDifference, outcomeOf, type KeyOutcome, type OutcomeCounts } from '../history/outcome.js';
+import { countOutcomes, firstDifference, noCounts, outcomeOf, type KeyOutcome, type OutcomeCounts } from '../history/outcome.js';
 import { HistoryRecorder } from '../history/recorder.js';
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { AutoPause } from '../mute/auto-pause.js';
@@ -111,17 +111,20 @@ export async function simulate(o: SimulateOptions): Promise<SimulationReport> {
 
   const replayable: Replayable[] = [];
   const groups: HistoryKey[] = [];
+  const recorded = new Map<string, KeyOutcome>();
   let notReplayed = 0;
   for (const id of ids) {
     const events = await o.source.history.read(id.tenant, id.key);
     const start = events.findIndex((e) => e.type === 'decision' && e.arrival !== undefined && typeof e.fingerprint === 'string');
-    if (start >= 0) replayable.push({ id, events: events.slice(start), about: aboutOf(events) });
-    else if (id.key.startsWith('group:')) groups.push(id);
-    else notReplayed++;
+    if (start >= 0) {
+      const r = { id, events: events.slice(start), about: aboutOf(events) };
+      replayable.push(r);
+      recorded.set(idOf(id), outcomeOf(r.events));
+    } else if (id.key.startsWith('group:')) {
+      groups.push(id);
+      recorded.set(idOf(id), outcomeOf(events));
+    } else notReplayed++;
   }
-  const recorded = new Map<string, KeyOutcome>();
-  for (const r of replayable) recorded.set(idOf(r.id), outcomeOf(r.events));
-  for (const g of groups) recorded.set(idOf(g), outcomeOf(await o.source.history.read(g.tenant, g.key)));
 
   const approximate: SimulationReport['approximate'] = [];
   const steps: Step[] = [];
@@ -129,8 +132,8 @@ export async function simulate(o: SimulateOptions): Promise<SimulationReport> {
   for (const r of replayable) for (const step of stepsOf(r, o.config, (why) => approximate.push({ ...r.id, why }))) steps.push(step);
   steps.sort((a, b) => a.at - b.at || a.order - b.order);
 
-  const first = steps.reduce((m, s) => Math.min(m, s.at), now);
-  const replayed = await replay(o, steps, first, now, [...new Set(replayable.map((r) => r.id.tenant))]);
+  const start = steps.reduce((m, s) => Math.min(m, s.at), now);
+  const replayed = await replay(o, steps, start, now, [...new Set(replayable.map((r) => r.id.tenant))]);
 
   const candidate = new Map<string, KeyOutcome>();
   for (const [id, events] of replayed) candidate.set(id, outcomeOf(events));
@@ -148,9 +151,8 @@ export async function simulate(o: SimulateOptions): Promise<SimulationReport> {
   }
   const [before, after] = [countOutcomes(recorded.values()), countOutcomes(candidate.values())];
   const adapters: SimulationReport['adapters'] = {};
-  const zero = { created: 0, updated: 0, closed: 0, muted: 0 };
   for (const name of [...new Set([...Object.keys(before), ...Object.keys(after), ...o.config.adapters.map((a) => a.name)])].sort())
-    adapters[name] = { recorded: before[name] ?? { ...zero }, candidate: after[name] ?? { ...zero } };
+    adapters[name] = { recorded: before[name] ?? noCounts(), candidate: after[name] ?? noCounts() };
   return {
     since: new Date(o.since).toISOString(),
     until: new Date(now).toISOString(),
@@ -334,9 +336,7 @@ async function replay(o: SimulateOptions, steps: readonly Step[], start: number,
  * as it would be), then answers delivered without calling the receiver.
  */
 function simulated(a: Adapter, config: Config): Adapter {
-  const c = config.adapters.find((x) => x.name === a.name);
-  const templates = c && 'fields' in c ? c.fields : undefined;
-  const render = templates && Object.keys(templates).length > 0 ? fieldRenderer(templates, { lookups: () => config.lookups }) : null;
+  const render = fieldsOf(config, a.name);
   return {
     name: a.name,
     type: a.type,

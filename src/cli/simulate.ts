@@ -5,7 +5,7 @@ import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock } from '../core/clock.js';
 import { MatcherError, parseMatcher, type Matcher } from '../core/matcher.js';
-import { DEFAULT_STORE_URL, openStore, shown, StoreUrlError } from '../store/open.js';
+import { DEFAULT_STORE_URL, openStore, shown, sqliteFileOf, StoreUrlError } from '../store/open.js';
 import { parseDuration } from './silences.js';
 import { textTable } from './table.js';
 // The adapters' config schemas: a config naming them parses.
@@ -51,8 +51,8 @@ export function simulateCommand(program: Command): void {
           const { name, value, isRegex, isEqual } = parseMatcher(t);
           return { name, value, isRegex, isEqual };
         });
-        const file = /^sqlite:(?:\/\/(?=\/))?([^?]*)/.exec(o.store)?.[1];
-        if (file !== undefined && file !== '' && !existsSync(file)) throw new Usage(`no store at ${file}: give the --store a server writes to`);
+        const file = sqliteFileOf(o.store);
+        if (file !== null && !existsSync(file)) throw new Usage(`no store at ${file}: give the --store a server writes to`);
       } catch (err) {
         if (!(err instanceof ConfigError || err instanceof MatcherError || err instanceof Usage)) throw err;
         process.stderr.write(`onceonly simulate: ${err.message}\n`);

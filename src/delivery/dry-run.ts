@@ -19,6 +19,20 @@ const KINDS = new Set<OutboxKind>(['incident', 'violation', 'event', 'group']);
 const renderers = new WeakMap<AdapterConfig, ReturnType<typeof fieldRenderer>>();
 
 /**
+ * The renderer of adapter `name`'s `fields` under `config` (made once per
+ * adapter config), or null when it has none: what the dry run and a
+ * simulation render, as a delivery would.
+ */
+export function fieldsOf(config: Config, name: string): ReturnType<typeof fieldRenderer> | null {
+  const a = config.adapters.find((x) => x.name === name);
+  const templates = a && 'fields' in a ? a.fields : undefined;
+  if (!a || !templates || Object.keys(templates).length === 0) return null;
+  let render = renderers.get(a);
+  if (!render) renderers.set(a, (render = fieldRenderer(templates, { lookups: () => config.lookups })));
+  return render;
+}
+
+/**
  * Where a label set would go under `config`, and what each adapter's field
  * templates make of it: the routing tree walked as the CLI walks it (every
  * adapter without a tree), then each reached adapter's fields rendered over
@@ -41,11 +55,8 @@ export async function dryRun(config: Config, tenant: string, labels: Labels): Pr
   const fields: Record<string, Record<string, string>> = {};
   const errors: Record<string, string> = {};
   for (const name of new Set(adapters)) {
-    const a = config.adapters.find((x) => x.name === name);
-    const templates = a && 'fields' in a ? a.fields : undefined;
-    if (!a || !templates || Object.keys(templates).length === 0) continue;
-    let render = renderers.get(a);
-    if (!render) renderers.set(a, (render = fieldRenderer(templates, { lookups: () => config.lookups })));
+    const render = fieldsOf(config, name);
+    if (!render) continue;
     try {
       fields[name] = render(entry);
     } catch (err) {

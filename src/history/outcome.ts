@@ -53,14 +53,15 @@ export function outcomeOf(events: readonly StoredHistoryEvent[]): KeyOutcome {
   return { routed, adapters };
 }
 
-const zero = (): OutcomeCounts => ({ created: 0, updated: 0, closed: 0, muted: 0 });
+/** No tickets: an adapter nothing reached. */
+export const noCounts = (): OutcomeCounts => ({ created: 0, updated: 0, closed: 0, muted: 0 });
 
 /** Per adapter: the creates, updates and closes sent, and the changes muted. */
 export function countOutcomes(outcomes: Iterable<KeyOutcome>): Record<string, OutcomeCounts> {
   const counts: Record<string, OutcomeCounts> = {};
   for (const o of outcomes)
     for (const [adapter, steps] of Object.entries(o.adapters)) {
-      const c = (counts[adapter] ??= zero());
+      const c = (counts[adapter] ??= noCounts());
       for (const s of steps) {
         if (s === 'create') c.created++;
         else if (s === 'update') c.updated++;

@@ -80,14 +80,21 @@ export function postgresUrl(url: string): { connection: string; schema: string }
  *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
  * Remote stores are wrapped in fail-open with a local journal.
  */
+/** A `sqlite:` URL's file path and query (`sqlite:///abs` is `/abs`). */
+const sqliteParts = (url: string) =>
+  url
+    .slice('sqlite:'.length)
+    .replace(/^\/\/(?=\/)/, '')
+    .split('?', 2);
+
+/** The file a `sqlite:` store URL names, or null for any other store (or a SQLite URL without a path). */
+export const sqliteFileOf = (url: string): string | null => (url.startsWith('sqlite:') ? sqliteParts(url)[0] || null : null);
+
 export function openStore(url: string, clock: Clock, options: StoreOptions = {}): DedupStore {
   const grace = options.expiredGraceMs;
   if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock, grace);
   if (url.startsWith('sqlite:')) {
-    const [rawPath = '', query = ''] = url
-      .slice('sqlite:'.length)
-      .replace(/^\/\/(?=\/)/, '')
-      .split('?', 2);
+    const [rawPath = '', query = ''] = sqliteParts(url);
     if (rawPath === '') throw new StoreUrlError(`store URL ${shown(url)} has no file path: use sqlite:./data/onceonly.db`);
     const params = new URLSearchParams(query);
     for (const name of params.keys()) {
