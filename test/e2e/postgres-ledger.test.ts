@@ -101,3 +101,46 @@ test('a store without an audit trail says so; a missing key is a clear 400', asy
     await s.stop();
   }
 });
+
+test("ledger mode: a key's history reads its older decisions from the audit, past the history's own bound", async () => {
+  const schema = `oo_ledger_h_${process.pid}`;
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  // The history keeps a key's newest 2 events; the audit keeps every decision.
+  const s = await inProcessServer({
+    store: `${PG_URL}?schema=${schema}`,
+    config: 'incidents: { retention: forever, race_window_ms: 0 }\nhistory: { max_events: 2 }\n',
+  });
+  try {
+    const post = async (severity: string) => {
+      const r = await s.post('/v1/incidents', { element_id: 'olt-7', fault_class: 'LOS', root_cause_id: 'cut', severity });
+      s.clock.advance(1000);
+      return r.body as { dedup_key: string; decision: string };
+    };
+    const key = (await post('MAJOR')).dedup_key;
+    for (const sev of ['MAJOR', 'MAJOR', 'MAJOR', 'CRITICAL', 'CRITICAL', 'CRITICAL']) await post(sev);
+    assert.equal((await fetch(`${s.url}/v1/incidents/${key}`, { method: 'DELETE' })).status, 204);
+
+    const { body } = await s.get(`/v1/incidents/${key}/history`);
+    const events = body.events as Array<Record<string, unknown>>;
+    const line = (e: Record<string, unknown>) =>
+      `${e.source ?? 'history'} ${e.type} ${e.decision ?? ''}${e.reason ? `/${e.reason}` : ''}${e.count ? ` ×${e.count}` : ''}`.trim();
+    assert.deepEqual(events.map(line), [
+      'audit decision CREATE/new',
+      'audit decision SUPPRESS/unchanged ×3',
+      'audit decision UPDATE/severity',
+      'history decision SUPPRESS/unchanged ×2',
+      'history closed',
+    ]);
+    // The audit's run keeps its times as a history run does: three repeats a second apart.
+    const run = events[1]!;
+    assert.deepEqual([Date.parse(run.last_at as string) - Date.parse(run.first_at as string), run.max_gap_ms], [2000, 1000]);
+    assert.ok(events.slice(0, 3).every((e) => typeof e.request_id === 'string' && e.request_id !== 'none'));
+    // The history table itself holds its bound.
+    const kept = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".history WHERE key = $1`, [key]);
+    assert.equal(kept.rows[0].n, 2);
+  } finally {
+    await s.stop();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  }
+});

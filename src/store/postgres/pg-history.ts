@@ -2,8 +2,18 @@ import { bodyOf, eventOf, runOf, SWEEP_BATCH, type HistoryAppend, type HistoryKe
 import * as shared from '../sql/history.js';
 import { bind, forPg } from '../sql/named.js';
 import type { PgDb } from './pg-db.js';
+import { eventsOfAudit, type AuditRecord } from './audit-events.js';
+
+/**
+ * The audit rows a read looks at, the newest before the history's oldest
+ * event: a key decided every minute for a year has half a million, and a
+ * read stays one bounded index scan. `onceonly audit` reads all of them.
+ */
+export const AUDIT_ROWS_READ = 5_000;
 
 const SQL = {
+  audit: `SELECT at, kind, decision, reason, replica, request_id FROM audit
+    WHERE tenant = $1 AND key = $2 AND at < $3 ORDER BY id DESC LIMIT $4`,
   read: forPg(shared.READ_HISTORY),
   sweep: forPg(shared.SWEEP_HISTORY),
   keys: forPg(shared.HISTORY_KEYS_SINCE),
@@ -31,9 +41,19 @@ export class PgHistory implements HistoryStore {
     await this.x.pool.query('SELECT history_append($1::jsonb, $2, $3)', [JSON.stringify(rows), limits.maxEvents, Math.ceil(limits.keepMs)]);
   }
 
+  /**
+   * A key's events: those the history keeps and, before its oldest, the
+   * decisions ledger mode's audit trail kept for ever (the audit is one of
+   * the history's sources, so a ledger key's past outlives the history's
+   * bound and retention).
+   */
   async read(tenant: string, key: string) {
-    const rows = (await this.x.pool.query<shared.HistoryRow>(SQL.read.text, bind(SQL.read, { tenant, key, now: this.x.clock.now() }))).rows;
-    return rows.map((r) => eventOf(r.body, shared.runOfRow(r)));
+    const now = this.x.clock.now();
+    const rows = (await this.x.pool.query<shared.HistoryRow>(SQL.read.text, bind(SQL.read, { tenant, key, now }))).rows;
+    const kept = rows.map((r) => eventOf(r.body, shared.runOfRow(r)));
+    const before = kept[0]?.at ?? now + 1;
+    const audit = (await this.x.pool.query<AuditRecord>(SQL.audit, [tenant, key, before, AUDIT_ROWS_READ])).rows;
+    return audit.length === 0 ? kept : [...eventsOfAudit(audit.reverse()), ...kept];
   }
 
   async keysSince(since: number, limit: number) {
