@@ -250,7 +250,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     history: { recorder: history, store: store.history },
   });
   try {
-    await app.listen({ port: options.port, host: options.host, listenTextResolver: (address) => `listening on ${address}` });
+    await app.listen({ port: options.port, host: options.host });
   } catch (error) {
     silences.stop();
     await store.close();
@@ -261,6 +261,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = typeof addr === 'object' && addr ? addr.port : options.port;
   const hostPart = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   const url = `${https ? 'https' : 'http'}://${hostPart}:${port}`;
+  logger.info(`listening on ${url}`);
 
   const delivery = startDelivery({
     store: store.deliveries,

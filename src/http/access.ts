@@ -34,28 +34,39 @@ export function hostName(host: string | undefined): string {
  * DNS rebinding.
  */
 export function accessControl(config: () => Config, limiter: RateLimiter) {
-  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    if (req.routeOptions.url === undefined) return;
-    const doc = req.routeOptions.config.doc;
-    const cfg = config();
-    const index = tokenIndex(cfg.tenants);
-    if (!index.enabled) {
-      const host = hostName(req.headers.host);
-      if (!LOOPBACK_HOSTS.has(host) && !cfg.allowed_hosts.includes(host)) {
-        throw new ApiError('forbidden', `host ${JSON.stringify(host)} is not served: without tenants only loopback names and allowed_hosts are`);
-      }
-      refuseCrossSite(req, cfg);
+  // A callback hook, not an async one: nothing here waits, and fastify then makes no promise per request.
+  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    try {
+      admitRequest(req, config(), limiter);
+    } catch (err) {
+      done(err as Error);
       return;
     }
-    if (doc?.access === 'open') return;
-    // PagerDuty-style senders may carry the token as routing_key in the body instead: decided by the route.
-    if (req.headers.authorization === undefined && doc?.tokenInBody) return;
-    const tenant = bearerTenant(req, index);
-    if (!tenant) {
-      refuseToken(req, limiter, req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid');
-    }
-    admit(req, tenant, limiter);
+    done();
   };
+}
+
+/** The access rule for one request (see accessControl); throws the ApiError that refuses it. */
+function admitRequest(req: FastifyRequest, cfg: Config, limiter: RateLimiter): void {
+  if (req.routeOptions.url === undefined) return;
+  const doc = req.routeOptions.config.doc;
+  const index = tokenIndex(cfg.tenants);
+  if (!index.enabled) {
+    const host = hostName(req.headers.host);
+    if (!LOOPBACK_HOSTS.has(host) && !cfg.allowed_hosts.includes(host)) {
+      throw new ApiError('forbidden', `host ${JSON.stringify(host)} is not served: without tenants only loopback names and allowed_hosts are`);
+    }
+    refuseCrossSite(req, cfg);
+    return;
+  }
+  if (doc?.access === 'open') return;
+  // PagerDuty-style senders may carry the token as routing_key in the body instead: decided by the route.
+  if (req.headers.authorization === undefined && doc?.tokenInBody) return;
+  const tenant = bearerTenant(req, index);
+  if (!tenant) {
+    refuseToken(req, limiter, req.headers.authorization === undefined ? 'this call needs Authorization: Bearer <token>' : 'the bearer token is not valid');
+  }
+  admit(req, tenant, limiter);
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -121,7 +121,7 @@ export async function answerBatch<T>(
       line = { body: await one(input) };
     } catch (err) {
       const e = toApiError(err);
-      if (e.status >= 500) req.log.error({ err, line: i + 1 }, 'batch line failed');
+      if (e.status >= 500) req.server.logger.error({ err, line: i + 1, reqId: req.id }, 'batch line failed');
       line = { body: errorBody(e), error: e };
     } finally {
       active--;

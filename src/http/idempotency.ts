@@ -120,7 +120,7 @@ export function idempotency(app: FastifyInstance, requests: RequestStore, config
       }
     } catch (err) {
       // The answer stands; the key stays in flight until its lease ends, and a retry is told 409 until then.
-      req.log.warn({ err: (err as Error).message }, 'could not keep the answer of an Idempotency-Key');
+      req.server.logger.warn({ err: (err as Error).message, reqId: req.id }, 'could not keep the answer of an Idempotency-Key');
     }
     return payload;
   });
