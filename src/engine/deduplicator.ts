@@ -48,7 +48,7 @@ export interface DeduplicatorOptions {
   /** What may mute a key now (silences), and the clock its times are on: answers say whether the key is muted. */
   mutes?: { source: MuteSource; now: () => number };
   /** Inhibition rules' sources, recorded as incidents are decided and forgotten as they close. */
-  inhibition?: Pick<Inhibition, 'recordSource' | 'forget'>;
+  inhibition?: Pick<Inhibition, 'recordSource' | 'forget' | 'mayMute'>;
   /** Where creates and closes are recorded while flapping or auto-pause is configured, and the clock they are on. */
   flaps?: { store: Pick<FlapStore, 'record'>; now: () => number };
   /** Where each key's decisions and closes are recorded (its history), and the replica that makes them. */
@@ -130,11 +130,13 @@ export class Deduplicator {
     );
     const m = this.mutes;
     // Whether it is muted is told, not decided: a store that cannot say now answers null, and the decision stands.
-    const muted = m
-      ? await Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', key: decided.dedup_key, ...outbox }), m.now(), decided.dedup_key)).catch(
-          () => null,
-        )
-      : null;
+    // With nothing configured that could mute (the common case) no labels are built and nothing is awaited.
+    const muted =
+      m && m.source.mayMute?.(tenant) !== false
+        ? await Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', key: decided.dedup_key, ...outbox }), m.now(), decided.dedup_key)).catch(
+            () => null,
+          )
+        : null;
     return { ...decided, muted };
   }
 
@@ -158,7 +160,7 @@ export class Deduplicator {
     if (this.history) recordDecision(this.history.recorder, claim, result, outcome, this.history.replica);
     this.observer.decided(result, claim.tenant, origin);
     // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
-    if (this.inhibition && claim.outbox && outcome.kind !== 'stale') {
+    if (this.inhibition && claim.outbox && outcome.kind !== 'stale' && this.inhibition.mayMute()) {
       await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', key: claim.key, ...claim.outbox }), claim.ttlMs);
     }
     return result;

@@ -57,6 +57,11 @@ export class Inhibition implements MuteSource {
     return JSON.stringify(rule.equal.map((n) => labelValue(labels, n)));
   }
 
+  /** Whether any rule is configured: without one nothing is recorded and nothing inhibited. */
+  mayMute(): boolean {
+    return this.current().length > 0;
+  }
+
   /** After a decision of `key`: records it as a source of each rule it matches, for its TTL. */
   async recordSource(tenant: string, key: string, labels: Labels, ttlMs: number): Promise<void> {
     for (const r of this.current()) {

@@ -31,6 +31,10 @@ export class MaintenanceWindows implements MuteSource {
     return this.windows;
   }
 
+  mayMute(): boolean {
+    return this.current().length > 0;
+  }
+
   mutedBy(_tenant: string, labels: Labels, now: number): Muted | null {
     for (const w of this.current()) {
       if (w.intervals.some((t) => intervalContains(t, now)) && matchesAll(w.matchers, labels)) return { by: 'maintenance', id: w.name };

@@ -203,6 +203,11 @@ export class SilenceCache implements MuteSource {
     return this.byTenant.get(tenant)?.get(id)?.silence;
   }
 
+  /** Whether the tenant has any silence loaded (an ended one too: this is a cheap first look, mutedBy decides). */
+  mayMute(tenant: string): boolean {
+    return (this.byTenant.get(tenant)?.size ?? 0) > 0;
+  }
+
   mutedBy(tenant: string, labels: Labels, now: number): Muted | null {
     for (const l of this.byTenant.get(tenant)?.values() ?? []) {
       if (silenceState(l.silence, now) === 'active' && matchesAll(l.matchers, labels)) return { by: 'silence', id: l.silence.id };

@@ -18,6 +18,8 @@ import { HELD_BY } from '../mute/kinds.js';
 export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly registry = new Registry();
   readonly decisions: Counter<'decision' | 'reason'>;
+  /** Decisions by decision and reason (the set is closed and small): what `decisions` answers when scraped. */
+  private readonly decisionCounts = new Map<string, { decision: string; reason: string; n: number }>();
   readonly rejected: Counter<'route' | 'code'>;
   readonly updatesPerIncident: Histogram<'ended'>;
   readonly storeLatency: Histogram<'operation' | 'outcome'>;
@@ -52,14 +54,20 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
       this.registry.removeSingleMetric(`onceonly_${name}`);
     }
+    // Counted in a plain map per decision (prom-client hashes and checks the labels on every inc) and
+    // handed to the counter when scraped. Every known series starts at zero, so a rate() has a baseline.
+    const counts = this.decisionCounts;
+    for (const [decision, reason] of DECISION_REASONS) counts.set(`${decision}/${reason}`, { decision, reason, n: 0 });
     this.decisions = new Counter({
       name: 'onceonly_incident_decisions_total',
       help: 'Incident decisions by decision and reason (the decision mix).',
       labelNames: ['decision', 'reason'],
       registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const c of counts.values()) this.inc({ decision: c.decision, reason: c.reason }, c.n);
+      },
     });
-    // Start every known series at zero so a rate() has a baseline before the first event.
-    for (const [decision, reason] of DECISION_REASONS) this.decisions.labels(decision, reason).inc(0);
     this.rejected = new Counter({
       name: 'onceonly_requests_rejected_total',
       help: 'Requests refused before any decision, by route and error code.',
@@ -278,14 +286,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     if (outcome !== 'skipped') this.deliveryDuration.labels(d.adapter).observe(detail.seconds);
   }
 
-  /** One counter per decision and reason, bound once (the set is closed and small). */
-  private readonly decisionSeries = new Map<string, { inc(): void }>();
-
   decided(d: IncidentDecision): void {
     const k = `${d.decision}/${d.reason}`;
-    let c = this.decisionSeries.get(k);
-    if (!c) this.decisionSeries.set(k, (c = this.decisions.labels(d.decision, d.reason)));
-    c.inc();
+    const c = this.decisionCounts.get(k);
+    if (c) c.n++;
+    else this.decisionCounts.set(k, { decision: d.decision, reason: d.reason, n: 1 });
   }
 
   ended(updates: number, how: 'closed' | 'expired'): void {
