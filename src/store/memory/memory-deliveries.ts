@@ -42,11 +42,14 @@ export class MemoryDeliveries implements DeliveryStore {
     const now = this.clock.now();
     const taken = this.outbox.splice(0, limit);
     for (const entry of taken) {
+      const lines = routedLines(adapters, entry.route);
+      // Nothing receives it (no adapter, or none on its route): nothing is kept for it, not even its count.
+      if (lines.length === 0) continue;
       const c = `${scopeOf(entry)}\u0000${entry.action}`;
       const n = (this.counters.get(c)?.n ?? 0) + 1;
       this.counters.set(c, { n, usedAt: now });
       const base = this.nextId++;
-      for (const adapter of routedLines(adapters, entry.route)) {
+      for (const adapter of lines) {
         const id = `${base}.${adapter}`;
         this.rows.set(id, { id, adapter, entry, n, retries: 0, attempts: [], status: 'pending', lease: '', dueAt: now, seq: base });
       }

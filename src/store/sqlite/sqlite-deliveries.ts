@@ -96,8 +96,12 @@ export class SqliteDeliveries implements DeliveryStore {
       const now = this.x.clock.now();
       const rows = this.s.take.all(limit);
       for (const { id: outboxId, route, ...e } of rows) {
-        const n = this.s.nextN.get({ kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })!.n;
-        for (const adapter of routedLines(adapters, decodeRoute(route))) this.s.insert.run({ ...e, id: `${outboxId}.${adapter}`, adapter, n, dueAt: now });
+        const lines = routedLines(adapters, decodeRoute(route));
+        // Nothing receives it (no adapter, or none on its route): it is not counted, only taken.
+        if (lines.length > 0) {
+          const n = this.s.nextN.get({ kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })!.n;
+          for (const adapter of lines) this.s.insert.run({ ...e, id: `${outboxId}.${adapter}`, adapter, n, dueAt: now });
+        }
         this.s.deleteOutbox.run(outboxId);
       }
       return rows.length;
