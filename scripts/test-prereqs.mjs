@@ -40,7 +40,17 @@ export const NEEDS = {
     service: ['PostgreSQL (Postgres store tests)', listening(5432), 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start'],
   },
   wrk: { commands: [['wrk', 'wrk']] },
+  // The path section counts instructions per answer with callgrind.
+  valgrind: {
+    commands: [
+      ['valgrind', 'valgrind'],
+      ['callgrind_control', 'valgrind'],
+    ],
+  },
 };
+
+/** What only `npm run bench` needs, not the tests. */
+const BENCH_ONLY = ['wrk', 'valgrind'];
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
@@ -76,6 +86,6 @@ export function ensure(needs) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
-  const all = Object.keys(NEEDS).filter((n) => n !== 'wrk');
-  ensure(args.includes('--bench') ? [...all, 'wrk'] : args.length > 0 ? args : all);
+  const all = Object.keys(NEEDS).filter((n) => !BENCH_ONLY.includes(n));
+  ensure(args.includes('--bench') ? [...all, ...BENCH_ONLY] : args.length > 0 ? args : all);
 }

@@ -59,7 +59,7 @@ export interface Listening {
 }
 
 /** Starts a process that prints `listening on URL` (as onceonly serve does) and waits for that line. */
-export async function startListening(cmd: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Listening> {
+export async function startListening(cmd: string, args: string[], env: Record<string, string> = {}, cwd?: string, timeoutMs = 20_000): Promise<Listening> {
   const proc: ChildProcess = spawn(cmd, args, {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -71,8 +71,8 @@ export async function startListening(cmd: string, args: string[], env: Record<st
     const timer = setTimeout(() => {
       // Not left running behind the error: a server that never said where it listens serves nobody.
       proc.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not listen in 20 s: ${err}`));
-    }, 20_000);
+      reject(new Error(`${cmd} ${args.join(' ')} did not listen in ${timeoutMs / 1000} s: ${err}`));
+    }, timeoutMs);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       const m = /listening on (https?:\/\/[^"\s]+)/.exec(line);
       if (m) {

@@ -17,7 +17,11 @@ import { instrumentStore } from '../../src/observe/instrumented-store.js';
 import { Metrics } from '../../src/observe/metrics.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { GRACE_MS } from '../backends/backend.js';
-import { table, type Section } from '../report.js';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../../test/helpers/tmp.js';
+import { instructionsPerAnswer, type Instructions } from '../http/instructions.js';
+import { int, ratio, table, targetAtMost, x, type Section } from '../report.js';
 import { incidentMix } from '../workload.js';
 
 const N = Number(process.env.PATH_OPS ?? 50_000);
@@ -66,6 +70,30 @@ const answers = (n: number) =>
     muted: i % 10 ? null : { by: 'silence', id: `s-${i}` },
   }));
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const json = (n: number, prefix: string) => bodies(n, prefix).map((b) => JSON.stringify(b));
+
+/** Instructions per answer of bare fastify and of `onceonly serve` on the memory store, as served (hooks, logger, request id, mutes, history). */
+async function instructions(log: (s: string) => void): Promise<{ bare: Instructions; onceonly: Instructions }> {
+  log('path: callgrind, bare fastify');
+  const bare = await instructionsPerAnswer(process.execPath, ['--import', 'tsx', 'bench/http/bare-fastify.ts'], ROOT, json);
+  log('path: callgrind, onceonly serve on memory');
+  const dir = tempDir('onceonly-bench-path-');
+  try {
+    const config = `${dir.path}/onceonly.yml`;
+    writeFileSync(config, `failopen:\n  journal_path: ${dir.path}/journal.db\n`);
+    const onceonly = await instructionsPerAnswer(
+      process.execPath,
+      ['dist/cli/main.js', 'serve', '--port', '0', '--store', 'memory:', '--config', config],
+      ROOT,
+      json,
+    );
+    return { bare, onceonly };
+  } finally {
+    dir.remove();
+  }
+}
+
 export async function pathSection(log: (s: string) => void): Promise<Section> {
   log('path: the engine in-process');
   const metrics = new Metrics(systemClock);
@@ -85,6 +113,8 @@ export async function pathSection(log: (s: string) => void): Promise<Section> {
     ['the answer serialized by JSON.stringify (what fastify does with no response schema, as now)', await perCall(answers(N), (a) => JSON.stringify(a))],
     ['the same serialized by fast-json-stringify compiled from its schema (what a response schema would do)', await perCall(answers(N), compiled)],
   ];
+  const ins = await instructions(log);
+  const insRatio = ratio(ins.onceonly.main, ins.bare.main);
   return {
     title: 'The request path, in-process',
     body: [
@@ -93,7 +123,23 @@ export async function pathSection(log: (s: string) => void): Promise<Section> {
         ['path', 'µs per call'],
         rows.map(([what, us]) => [what, us.toFixed(2)]),
       ),
+      "Instructions per answer as served, counted by callgrind (valgrind) over 3,000 requests of the same mix after 3,000 to warm up, 8 in flight over keep-alive: `POST /v1/incidents` on `onceonly serve` (memory store, default config: the hooks, the request id, the mute and hold checks, the history) against the bare fastify route. Instruction counts hardly move with the machine's load, so this ratio is the regression guard of the HTTP path.",
+      table(
+        ['server', 'main thread, instructions per answer', 'every thread', 'main thread vs bare fastify'],
+        [
+          ['bare fastify', int(ins.bare.main), int(ins.bare.all), '1.00×'],
+          ['onceonly, memory store', int(ins.onceonly.main), int(ins.onceonly.all), x(insRatio)],
+        ],
+      ),
     ],
-    targets: [],
+    targets: [
+      targetAtMost(
+        'main-thread instructions per answer, onceonly on memory vs bare fastify',
+        insRatio,
+        1.5,
+        '×',
+        'what remains is named in "Where the HTTP time goes" (docs/benchmarks.md)',
+      ),
+    ],
   };
 }
