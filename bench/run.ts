@@ -38,6 +38,7 @@ import { keyedSection } from './sections/keyed.js';
 import { fieldsSection } from './sections/fields.js';
 import { routesSection } from './sections/routes.js';
 import { historySection } from './sections/history.js';
+import { causesSection } from './sections/causes.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
@@ -47,7 +48,7 @@ import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history'] as const;
+const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history', 'causes'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -127,6 +128,7 @@ if (asked.includes('keyed')) sections.push(await keyedSection(log));
 if (asked.includes('fields')) sections.push(await fieldsSection(log));
 if (asked.includes('routes')) sections.push(await routesSection(log));
 if (asked.includes('history')) sections.push(await historySection(log));
+if (asked.includes('causes')) sections.push(await causesSection(log));
 let failopen: Section | null = null;
 if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 

@@ -1,0 +1,119 @@
+/**
+ * Where a server's CPU goes per answer: a V8 CPU profile (node --cpu-prof)
+ * taken under load, each sample given to one cause by its frames, the
+ * module loading at start left out (it is not per answer). A sample goes to
+ * the first rule its innermost frame with a source matches (a native frame
+ * such as a hash or JSON.parse is its caller's), except the few natives
+ * that are causes of their own (the socket write, the garbage collector).
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The causes, in the order a table lists them. */
+export const CAUSES = [
+  'socket write (kernel, loopback)',
+  'Node: HTTP parser, streams, sockets, events',
+  'fastify: routing, hooks, body parsing, reply',
+  'onceonly HTTP layer (access, routes, hooks)',
+  'validation (zod)',
+  'the decision (identity, engine, store code and the statements it runs)',
+  'store client (better-sqlite3 transactions and commits, @redis/client)',
+  'history (recorder, store)',
+  'metrics and logs (prom-client, pino)',
+  'delivery worker and sweeps',
+  'garbage collection',
+  'V8 and natives, unattributed',
+] as const;
+export type Cause = (typeof CAUSES)[number];
+
+const RULES: Array<[Cause, RegExp]> = [
+  ['history (recorder, store)', /\/dist\/(history\/|store\/[^/]+\/[^/]*history)/],
+  ['delivery worker and sweeps', /\/dist\/(delivery\/|app\/sweeper)/],
+  ['onceonly HTTP layer (access, routes, hooks)', /\/dist\/(http\/|access\/)/],
+  ['the decision (identity, engine, store code and the statements it runs)', /\/dist\/|\/bench\/http\//],
+  ['validation (zod)', /node_modules\/zod\//],
+  ['store client (better-sqlite3 transactions and commits, @redis/client)', /node_modules\/(better-sqlite3|@redis|cluster-key-slot|generic-pool)\//],
+  ['metrics and logs (prom-client, pino)', /node_modules\/(prom-client|pino|tdigest|bintrees)/],
+  ['fastify: routing, hooks, body parsing, reply', /node_modules\//],
+  ['Node: HTTP parser, streams, sockets, events', /^node:/],
+];
+
+const STARTUP = /^node:internal\/modules\//;
+
+export interface Causes {
+  /** ms of main-thread CPU per cause, over the profile (module loading at start left out) */
+  ms: Map<Cause, number>;
+  /** ms the main thread was busy (the sum of `ms`) */
+  busyMs: number;
+  /** ms spent loading modules (left out) */
+  startupMs: number;
+}
+
+/** A profile's main-thread CPU by cause. */
+export function causesOf(path: string): Causes {
+  const p = JSON.parse(readFileSync(path, 'utf8')) as Profile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const causeOfNode = new Map<number, Cause | 'idle' | 'startup'>();
+  const classify = (id: number): Cause | 'idle' | 'startup' => {
+    const known = causeOfNode.get(id);
+    if (known) return known;
+    const leaf = byId.get(id)!.callFrame;
+    let cause: Cause | 'idle' | 'startup' | null = null;
+    if (leaf.functionName === '(idle)') cause = 'idle';
+    else if (leaf.functionName === '(garbage collector)') cause = 'garbage collection';
+    else if (leaf.functionName === 'writev' || leaf.functionName === 'writeUtf8String' || leaf.functionName === 'writeBuffer')
+      cause = 'socket write (kernel, loopback)';
+    for (let at: number | undefined = id; cause === null && at !== undefined; at = parent.get(at)) {
+      const url = byId.get(at)!.callFrame.url;
+      if (STARTUP.test(url)) cause = 'startup';
+      else if (url) cause = RULES.find(([, re]) => re.test(url))?.[0] ?? 'V8 and natives, unattributed';
+    }
+    // Module loading anywhere below is start-up work, whatever the leaf.
+    for (let at: number | undefined = id; cause !== 'startup' && at !== undefined; at = parent.get(at)) {
+      if (STARTUP.test(byId.get(at)!.callFrame.url)) cause = 'startup';
+    }
+    const c = cause ?? 'V8 and natives, unattributed';
+    causeOfNode.set(id, c);
+    return c;
+  };
+  const ms = new Map<Cause, number>(CAUSES.map((c) => [c, 0]));
+  let startupMs = 0;
+  p.samples.forEach((id, i) => {
+    const t = (p.timeDeltas[i] ?? 0) / 1000;
+    const c = classify(id);
+    if (c === 'startup') startupMs += t;
+    else if (c !== 'idle') ms.set(c, ms.get(c)! + t);
+  });
+  return { ms, busyMs: [...ms.values()].reduce((a, b) => a + b, 0), startupMs };
+}
+
+let ticks: number | null = null;
+/** The kernel's clock ticks per second, in which /proc counts CPU time. */
+const clockTicks = () => (ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100);
+
+/**
+ * CPU seconds a process has used so far (user and system), from /proc:
+ * every thread's, or its main thread's alone (the thread whose id is the
+ * process's).
+ */
+export function cpuSeconds(pid: number, mainThreadOnly = false): number {
+  // Fields after the command (which may hold spaces) start after its closing parenthesis.
+  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the command.
+  return (Number(f[11]) + Number(f[12])) / clockTicks();
+}

@@ -1,0 +1,105 @@
+/**
+ * Section: where the HTTP time goes. Bare fastify and `onceonly serve` on
+ * the memory, SQLite and Redis stores, each under wrk with the suite's
+ * incident mix and under `--cpu-prof`: the CPU each used per answer (from
+ * /proc, every thread) and its main thread's profile split into causes
+ * (bench/http/causes.ts), in µs per answer. `npm run bench -- causes`.
+ */
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { startRedis } from '../../test/helpers/redis.js';
+import { tempDir } from '../../test/helpers/tmp.js';
+import { CAUSES, causesOf, cpuSeconds, type Causes } from '../http/causes.js';
+import { startListening, wrk, type Listening } from '../http/wrk.js';
+import { int, table, type Section } from '../report.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MIX = fileURLToPath(new URL('../http/mix.lua', import.meta.url));
+const SECONDS = Number(process.env.HTTP_SECONDS ?? 10);
+
+interface Column {
+  name: string;
+  answers: number;
+  /** µs of CPU per answer (/proc): every thread's, and the main thread's */
+  cpuUs: number;
+  mainUs: number;
+  causes: Causes;
+}
+
+/** Runs wrk against a server started profiled, then stops it (the profile is written at exit) and reads the profile. */
+async function measure(name: string, start: (profile: string[]) => Promise<Listening>, dir: string): Promise<Column> {
+  // A directory per server: a loader thread (tsx's) writes a profile of its own, and the main thread's is the largest.
+  const profiles = `${dir}/${name.replace(/\W+/g, '-')}`;
+  mkdirSync(profiles);
+  const srv = await start(['--cpu-prof', `--cpu-prof-dir=${profiles}`]);
+  let answers: number;
+  let cpu: number;
+  let main: number;
+  try {
+    const before = [cpuSeconds(srv.pid), cpuSeconds(srv.pid, true)];
+    const r = wrk(srv.url, MIX, SECONDS, [`causes${name.length}${Date.now()}`]);
+    cpu = cpuSeconds(srv.pid) - before[0]!;
+    main = cpuSeconds(srv.pid, true) - before[1]!;
+    if (r.errors > 0) throw new Error(`${r.errors} errors over HTTP (${name})`);
+    answers = r.requests;
+  } finally {
+    await srv.stop();
+  }
+  const [largest] = readdirSync(profiles)
+    .map((f) => `${profiles}/${f}`)
+    .sort((a, b) => statSync(b).size - statSync(a).size);
+  if (!largest) throw new Error(`${name} wrote no CPU profile`);
+  return { name, answers, cpuUs: (cpu * 1e6) / answers, mainUs: (main * 1e6) / answers, causes: causesOf(largest) };
+}
+
+export async function causesSection(log: (s: string) => void): Promise<Section> {
+  const dir = tempDir('onceonly-bench-causes-');
+  const redis = await startRedis();
+  const columns: Column[] = [];
+  try {
+    mkdirSync(`${dir.path}/data`, { recursive: true });
+    const config = `${dir.path}/onceonly.yml`;
+    writeFileSync(config, `failopen:\n  journal_path: ${dir.path}/data/journal.db\n  timeout_ms: 1000\n`);
+    log('causes: bare fastify');
+    columns.push(
+      await measure('bare fastify', (p) => startListening(process.execPath, [...p, '--import', 'tsx', 'bench/http/bare-fastify.ts'], {}, ROOT), dir.path),
+    );
+    for (const [name, store] of [
+      ['memory', 'memory:'],
+      ['sqlite', `sqlite:${dir.path}/data/onceonly.db`],
+      ['redis', redis.url],
+    ] as const) {
+      log(`causes: onceonly on ${name}`);
+      columns.push(
+        await measure(
+          `onceonly ${name}`,
+          (p) => startListening(process.execPath, [...p, 'dist/cli/main.js', 'serve', '--port', '0', '--store', store, '--config', config], {}, ROOT),
+          dir.path,
+        ),
+      );
+    }
+  } finally {
+    await redis.stop();
+    dir.remove();
+  }
+  const us = (c: Column, ms: number) => ((ms * 1000) / c.answers).toFixed(1);
+  return {
+    title: 'Where the HTTP time goes',
+    body: [
+      `Each server under \`wrk -t1 -c64 -d${SECONDS}s\` with the suite's incident mix and under \`node --cpu-prof\` (which itself costs a little): the CPU it used per answer, every thread, from /proc; then its main thread's profile split into causes (bench/http/causes.ts; module loading at start left out), in µs per answer. The profile's sum is set against the main thread's CPU as /proc counts it; what the other threads used (V8's compiler and garbage collector helpers, libuv) is shown apart.`,
+      table(
+        ['µs per answer', ...columns.map((c) => c.name)],
+        [
+          ...CAUSES.map((cause) => [cause, ...columns.map((c) => us(c, c.causes.ms.get(cause)!))]),
+          ["**main thread, the profile's sum**", ...columns.map((c) => `**${us(c, c.causes.busyMs)}**`)],
+          ['**main thread, measured (/proc)**', ...columns.map((c) => `**${c.mainUs.toFixed(1)}**`)],
+          ["the profile's sum against the measure", ...columns.map((c) => `${(((c.causes.busyMs * 1000) / c.answers / c.mainUs - 1) * 100).toFixed(0)}%`)],
+          ['other threads (/proc: V8 helpers, libuv)', ...columns.map((c) => (c.cpuUs - c.mainUs).toFixed(1))],
+          ['**CPU per answer, every thread (/proc)**', ...columns.map((c) => `**${c.cpuUs.toFixed(1)}**`)],
+          ['answers', ...columns.map((c) => int(c.answers))],
+        ],
+      ),
+    ],
+    targets: [],
+  };
+}
