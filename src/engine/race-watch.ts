@@ -34,10 +34,11 @@ export class RaceWatch {
     const alongside = e.inFlight > 0;
     const mySend = ++e.sends;
     e.inFlight++;
-    const sent = performance.now();
+    // The flight's time matters only on a shared store: a store of this process alone reads no clock here.
+    const sent = this.shared ? performance.now() : 0;
     const entry = e;
     return () => {
-      const flight = performance.now() - sent;
+      const flight = this.shared ? performance.now() - sent : 0;
       // Another copy left after this one and before its answer: they overlapped too.
       const overlapped = alongside || entry.sends !== mySend;
       if (--entry.inFlight === 0) this.keys.delete(id);
