@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { HistoryAppend, HistoryEvent, HistoryLimits, HistoryStore } from '../store/contract/index.js';
+import { extendRun, type HistoryAppend, type HistoryEvent, type HistoryLimits, type HistoryStore } from '../store/contract/index.js';
 
 export interface RecorderOptions {
   store: Pick<HistoryStore, 'append'>;
@@ -60,10 +60,7 @@ export class HistoryRecorder {
     const id = `${tenant}\u0000${key}`;
     const tail = this.tails.get(id);
     if (fold !== undefined && tail?.fold === fold) {
-      const r = (tail.run ??= { count: 1, first_at: tail.event.at, last_at: tail.event.at, max_gap_ms: 0 });
-      r.max_gap_ms = Math.max(r.max_gap_ms, at - r.last_at);
-      r.last_at = at;
-      r.count++;
+      extendRun((tail.run ??= { count: 1, first_at: tail.event.at, last_at: tail.event.at, max_gap_ms: 0 }), at);
       return;
     }
     if (this.waiting.length + this.writingCount >= this.maxWaiting) {

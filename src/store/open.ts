@@ -72,14 +72,6 @@ export function postgresUrl(url: string): { connection: string; schema: string }
   return { connection: u.toString(), schema };
 }
 
-/**
- * Opens a store from its URL:
- *   memory:
- *   sqlite:PATH[?synchronous=normal|full]
- *   redis://[user:pass@]host:port[/db]   rediss://…   redis+cluster://h1:p1,h2:p2
- *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
- * Remote stores are wrapped in fail-open with a local journal.
- */
 /** A `sqlite:` URL's file path and query (`sqlite:///abs` is `/abs`). */
 const sqliteParts = (url: string) =>
   url
@@ -90,6 +82,14 @@ const sqliteParts = (url: string) =>
 /** The file a `sqlite:` store URL names, or null for any other store (or a SQLite URL without a path). */
 export const sqliteFileOf = (url: string): string | null => (url.startsWith('sqlite:') ? sqliteParts(url)[0] || null : null);
 
+/**
+ * Opens a store from its URL:
+ *   memory:
+ *   sqlite:PATH[?synchronous=normal|full]
+ *   redis://[user:pass@]host:port[/db]   rediss://…   redis+cluster://h1:p1,h2:p2
+ *   postgres://[user[:pass]@]host[:port]/db[?schema=onceonly]
+ * Remote stores are wrapped in fail-open with a local journal.
+ */
 export function openStore(url: string, clock: Clock, options: StoreOptions = {}): DedupStore {
   const grace = options.expiredGraceMs;
   if (url === 'memory:' || url === 'memory://') return new MemoryStore(clock, grace);

@@ -83,6 +83,13 @@ export interface StoredRun {
   gap: number;
 }
 
+/** Counts one more arrival at `at` into a run (the arrival after its last). */
+export function extendRun(r: HistoryRun, at: number): void {
+  r.max_gap_ms = Math.max(r.max_gap_ms, at - r.last_at);
+  r.last_at = at;
+  r.count++;
+}
+
 /** The run an append stands for. */
 export const runOf = (a: HistoryAppend): HistoryRun => a.run ?? { count: 1, first_at: a.event.at, last_at: a.event.at, max_gap_ms: 0 };
 

@@ -1,4 +1,4 @@
-import type { StoredHistoryEvent } from '../contract/index.js';
+import { extendRun, type HistoryRun, type StoredHistoryEvent } from '../contract/index.js';
 
 /** An audit row as a history read takes it (Postgres answers bigint as text). */
 export interface AuditRecord {
@@ -23,24 +23,20 @@ const FOLDS = new Set(['SUPPRESS', 'duplicate']);
  */
 export function eventsOfAudit(rows: readonly AuditRecord[]): StoredHistoryEvent[] {
   const out: StoredHistoryEvent[] = [];
-  let run = null as { fold: string; event: StoredHistoryEvent } | null;
+  let run = null as { fold: string; event: StoredHistoryEvent & HistoryRun } | null;
   for (const r of rows) {
     const at = Number(r.at);
     if (r.decision === 'NONE') continue;
     const fold = FOLDS.has(r.decision) ? `${r.kind}/${r.decision}/${r.reason}` : null;
     if (fold !== null && run?.fold === fold) {
-      const e = run.event as StoredHistoryEvent & { count: number; last_at: number; max_gap_ms: number };
-      e.max_gap_ms = Math.max(e.max_gap_ms, at - e.last_at);
-      e.last_at = at;
-      e.count++;
+      extendRun(run.event, at);
       continue;
     }
     const from = { replica: r.replica, request_id: r.request_id, source: 'audit' };
     const event: StoredHistoryEvent =
       r.decision === 'CLOSE' ? { at, type: 'closed', ...from } : { at, type: 'decision', decision: r.decision, reason: r.reason, ...from };
-    if (fold !== null) Object.assign(event, { count: 1, first_at: at, last_at: at, max_gap_ms: 0 });
     out.push(event);
-    run = fold === null ? null : { fold, event };
+    run = fold === null ? null : { fold, event: Object.assign(event, { count: 1, first_at: at, last_at: at, max_gap_ms: 0 }) };
   }
   return out;
 }
