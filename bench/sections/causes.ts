@@ -5,13 +5,14 @@
  * /proc, every thread) and its main thread's profile split into causes
  * (bench/http/causes.ts), in µs per answer. `npm run bench -- causes`.
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startRedis } from '../../test/helpers/redis.js';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { CAUSES, causesOf, cpuSeconds, type Causes } from '../http/causes.js';
 import { startListening, wrk, type Listening } from '../http/wrk.js';
 import { int, table, type Section } from '../report.js';
+import { BARE_FASTIFY, servedStores, serveOnceonly } from './http.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MIX = fileURLToPath(new URL('../http/mix.lua', import.meta.url));
@@ -57,26 +58,11 @@ export async function causesSection(log: (s: string) => void): Promise<Section> 
   const redis = await startRedis();
   const columns: Column[] = [];
   try {
-    mkdirSync(`${dir.path}/data`, { recursive: true });
-    const config = `${dir.path}/onceonly.yml`;
-    writeFileSync(config, `failopen:\n  journal_path: ${dir.path}/data/journal.db\n  timeout_ms: 1000\n`);
     log('causes: bare fastify');
-    columns.push(
-      await measure('bare fastify', (p) => startListening(process.execPath, [...p, '--import', 'tsx', 'bench/http/bare-fastify.ts'], {}, ROOT), dir.path),
-    );
-    for (const [name, store] of [
-      ['memory', 'memory:'],
-      ['sqlite', `sqlite:${dir.path}/data/onceonly.db`],
-      ['redis', redis.url],
-    ] as const) {
+    columns.push(await measure('bare fastify', (p) => startListening(process.execPath, [...p, ...BARE_FASTIFY], {}, ROOT), dir.path));
+    for (const [name, store] of servedStores(dir.path, redis.url)) {
       log(`causes: onceonly on ${name}`);
-      columns.push(
-        await measure(
-          `onceonly ${name}`,
-          (p) => startListening(process.execPath, [...p, 'dist/cli/main.js', 'serve', '--port', '0', '--store', store, '--config', config], {}, ROOT),
-          dir.path,
-        ),
-      );
+      columns.push(await measure(`onceonly ${name}`, (p) => serveOnceonly(store, dir.path, name, p), dir.path));
     }
   } finally {
     await redis.stop();

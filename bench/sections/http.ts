@@ -16,12 +16,20 @@ const MIX = fileURLToPath(new URL('../http/mix.lua', import.meta.url));
 const SECONDS = Number(process.env.HTTP_SECONDS ?? 10);
 const PROFILES = fileURLToPath(new URL('../profiles/', import.meta.url));
 
-/** onceonly serve on a store, its journal and data in `dir`, optionally CPU-profiled. */
-export function serveOnceonly(store: string, dir: string, name: string) {
+/** Node's arguments for the bare fastify route every HTTP comparison is made against. */
+export const BARE_FASTIFY = ['--import', 'tsx', 'bench/http/bare-fastify.ts'];
+
+/**
+ * onceonly serve on a store, its journal and data in `dir`, run with the
+ * given Node options, or with none given CPU-profiled into bench/profiles/
+ * when PROFILE=1.
+ */
+export function serveOnceonly(store: string, dir: string, name: string, nodeOptions: string[] = []) {
   const config = `${dir}/onceonly.yml`;
   writeFileSync(config, `failopen:\n  journal_path: ${dir}/journal.db\n  timeout_ms: 1000\n`);
-  const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-  if (process.env.PROFILE) mkdirSync(PROFILES, { recursive: true });
+  const profiled = process.env.PROFILE !== undefined && nodeOptions.length === 0;
+  const profile = profiled ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}.cpuprofile`] : nodeOptions;
+  if (profiled) mkdirSync(PROFILES, { recursive: true });
   return startListening(process.execPath, [...profile, 'dist/cli/main.js', 'serve', '--port', '0', '--store', store, '--config', config], {}, ROOT);
 }
 
@@ -39,7 +47,7 @@ export async function httpSection(log: (s: string) => void): Promise<Section> {
   const results: Array<{ name: string; r: WrkResult }> = [];
   const profiled: string[] = [];
   try {
-    const bare = await startListening(process.execPath, ['--import', 'tsx', 'bench/http/bare-fastify.ts'], {}, ROOT);
+    const bare = await startListening(process.execPath, BARE_FASTIFY, {}, ROOT);
     try {
       log(`http: bare fastify, ${SECONDS} s`);
       results.push({ name: 'bare fastify (baseline)', r: wrk(bare.url, MIX, SECONDS, ['bare']) });

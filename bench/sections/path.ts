@@ -23,6 +23,7 @@ import { tempDir } from '../../test/helpers/tmp.js';
 import { instructionsPerAnswer, type Instructions } from '../http/instructions.js';
 import { int, ratio, table, targetAtMost, x, type Section } from '../report.js';
 import { incidentMix } from '../workload.js';
+import { BARE_FASTIFY } from './http.js';
 
 const N = Number(process.env.PATH_OPS ?? 50_000);
 
@@ -76,7 +77,7 @@ const json = (n: number, prefix: string) => bodies(n, prefix).map((b) => JSON.st
 /** Instructions per answer of bare fastify and of `onceonly serve` on the memory store, as served (hooks, logger, request id, mutes, history). */
 async function instructions(log: (s: string) => void): Promise<{ bare: Instructions; onceonly: Instructions }> {
   log('path: callgrind, bare fastify');
-  const bare = await instructionsPerAnswer(process.execPath, ['--import', 'tsx', 'bench/http/bare-fastify.ts'], ROOT, json);
+  const bare = await instructionsPerAnswer(process.execPath, BARE_FASTIFY, ROOT, json);
   log('path: callgrind, onceonly serve on memory');
   const dir = tempDir('onceonly-bench-path-');
   try {
