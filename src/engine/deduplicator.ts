@@ -9,7 +9,7 @@ import { FOREVER_MS, configSchema, defaultConfig, type Config, type ConfigInput 
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { parseIncident, type IncidentInput } from '../inputs/incident/schema.js';
 import { parseWith } from '../core/validation.js';
-import type { DedupStore, FlapStore, IncidentClaim, Origin } from '../store/contract/index.js';
+import { fromJsonBody, type DedupStore, type FlapStore, type IncidentClaim, type Origin } from '../store/contract/index.js';
 import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
@@ -97,7 +97,7 @@ export class Deduplicator {
   ): Promise<IncidentDecision> {
     const incident = parseIncident(input);
     const key = incidentKey(incident);
-    const outbox: OutboxPayload = {
+    const outbox: OutboxPayload = fromJsonBody({
       severity: incident.severity,
       summary: incident.summary ?? '',
       data: {
@@ -109,7 +109,7 @@ export class Deduplicator {
         // Matched as labels by mutes and routes (mute/labels.ts); the identity fields above win a clash.
         ...(incident.labels ? { labels: incident.labels } : {}),
       },
-    };
+    });
     this.withRoute(tenant, key, outbox);
     const decided = await this.decide(
       {
