@@ -63,10 +63,7 @@ export function digestOf(a: StoredAnswer): StoredAnswer {
 }
 
 export function idempotency(app: FastifyInstance, requests: RequestStore, config: () => Config): void {
-  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (req.method !== 'POST') return;
-    const raw = req.headers[IDEMPOTENCY_HEADER];
-    if (raw === undefined) return;
+  const hold = async (req: FastifyRequest, reply: FastifyReply, raw: string | string[]) => {
     const key = Array.isArray(raw) ? raw.join(',') : raw;
     if (!PRINTABLE_ASCII.test(key))
       throw new ApiError('invalid_input', 'Idempotency-Key must be 1..255 printable ASCII characters', [
@@ -99,13 +96,11 @@ export function idempotency(app: FastifyInstance, requests: RequestStore, config
     if (held.state === 'in_flight')
       throw new ApiError('idempotency_in_flight', `a request with Idempotency-Key ${JSON.stringify(key)} is still being answered; retry shortly`, undefined, 1);
     req.idempotency = { key, hash, replayed: true };
-    return reply.code(held.answer.status).header('idempotent-replayed', 'true').type(held.answer.contentType).send(held.answer.body);
-  });
+    reply.code(held.answer.status).header('idempotent-replayed', 'true').type(held.answer.contentType).send(held.answer.body);
+  };
 
   // Before the answer leaves: a retry that arrives the moment it is read finds it kept.
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const idem = req.idempotency;
-    if (!idem || idem.replayed) return payload;
+  const keep = async (req: FastifyRequest, reply: FastifyReply, payload: unknown, idem: NonNullable<FastifyRequest['idempotency']>) => {
     const status = reply.statusCode;
     try {
       if (status < 500 && !NOT_FINAL.has(status) && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
@@ -122,6 +117,20 @@ export function idempotency(app: FastifyInstance, requests: RequestStore, config
       // The answer stands; the key stays in flight until its lease ends, and a retry is told 409 until then.
       req.server.logger.warn({ err: (err as Error).message, reqId: req.id }, 'could not keep the answer of an Idempotency-Key');
     }
-    return payload;
+  };
+
+  // Callback hooks: a request without the header (nearly all) passes on at once, with no promise made for it.
+  app.addHook('preHandler', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const raw = req.method === 'POST' ? req.headers[IDEMPOTENCY_HEADER] : undefined;
+    if (raw === undefined) return done();
+    hold(req, reply, raw).then(() => done(), done);
+  });
+  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
+    const idem = req.idempotency;
+    if (!idem || idem.replayed) return done(null, payload);
+    keep(req, reply, payload, idem).then(
+      () => done(null, payload),
+      (err: Error) => done(err),
+    );
   });
 }
