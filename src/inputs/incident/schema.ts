@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { SEVERITIES } from '../../core/fingerprint.js';
 import { parseWith } from '../../core/validation.js';
 import { carried, freeText, identityText, labelSet, MAX_SUMMARY } from '../limits.js';
+import { commonIncident, MAX_IDENTITY } from './common-shape.js';
 
-const identityField = identityText(512);
+const identityField = identityText(MAX_IDENTITY);
 
 /** `POST /v1/incidents` body (docs/api.md). Strict: unknown fields are rejected. */
 export const incidentSchema = z.strictObject({
@@ -21,6 +22,7 @@ export const incidentSchema = z.strictObject({
 export type IncidentInput = z.input<typeof incidentSchema>;
 export type Incident = z.output<typeof incidentSchema>;
 
+/** The incident `body` is, or a ValidationError naming each problem; the common shape is checked by hand first. */
 export function parseIncident(body: unknown): Incident {
-  return parseWith(incidentSchema, body, 'incident');
+  return commonIncident(body) ?? parseWith(incidentSchema, body, 'incident');
 }
