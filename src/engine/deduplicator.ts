@@ -9,7 +9,7 @@ import { FOREVER_MS, configSchema, defaultConfig, type Config, type ConfigInput 
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { parseIncident, type IncidentInput } from '../inputs/incident/schema.js';
 import { parseWith } from '../core/validation.js';
-import { fromJsonBody, type DedupStore, type FlapStore, type IncidentClaim, type Origin } from '../store/contract/index.js';
+import { fromJsonBody, type DedupStore, type FlapStore, type IncidentClaim, type IncidentDecisionResult, type Origin } from '../store/contract/index.js';
 import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
@@ -137,7 +137,8 @@ export class Deduplicator {
             () => null,
           )
         : null;
-    return { ...decided, muted };
+    decided.muted = muted;
+    return decided;
   }
 
   /**
@@ -150,13 +151,20 @@ export class Deduplicator {
     // Settled once, when the claim is back: by the store if it asks (for its audit row), else here.
     let raced: ((claimAgeMs: number) => boolean) | undefined;
     const back = () => (raced ??= arrive());
-    const { outcome, provisional } = await this.store.incidents.decide(claim, { ...origin, raced: (age) => back()(age) }).finally(back);
+    let claimed: IncidentDecisionResult;
+    try {
+      claimed = await this.store.incidents.decide(claim, { ...origin, raced: (age) => back()(age) });
+    } finally {
+      back();
+    }
+    const { outcome, provisional } = claimed;
     const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms, back());
     // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
     const reason = provisional ? 'provisional' : decided.reason;
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
-    if (outcome.kind === 'created') await this.transition(claim.tenant, claim.key, 'create');
+    const recorded = outcome.kind === 'created' ? this.transition(claim.tenant, claim.key, 'create') : undefined;
+    if (recorded) await recorded;
     if (this.history) recordDecision(this.history.recorder, claim, result, outcome, this.history.replica);
     this.observer.decided(result, claim.tenant, origin);
     // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
@@ -204,11 +212,12 @@ export class Deduplicator {
    * Beside the decision, not in its step: a record that fails (the store went
    * away) undercounts a flap by one, and the decision stands.
    */
-  private async transition(tenant: string, key: string, action: 'create' | 'close'): Promise<void> {
+  private transition(tenant: string, key: string, action: 'create' | 'close'): Promise<void> | undefined {
     const c = this.config();
-    if (!this.flaps || (!c.flapping && c.auto_pause.length === 0)) return;
+    // Nothing to wait for when neither is configured (the common case): no promise is made.
+    if (!this.flaps || (!c.flapping && c.auto_pause.length === 0)) return undefined;
     const keepMs = Math.max(c.flapping ? flapKeepMs(c.flapping) : 0, ...c.auto_pause.map((r) => r.seconds * 1000));
-    await this.flaps.store.record(tenant, key, action, this.flaps.now(), keepMs).catch(() => {});
+    return this.flaps.store.record(tenant, key, action, this.flaps.now(), keepMs).catch(() => {});
   }
 
   async getIncident(key: string, tenant = DEFAULT_TENANT): Promise<IncidentView | null> {

@@ -40,8 +40,8 @@ export class MemoryIncidents implements IncidentStore {
   }
 
   /** The record if live, or expired but still inside the grace. */
-  private kept(tenant: string, key: string, now: number): IncidentRecord | null {
-    const rec = this.records.get(memoryId(tenant, key));
+  private kept(id: string, now: number): IncidentRecord | null {
+    const rec = this.records.get(id);
     return rec && rec.expiresAt + this.expiredGraceMs > now ? rec : null;
   }
 
@@ -49,13 +49,14 @@ export class MemoryIncidents implements IncidentStore {
     this.assertOpen();
     assertSerializable(claim.outbox);
     const now = this.clock.now();
-    const resolution = this.resolutions.get(memoryId(claim.tenant, claim.key));
+    const id = memoryId(claim.tenant, claim.key);
+    const resolution = this.resolutions.get(id);
     if (isStale(claim, resolution && resolution.until > now ? resolution.endedAt : null)) {
       const live = this.live(claim.tenant, claim.key, now);
       return staleResult(live ? { ...live } : null, claim, now);
     }
-    const result = nextIncidentRecord(this.kept(claim.tenant, claim.key, now), claim, now);
-    this.records.set(memoryId(claim.tenant, claim.key), result.record);
+    const result = nextIncidentRecord(this.kept(id, now), claim, now);
+    this.records.set(id, result.record);
     if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
     const entry = outboxEntries.incident(claim, result.outcome.kind, result.record, now);
     if (entry) this.outbox.push(entry);
