@@ -61,11 +61,14 @@ test(`a stream whose client stops reading is dropped once ${LIMIT_DEFAULTS.dashb
   // A client that asks for the stream and then never reads a byte.
   const { port } = new URL(s.url);
   const stuck = connect(Number(port), '127.0.0.1');
-  stuck.pause();
   let closed = false;
   stuck.on('close', () => (closed = true));
   stuck.on('error', () => {});
+  // It reads the answer's first bytes, so its stream holds its place before the readers ask for theirs, then stops.
+  const admitted = new Promise((resolve) => stuck.once('data', resolve));
   stuck.write(`GET /v1/dashboard/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  assert.match(String(await admitted), /^HTTP\/1\.1 200/);
+  stuck.pause();
   // Every other place of this tenant taken by clients that do read.
   const readers: IncomingMessage[] = [];
   await until(async () => {
