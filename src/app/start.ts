@@ -23,7 +23,8 @@ import { AutoPause } from '../mute/auto-pause.js';
 import { Flapping } from '../mute/flapping.js';
 import { GroupApplier, GroupWait } from '../engine/groups.js';
 import type { DedupStore } from '../store/contract/index.js';
-import { openStore, shown } from '../store/open.js';
+import { masked, openStore, shown } from '../store/open.js';
+import { VERSION } from '../core/version.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
@@ -74,14 +75,26 @@ export interface RunningServer {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
-  const config = ConfigHolder.fromFile(options.configPath);
+  const clock = options.clock ?? systemClock;
+  const config = ConfigHolder.fromFile(options.configPath, clock);
   const bindGuard = publicBindGuard(options.host);
   bindGuard(config.current);
   config.guard = bindGuard;
   const https = readTls(options.tlsCert, options.tlsKey);
 
   const cfg = config.current;
-  const clock = options.clock ?? systemClock;
+  // The first line says what runs: an operator reading a replica's log need not guess its version, store or receivers.
+  logger.info(
+    {
+      version: VERSION,
+      node: process.version,
+      store: masked(options.store),
+      adapters: cfg.adapters.map((a) => ({ name: a.name, type: a.type })),
+      tenants: cfg.tenants.map((t) => t.id),
+      config: options.configPath ?? null,
+    },
+    `onceonly ${VERSION} starting`,
+  );
   const replica = `${hostname()}:${process.pid}`;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
   const metrics = new Metrics(clock, () => config.current.metrics.tenant_labels);
@@ -128,6 +141,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const store = instrumentStore(raw, metrics.storeLatency);
   metrics.watchStore(store);
+  metrics.watchConfig(config.reloads);
   if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
 
   // Silences: this replica's copy of the shared store's, reloaded when their version moves.

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { VERSION } from '../core/version.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
 import { serveCommand } from './serve.js';
@@ -16,9 +16,7 @@ import { silenceCommand } from './silences.js';
 import { routesCommand } from './routes.js';
 import { simulateCommand } from './simulate.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-const program = new Command('onceonly').description('one fault, one key, one ticket: an idempotent deduplication gateway').version(pkg.version);
+const program = new Command('onceonly').description('one fault, one key, one ticket: an idempotent deduplication gateway').version(VERSION);
 // commander's own usage errors (an unknown command or option, a missing argument) exit 2, as every other
 // bad input does; set before the commands are added, which inherit it.
 program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));

@@ -7,6 +7,14 @@ import type { DeliveryObserver, DeliveryOutcome, HeldBy } from '../delivery/work
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HeartbeatStatus } from '../engine/heartbeats.js';
 import { HELD_BY } from '../mute/kinds.js';
+import { VERSION } from '../core/version.js';
+
+/** What the config holder counts of its reloads (config/holder.ts). */
+interface ConfigReloads {
+  taken: number;
+  refused: number;
+  lastLoadedAt: number;
+}
 
 /**
  * One registry per server, injected (never prom-client's global one), so two
@@ -232,6 +240,34 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         for (const [tenant, list] of heartbeats()) this.labels(tenant).set(missed(list));
       },
     });
+    new Gauge({
+      name: 'onceonly_build_info',
+      help: 'Always 1: the version of onceonly and of Node.js this replica runs, as labels.',
+      labelNames: ['version', 'node'],
+      registers: [this.registry],
+    }).set({ version: VERSION, node: process.version }, 1);
+    const reloads = () => this.reloads;
+    new Counter({
+      name: 'onceonly_config_reload_total',
+      help: 'Config reloads (SIGHUP) since start, by result: success, or failure (refused; the previous config stays in force).',
+      labelNames: ['result'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const r = reloads();
+        this.inc({ result: 'success' }, r?.taken ?? 0);
+        this.inc({ result: 'failure' }, r?.refused ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'onceonly_config_last_reload_success_timestamp_seconds',
+      help: 'When the config in force was loaded (Unix seconds): at start, then at each reload taken.',
+      registers: [this.registry],
+      collect() {
+        const r = reloads();
+        if (r) this.set(r.lastLoadedAt / 1000);
+      },
+    });
     const journal = () => this.journal;
     new Gauge({
       name: 'onceonly_failopen_quarantined',
@@ -260,6 +296,13 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   watchStore(store: DedupStore): void {
     this.store = store;
   }
+
+  /** The config's reloads, read when scraped. */
+  watchConfig(reloads: ConfigReloads): void {
+    this.reloads = reloads;
+  }
+
+  private reloads: ConfigReloads | null = null;
 
   attempted(adapter: string): void {
     this.deliveryAttempts.labels(adapter).inc();

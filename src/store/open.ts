@@ -16,8 +16,10 @@ export class StoreUrlError extends Error {
   override name = 'StoreUrlError';
 }
 
-/** A store URL as messages show it: a password, wherever it is, becomes ***. */
-export const shown = (url: string) => JSON.stringify(url.replace(/(\/\/[^/@:]*:)[^/@]*@/g, '$1***@'));
+/** A store URL as logs and messages show it: a password, wherever it is, becomes ***. */
+export const masked = (url: string) => url.replace(/(\/\/[^/@:]*:)[^/@]*@/g, '$1***@');
+/** The same, quoted, for a message. */
+export const shown = (url: string) => JSON.stringify(masked(url));
 
 export const DEFAULT_STORE_URL = 'sqlite:./data/onceonly.db';
 export const DEFAULT_JOURNAL_PATH = './data/onceonly-journal.db';

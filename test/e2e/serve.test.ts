@@ -13,11 +13,12 @@ const incident = (i = 0, severity = 'MAJOR') => ({
 });
 
 describe('onceonly serve (real processes, real SQLite file)', () => {
-  test('first log line names the port; 200 concurrent identical POSTs make one CREATE; SIGTERM exits 0', async () => {
+  test('the first log lines name what runs, then the port; 200 concurrent identical POSTs make one CREATE; SIGTERM exits 0', async () => {
     const dir = tempDir();
     const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`]);
     try {
-      assert.match(s.lines[0]!, /listening on http:\/\/127\.0\.0\.1:\d+/);
+      assert.match(s.lines[0]!, /"store":"sqlite:[^"]*o\.db".*"msg":"onceonly \d+\.\d+\.\d+ starting"/);
+      assert.match(s.lines[1]!, /listening on http:\/\/127\.0\.0\.1:\d+/);
       const answers = await Promise.all(Array.from({ length: 200 }, () => postJson(`${s.url}/v1/incidents`, incident())));
       assert.ok(answers.every((a) => a.status === 200));
       const creates = answers.filter((a) => a.body.decision === 'CREATE');

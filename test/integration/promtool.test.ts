@@ -34,6 +34,9 @@ test('/metrics passes `promtool check metrics` with every family populated', asy
       'onceonly_events_total',
       'onceonly_violation_decisions_total',
       'onceonly_store_operation_duration_seconds',
+      'onceonly_build_info',
+      'onceonly_config_reload_total',
+      'onceonly_config_last_reload_success_timestamp_seconds',
     ]) {
       assert.match(text, new RegExp(`^# HELP ${family} `, 'm'), family);
     }

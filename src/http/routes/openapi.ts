@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { VERSION } from '../../core/version.js';
 import type { FastifyInstance } from 'fastify';
 import { type DocumentedRoute, openApiDocument } from '../openapi/document.js';
 import { doc } from '../openapi/route-doc.js';
 import { object } from '../openapi/schemas.js';
-
-const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** `GET /openapi.json`: the API as OpenAPI 3.1, made once from the routes' own docs after every route is registered. */
 export function openApiRoutes(app: FastifyInstance, routes: () => readonly DocumentedRoute[]): void {
@@ -18,7 +16,7 @@ export function openApiRoutes(app: FastifyInstance, routes: () => readonly Docum
       responses: { 200: { description: 'the document', schema: object } },
     }),
     (_req, reply) => {
-      body ??= JSON.stringify(openApiDocument(routes(), version));
+      body ??= JSON.stringify(openApiDocument(routes(), VERSION));
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );
