@@ -2,6 +2,7 @@
 import { VERSION } from '../core/version.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
+import { checkConfigCommand } from './check-config.js';
 import { serveCommand } from './serve.js';
 import { replayCommand } from './replay.js';
 import { deadLettersCommand } from './dead-letters.js';
@@ -35,6 +36,7 @@ journalCommand(program);
 silenceCommand(program);
 routesCommand(program);
 simulateCommand(program);
+checkConfigCommand(program);
 
 // A bare `onceonly` is a question, not an order to serve: it prints the commands (`serve` starts the server).
 if (process.argv.length <= 2) {

@@ -2,10 +2,17 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 import { formatIssues } from '../core/validation.js';
-import { maskSecrets, type ReadSecret, resolveSecretRefs, SecretRefError } from './secret-refs.js';
+import { maskSecrets, type ReadSecret, resolveSecretRefs } from './secret-refs.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+  /** Each problem on its own, `field: what is wrong` (one, the message, when the file cannot be read or parsed). */
+  readonly problems: string[];
+
+  constructor(message: string, problems?: string[]) {
+    super(message);
+    this.problems = problems ?? [message];
+  }
 }
 
 /** Parses and validates a config text; the error names the file and the field. */
@@ -23,20 +30,20 @@ export function parseConfig(text: string, source: string): Config {
   }
   if (raw === null || raw === undefined) raw = {};
   const secrets: ReadSecret[] = [];
-  try {
-    raw = resolveSecretRefs(raw, process.env, '', secrets);
-  } catch (error) {
-    if (error instanceof SecretRefError) throw new ConfigError(`${source}: ${maskSecrets(error.message, secrets)}`);
-    throw error;
-  }
+  const unresolved: Array<{ path: string; message: string }> = [];
+  raw = resolveSecretRefs(raw, process.env, '', secrets, unresolved);
   const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const detail = formatIssues(result.error.issues)
-      .map((i) => `${i.path || '(top level)'}: ${maskSecrets(i.message, secrets, i.path)}`)
-      .join('; ');
-    throw new ConfigError(`${source}: invalid config: ${detail}`);
-  }
-  return result.data;
+  if (unresolved.length === 0 && result.success) return result.data;
+  // Every problem, not the first: a reference that cannot be resolved, then what the schema finds
+  // elsewhere (a field whose reference failed holds the reference's text, which is not its fault).
+  const refs = unresolved.map((u) => maskSecrets(u.message, secrets));
+  const issues = result.success
+    ? []
+    : formatIssues(result.error.issues)
+        .filter((i) => !unresolved.some((u) => i.path === u.path || i.path.startsWith(`${u.path}.`)))
+        .map((i) => `${i.path || '(top level)'}: ${maskSecrets(i.message, secrets, i.path)}`);
+  const problems = [...refs, ...issues];
+  throw new ConfigError(refs.length > 0 ? `${source}: ${problems.join('; ')}` : `${source}: invalid config: ${problems.join('; ')}`, problems);
 }
 
 export function loadConfigFile(path: string): Config {

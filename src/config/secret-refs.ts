@@ -47,11 +47,28 @@ function resolveString(s: string, path: string, env: NodeJS.ProcessEnv, found: R
  * and arrays (config is shallow: recursion is fine). Each value read is
  * pushed to `found`, so an error about the config can mask it.
  */
-export function resolveSecretRefs(raw: unknown, env: NodeJS.ProcessEnv = process.env, path = '', found: ReadSecret[] = []): unknown {
-  if (typeof raw === 'string') return raw.includes('${') ? resolveString(raw, path || '(top level)', env, found) : raw;
-  if (Array.isArray(raw)) return raw.map((v, i) => resolveSecretRefs(v, env, path ? `${path}.${i}` : String(i), found));
+export function resolveSecretRefs(
+  raw: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+  path = '',
+  found: ReadSecret[] = [],
+  /** Given, a reference that cannot be resolved is listed here (its field left as written) and the walk goes on; else it throws. */
+  failed?: Array<{ path: string; message: string }>,
+): unknown {
+  if (typeof raw === 'string') {
+    if (!raw.includes('${')) return raw;
+    const at = path || '(top level)';
+    try {
+      return resolveString(raw, at, env, found);
+    } catch (error) {
+      if (!failed || !(error instanceof SecretRefError)) throw error;
+      failed.push({ path: at, message: error.message });
+      return raw;
+    }
+  }
+  if (Array.isArray(raw)) return raw.map((v, i) => resolveSecretRefs(v, env, path ? `${path}.${i}` : String(i), found, failed));
   if (raw !== null && typeof raw === 'object')
-    return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, resolveSecretRefs(v, env, path ? `${path}.${k}` : k, found)]));
+    return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, resolveSecretRefs(v, env, path ? `${path}.${k}` : k, found, failed)]));
   return raw;
 }
 
