@@ -17,9 +17,9 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `onceonly serve ARGS` and resolves once it printed its listening line. */
-export async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, [CLI, 'serve', ...args], {
+/** Starts `onceonly serve ARGS` (the built CLI, or `cli`: another install's) and resolves once it printed its listening line. */
+export async function spawnServer(args: string[], env: Record<string, string> = {}, cli = CLI): Promise<ServerProcess> {
+  const proc = spawn(process.execPath, [cli, 'serve', ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
