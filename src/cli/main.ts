@@ -3,6 +3,7 @@ import { VERSION } from '../core/version.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
 import { checkConfigCommand } from './check-config.js';
+import { backupCommand } from './backup.js';
 import { serveCommand } from './serve.js';
 import { replayCommand } from './replay.js';
 import { deadLettersCommand } from './dead-letters.js';
@@ -37,6 +38,7 @@ silenceCommand(program);
 routesCommand(program);
 simulateCommand(program);
 checkConfigCommand(program);
+backupCommand(program);
 
 // A bare `onceonly` is a question, not an order to serve: it prints the commands (`serve` starts the server).
 if (process.argv.length <= 2) {

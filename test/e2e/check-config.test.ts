@@ -14,6 +14,7 @@ test('a valid file: exit 0 and one line saying what it configures', () => {
     const file = join(dir.path, 'ok.yml');
     writeFileSync(
       file,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a secret reference, as a config file holds it
       'adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/in" } ]\ntenants: [ { id: acme, tokens: ["${env:OO_CHECK_TOKEN}"] } ]\n',
     );
     const r = runCli(['check-config', file], undefined, { OO_CHECK_TOKEN: 'acme-token-0123456789abcdef' });
@@ -33,7 +34,9 @@ test('a bad file: every problem on its own line, secrets never shown, exit 2', (
       file,
       [
         'incidents: { ttl_seconds: 0 }',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a secret reference, as a config file holds it
         'tenants: [ { id: acme, tokens: ["${env:OO_CHECK_UNSET}"] } ]',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a secret reference, as a config file holds it
         'adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/${env:OO_CHECK_SECRET}", timeout_ms: -1 } ]',
         'bogus: 1',
         '',
