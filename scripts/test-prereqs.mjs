@@ -39,6 +39,8 @@ export const NEEDS = {
     commands: [['pg_dump', 'postgresql-client']],
     service: ['PostgreSQL (Postgres store tests)', listening(5432), 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start'],
   },
+  // The shipped systemd unit is checked with systemd-analyze verify.
+  systemd: { commands: [['systemd-analyze', 'systemd']] },
   wrk: { commands: [['wrk', 'wrk']] },
   // The path section counts instructions per answer with callgrind.
   valgrind: {
