@@ -13,6 +13,8 @@ const versionAt = (commit: string) => (JSON.parse(git(['show', `${commit}:packag
  * holds no other version (a shallow clone, or before the first release).
  */
 export function previousRelease(): { commit: string; version: string } {
+  // A shallow clone holds no history to build from: fetch the rest where the origin is reachable.
+  if (git(['rev-parse', '--is-shallow-repository']) === 'true') git(['fetch', '--quiet', '--unshallow']);
   const current = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   let bump: string | null = null;
   for (const commit of git(['log', '--format=%H', '--', 'package.json']).split('\n').filter(Boolean)) {
