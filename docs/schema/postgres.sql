@@ -571,6 +571,12 @@ CREATE SEQUENCE onceonly.outbox_id_seq
 
 ALTER SEQUENCE onceonly.outbox_id_seq OWNED BY onceonly.outbox.id;
 
+CREATE TABLE onceonly.reader_generation (
+    id integer NOT NULL,
+    min_reader integer NOT NULL,
+    CONSTRAINT reader_generation_id_check CHECK ((id = 1))
+);
+
 CREATE TABLE onceonly.reconciled (
     tenant text NOT NULL,
     key text NOT NULL,
@@ -691,6 +697,9 @@ ALTER TABLE ONLY onceonly.inhibitors
 
 ALTER TABLE ONLY onceonly.outbox
     ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY onceonly.reader_generation
+    ADD CONSTRAINT reader_generation_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY onceonly.reconciled
     ADD CONSTRAINT reconciled_pkey PRIMARY KEY (tenant, key, journal_id);

@@ -27,6 +27,7 @@ export * from './flaps.js';
 export * from './groups.js';
 export * from './windows.js';
 export * from './history.js';
+export * from './generation.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
 /**

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
-import type { Ledger, SharedStore } from '../contract/index.js';
+import { GENERATION, MIN_READER, newerLayoutProblem, type Ledger, type SharedStore } from '../contract/index.js';
 import { PgDb } from './pg-db.js';
 import { PgDeliveries } from './pg-deliveries.js';
 import { PgDevices } from './pg-devices.js';
@@ -76,7 +76,22 @@ export class PgStore implements SharedStore {
 
   /** Applies the migrations not yet applied (when the store was opened with its schema name). */
   async init(): Promise<void> {
-    if (this.schema) await migrate(this.pool, this.schema);
+    if (this.schema) {
+      await migrate(this.pool, this.schema);
+      // Whether this build can read what the schema holds, and the generation its own writes need, in one statement.
+      const { rows } = await this.pool.query<{ held: number }>(
+        `WITH old AS (SELECT min_reader FROM reader_generation WHERE id = 1),
+         raised AS (
+           INSERT INTO reader_generation (id, min_reader) VALUES (1, $1)
+           ON CONFLICT (id) DO UPDATE SET min_reader = GREATEST(reader_generation.min_reader, EXCLUDED.min_reader)
+           WHERE reader_generation.min_reader <= $2
+         )
+         SELECT coalesce((SELECT min_reader FROM old), 0) AS held`,
+        [MIN_READER, GENERATION],
+      );
+      const problem = newerLayoutProblem(Number(rows[0]!.held), `Postgres schema ${this.schema}`);
+      if (problem) throw new Error(problem);
+    }
     // The probe's connection is opened now, not by the first probe: that one
     // comes when the store already looks slow, and must not pay a connect too.
     await this.probe?.check();

@@ -271,6 +271,9 @@ export const MIGRATING_KEY = '{oo:layout}:from';
 /** The shard count the keys in this Redis were written with (one slot: `{oo:layout}`). */
 export const LAYOUT_KEY = '{oo:layout}:shards';
 
+/** The least layout generation a replica needs to read these keys (store/contract/generation.ts), beside LAYOUT_KEY. */
+export const READER_KEY = '{oo:layout}:reader';
+
 /** The silence keys (one slot: `{oo:sil}`). */
 export const silenceKeys = {
   silence: (tenant: string, id: string) => `{oo:sil}:s:${lpBytes(tenant, id)}`,

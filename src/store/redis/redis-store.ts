@@ -1,4 +1,4 @@
-import type { SharedStore } from '../contract/index.js';
+import { GENERATION, MIN_READER, newerLayoutProblem, type SharedStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { RedisDeliveries } from './redis-deliveries.js';
 import { RedisDevices } from './redis-devices.js';
@@ -13,7 +13,8 @@ import { RedisHeartbeats } from './redis-heartbeats.js';
 import { RedisFlaps } from './redis-flaps.js';
 import { RedisHistory } from './redis-history.js';
 import { RedisGroups } from './redis-groups.js';
-import { keyLayout, LAYOUT_KEY, type KeyLayout } from './keys.js';
+import { keyLayout, LAYOUT_KEY, READER_KEY, type KeyLayout } from './keys.js';
+import { scripts } from './scripts.js';
 import { isTransportFault, withTimeout } from '../errors.js';
 import { LayoutSeam } from './layout-seam.js';
 
@@ -88,6 +89,10 @@ export class RedisStore implements SharedStore {
     const shards = this.layout.shards;
     let held: unknown;
     try {
+      // First whether this build can read what the keys hold at all: one that cannot refuses before writing anything.
+      const reader = await withTimeout(this.conn.evalScript(scripts.readerGeneration, [READER_KEY], [MIN_READER, GENERATION, shards]), 2000);
+      const problem = newerLayoutProblem(Number(reader), 'this Redis');
+      if (problem) throw new Error(problem);
       held = await withTimeout(this.conn.send(LAYOUT_KEY, ['SET', LAYOUT_KEY, String(shards), 'NX', 'GET']), 2000);
       if (held === null || held === undefined || Number(held) === shards) await withTimeout(this.seam.begin(), 2000);
     } catch (err) {

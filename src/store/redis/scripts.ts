@@ -20,6 +20,7 @@ function load(name: string, ...libs: string[]): LuaScript {
 }
 
 export const scripts = {
+  readerGeneration: load('reader-generation'),
   decideIncident: load('decide-incident', 'delivery', 'listing', 'record', 'incident'),
   decideIncidents: load('decide-incidents', 'delivery', 'listing', 'record', 'incident'),
   getIncident: load('get-incident'),
