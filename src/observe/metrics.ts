@@ -8,13 +8,10 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { HeartbeatStatus } from '../engine/heartbeats.js';
 import { HELD_BY } from '../mute/kinds.js';
 import { VERSION } from '../core/version.js';
+import type { ConfigHolder } from '../config/holder.js';
 
-/** What the config holder counts of its reloads (config/holder.ts). */
-interface ConfigReloads {
-  taken: number;
-  refused: number;
-  lastLoadedAt: number;
-}
+/** What the config holder counts of its reloads. */
+type ConfigReloads = ConfigHolder['reloads'];
 
 /**
  * One registry per server, injected (never prom-client's global one), so two

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { latestVersion } from './migrate.js';
+import { newerSchema } from './migrate.js';
 
 export class BackupError extends Error {
   override name = 'BackupError';
@@ -26,8 +26,8 @@ export async function backupSqlite(source: string, dest: string): Promise<{ page
   try {
     const schemaVersion = db.pragma('user_version', { simple: true }) as number;
     if (schemaVersion === 0) throw new BackupError(`${source} is not an onceonly store (it has no schema)`);
-    if (schemaVersion > latestVersion())
-      throw new BackupError(`${source} is at schema version ${schemaVersion}, newer than this onceonly knows: back it up with a newer onceonly`);
+    const newer = newerSchema(source, schemaVersion);
+    if (newer) throw new BackupError(`${newer}: back it up with a newer onceonly`);
     const done = await db.backup(dest, { progress: () => 0x7fffffff }).catch((err: Error) => {
       throw new BackupError(`cannot write ${dest}: ${err.message}`);
     });

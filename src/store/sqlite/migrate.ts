@@ -29,6 +29,11 @@ export function migrate(db: Database.Database): string[] {
 }
 
 /** The migrations this build knows: a file at a higher version was written by a newer onceonly. */
+/** What a file at a schema newer than this build's is, for the caller to say what to do about it; null when it is not. */
+export function newerSchema(path: string, version: number): string | null {
+  return version > latestVersion() ? `${path} is at schema version ${version}, newer than this onceonly knows (${latestVersion()})` : null;
+}
+
 export function latestVersion(): number {
   return Math.max(
     0,

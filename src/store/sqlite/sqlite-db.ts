@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { encodeRoute, type OutboxEntry } from '../../core/outbox.js';
 import { GroupCommit } from './group-commit.js';
-import { latestVersion, migrate } from './migrate.js';
+import { migrate, newerSchema } from './migrate.js';
 import { isWriteFault, writeFaultError } from './write-fault.js';
 import { makeDirs } from '../make-dirs.js';
 
@@ -45,9 +45,10 @@ export class SqliteDb {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${(options.synchronous ?? 'normal').toUpperCase()}`);
     const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version > latestVersion()) {
+    const newer = newerSchema(path, version);
+    if (newer) {
       this.db.close();
-      throw new Error(`${path} is at schema version ${version}, newer than this onceonly knows (${latestVersion()}): run a newer onceonly on it`);
+      throw new Error(`${newer}: run a newer onceonly on it`);
     }
     migrate(this.db);
     this.writes = new GroupCommit(
