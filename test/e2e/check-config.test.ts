@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config/schema.js';
 import { REPO_ROOT, runCli } from '../helpers/process.js';
+import { markdownPages } from '../helpers/files.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** `onceonly check-config FILE`: every problem of a file, as serve would load it, and nothing started. */
@@ -102,12 +103,7 @@ test('every onceonly config shown in the README and docs/ passes check-config', 
   assert.ok(CONFIG_KEYS.has('adapters') && CONFIG_KEYS.has('incidents'), `the config's keys were found (${[...CONFIG_KEYS]})`);
   const dir = tempDir();
   try {
-    const files = [
-      'README.md',
-      ...readdirSync(join(REPO_ROOT, 'docs'))
-        .filter((f) => f.endsWith('.md'))
-        .map((f) => `docs/${f}`),
-    ];
+    const files = markdownPages(REPO_ROOT);
     const checked: string[] = [];
     const env: Record<string, string> = {};
     for (const doc of files) {

@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSink } from '../fakes/http-fake.js';
 import { CLI, REPO_ROOT, runCli, spawnServer } from '../helpers/process.js';
+import { markdownPages } from '../helpers/files.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 
@@ -33,12 +34,7 @@ interface Example {
 const COMMAND = /^\s*(curl|onceonly|amtool|printf)\s/;
 
 function examples(): Example[] {
-  const files = [
-    'README.md',
-    ...readdirSync(join(REPO_ROOT, 'docs'))
-      .filter((f) => f.endsWith('.md'))
-      .map((f) => `docs/${f}`),
-  ];
+  const files = markdownPages(REPO_ROOT);
   const out: Example[] = [];
   for (const file of files) {
     const text = readFileSync(join(REPO_ROOT, file), 'utf8');

@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
-import { PG_URL } from '../helpers/postgres.js';
+import { dropSchema, PG_URL } from '../helpers/postgres.js';
 import { REPO_ROOT, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
@@ -63,10 +62,7 @@ test('the first log line names the version, the store (password masked), adapter
     assert.equal(r.status, 200, 'still serving on the config it had');
   } finally {
     await s.stop();
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.end();
+    await dropSchema(schema);
     dir.remove();
   }
 });

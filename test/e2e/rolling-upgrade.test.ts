@@ -4,9 +4,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { startSink } from '../fakes/http-fake.js';
-import { PG_URL } from '../helpers/postgres.js';
+import { dropSchema, PG_URL } from '../helpers/postgres.js';
 import { buildPreviousRelease } from '../helpers/previous-release.js';
 import { postJson, REPO_ROOT, spawnServer, type ServerProcess } from '../helpers/process.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
@@ -109,10 +108,7 @@ describe('a rolling upgrade: the previous release and this one on one store', ()
     try {
       await upgrade(`${PG_URL}?schema=${schema}`);
     } finally {
-      const admin = new pg.Client({ connectionString: PG_URL });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
+      await dropSchema(schema);
     }
   });
 });

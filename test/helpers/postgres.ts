@@ -9,6 +9,17 @@ export const PG_URL = process.env.ONCEONLY_TEST_PG ?? 'postgres://postgres@127.0
 
 let seq = 0;
 
+/** Drops a schema a test made, with all it holds (a schema name is never quoted by the caller: it is ours). */
+export async function dropSchema(schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A schema of its own for one test, migrated; `drop` removes it. */
 export async function freshSchema(): Promise<{ schema: string; open: (clock: Clock, grace?: number) => PgStore; drop: () => Promise<void> }> {
   const schema = `oo_t_${process.pid}_${Date.now() % 1e8}_${++seq}`;
