@@ -41,6 +41,13 @@ export const NEEDS = {
   },
   // The shipped systemd unit is checked with systemd-analyze verify.
   systemd: { commands: [['systemd-analyze', 'systemd']] },
+  // The container image test: buildah builds and runs it without a daemon; debootstrap makes its local bases.
+  buildah: {
+    commands: [
+      ['buildah', 'buildah'],
+      ['debootstrap', 'debootstrap'],
+    ],
+  },
   wrk: { commands: [['wrk', 'wrk']] },
   // The path section counts instructions per answer with callgrind.
   valgrind: {

@@ -18,12 +18,17 @@ export interface ServerProcess {
 }
 
 /** Starts `onceonly serve ARGS` (the built CLI, or `cli`: another install's) and resolves once it printed its listening line. */
-export async function spawnServer(args: string[], env: Record<string, string> = {}, cli = CLI): Promise<ServerProcess> {
+export function spawnServer(args: string[], env: Record<string, string> = {}, cli = CLI): Promise<ServerProcess> {
   const proc = spawn(process.execPath, [cli, 'serve', ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watchServer(proc);
+}
+
+/** A process that runs `onceonly serve` however it was started (stdout and stderr piped), once it printed its listening line. */
+export async function watchServer(proc: ChildProcess): Promise<ServerProcess> {
   const lines: string[] = [];
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
