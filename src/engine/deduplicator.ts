@@ -226,7 +226,7 @@ export class Deduplicator {
     return rec ? incidentView(rec) : null;
   }
 
-  /** Live incidents of a tenant, most recently seen first (all kinds of key: incidents, pd:, am:). */
+  /** Live incidents of a tenant, most recently seen first (all kinds of key: incidents, pd:, am:, og:). */
   async listIncidents(tenant: string, limit: number): Promise<IncidentView[]> {
     return (await this.store.queries.listIncidents(tenant, limit)).map(incidentView);
   }

@@ -23,6 +23,8 @@ import type { Clock } from '../core/clock.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { ENQUEUE, enqueueRoutes, pagerdutyError } from './routes/enqueue.js';
 import { PagerdutyIngest } from '../engine/pagerduty.js';
+import { OpsgenieIngest } from '../engine/opsgenie.js';
+import { OPSGENIE_ROUTES, opsgenieAlertRoutes, opsgenieError } from './routes/opsgenie-alerts.js';
 import { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
@@ -165,8 +167,17 @@ export function buildApp({
     // A store that cannot serve now (failing open, a full disk): the producer retries, not at once.
     if (apiError.code === 'unavailable') reply.header('Retry-After', String(apiError.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S));
     if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
-    // The one exception to the error shape: /v2/enqueue answers as PagerDuty does.
-    return reply.code(apiError.status).send(req.routeOptions.url === ENQUEUE ? pagerdutyError(apiError) : errorBody(apiError));
+    // The exceptions to the error shape: the drop-in APIs answer as PagerDuty and Opsgenie do.
+    const route = req.routeOptions.url;
+    return reply
+      .code(apiError.status)
+      .send(
+        route === ENQUEUE
+          ? pagerdutyError(apiError)
+          : route !== undefined && OPSGENIE_ROUTES.has(route)
+            ? opsgenieError(apiError, req, reply)
+            : errorBody(apiError),
+      );
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -188,6 +199,7 @@ export function buildApp({
   violationRoutes(app, violations, charge);
   deadLetterRoutes(app, deliveries, history.recorder);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
+  opsgenieAlertRoutes(app, new OpsgenieIngest(dedup, config));
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
   heartbeatRoutes(app, heartbeats);
   groupRoutes(app, groups);

@@ -3,12 +3,13 @@ import { textProblem } from './limits.js';
 /**
  * Every key GET /v1/incidents can list, as a caller gives it back in a path
  * (show, close): an incident's `dedup:` and 32 lowercase hex, an Alertmanager
- * alert's `am:<fingerprint>` (at most 128 characters) and a PagerDuty event's
- * `pd:<dedup_key>` (at most 255), each as its input's limits allow.
+ * alert's `am:<fingerprint>` (at most 128 characters), a PagerDuty event's
+ * `pd:<dedup_key>` (at most 255) and an Opsgenie alert's `og:<alias>` (at
+ * most 512), each as its input's limits allow.
  */
-const STORE_KEY = /^(?:dedup:[0-9a-f]{32}|am:.{1,128}|pd:.{1,255})$/su;
+const STORE_KEY = /^(?:dedup:[0-9a-f]{32}|am:.{1,128}|pd:.{1,255}|og:.{1,512})$/su;
 
 export const STORE_KEY_RULE =
-  'must be a key as GET /v1/incidents lists it: "dedup:" and 32 lowercase hex, "am:" and an Alertmanager fingerprint, or "pd:" and a PagerDuty dedup_key';
+  'must be a key as GET /v1/incidents lists it: "dedup:" and 32 lowercase hex, "am:" and an Alertmanager fingerprint, "pd:" and a PagerDuty dedup_key, or "og:" and an Opsgenie alias';
 
 export const isStoreKey = (key: string): boolean => STORE_KEY.test(key) && textProblem(key) === null;

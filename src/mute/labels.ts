@@ -14,7 +14,9 @@ export interface Mutable {
  * The labels a silence matches: an Alertmanager alert's own labels, then the
  * input's fields as adapters receive them (`element_id`, `fault_class`,
  * `root_cause_id`; `process_id`, `rule_id`, `alarm_code`; `device_id`;
- * PagerDuty's `source`, `component`, `group`, `class`), a device event's new
+ * PagerDuty's `source`, `component`, `group`, `class`; Opsgenie's `alias`,
+ * `priority`, `description` and the labels made of its details, `tags`,
+ * `entity` and `source`), a device event's new
  * `state`, and `severity`, `kind` and `dedup_key` (the store key: one
  * incident, as the dashboard's silence button makes it). Nested objects (details,
  * custom_details) are not labels.

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSink } from '../fakes/http-fake.js';
-import { notificationsSent, postAlerts, startAlertmanagerCluster, type AlertmanagerPeer } from '../helpers/alertmanager.js';
+import { diskFullAlert, notificationsSent, postAlerts, startAlertmanagerCluster, type AlertmanagerPeer } from '../helpers/alertmanager.js';
 import { spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
@@ -25,13 +25,7 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
   try {
     peers = await startAlertmanagerCluster(dir.path, `${s.url}/v1/alertmanager`);
     const startsAt = new Date(Date.now() - 1000).toISOString();
-    const alert = (endsAt: string) => ({
-      labels: { alertname: 'DiskFull', instance: 'db1:9100', severity: 'critical' },
-      annotations: { summary: 'db1: disk 97% full' },
-      startsAt,
-      endsAt,
-      generatorURL: 'http://prometheus.example/graph',
-    });
+    const alert = diskFullAlert(startsAt);
     await Promise.all(peers.map((p) => postAlerts(p, [alert(new Date(Date.now() + 3_600_000).toISOString())])));
     await until(
       () => hook.requests.some((r) => r.body.action === 'create'),

@@ -12,14 +12,25 @@ export interface AlertmanagerPeer {
   stop(): Promise<void>;
 }
 
+/** Where the peers notify: a webhook URL, or an Opsgenie receiver (`opsgenie_configs`) whose API is at `api_url`. */
+export type AlertmanagerReceiver = string | { opsgenie: { api_url: string; api_key: string } };
+
+/** The receiver's YAML lines, under `- name: onceonly`. */
+function receiverYaml(r: AlertmanagerReceiver): string {
+  if (typeof r === 'string') return `    webhook_configs:\n      - url: ${JSON.stringify(r)}\n        send_resolved: true\n`;
+  const { api_url, api_key } = r.opsgenie;
+  return `    opsgenie_configs:\n      - api_url: ${JSON.stringify(api_url)}\n        api_key: ${JSON.stringify(api_key)}\n        priority: P2\n        send_resolved: true\n`;
+}
+
 /**
  * Debian's `prometheus-alertmanager` (0.25), clustered: `n` peers gossiping
- * on free loopback ports, each with a webhook receiver pointed at `webhook`,
- * group_wait and group_interval of 1 s. Stopped by PID.
+ * on free loopback ports, each with one receiver pointed at onceonly (a
+ * webhook URL, or an Opsgenie receiver), group_wait and group_interval of
+ * 1 s. Stopped by PID.
  */
 export async function startAlertmanagerCluster(
   dir: string,
-  webhook: string,
+  webhook: AlertmanagerReceiver,
   n = 2,
   /** the route's timings (a Watchdog's heartbeat wants a short repeat_interval) */
   timing: { group_wait?: string; group_interval?: string; repeat_interval?: string } = {},
@@ -36,10 +47,7 @@ export async function startAlertmanagerCluster(
   repeat_interval: ${t.repeat_interval}
 receivers:
   - name: onceonly
-    webhook_configs:
-      - url: ${JSON.stringify(webhook)}
-        send_resolved: true
-`,
+${receiverYaml(webhook)}`,
   );
   const web = await Promise.all(Array.from({ length: n }, () => freePort()));
   const gossip = await Promise.all(Array.from({ length: n }, () => freePort()));
@@ -85,6 +93,17 @@ receivers:
     () => 'peers did not join',
   );
   return peers;
+}
+
+/** A disk-full alert as Prometheus sends it, from `startsAt`: give it the `endsAt` of a firing (ahead) or a resolution (now). */
+export function diskFullAlert(startsAt: string) {
+  return (endsAt: string) => ({
+    labels: { alertname: 'DiskFull', instance: 'db1:9100', severity: 'critical' },
+    annotations: { summary: 'db1: disk 97% full' },
+    startsAt,
+    endsAt,
+    generatorURL: 'http://prometheus.example/graph',
+  });
 }
 
 /** Posts alerts to a peer, as Prometheus does to every Alertmanager it knows. */

@@ -20,6 +20,7 @@ const VALID = {
     ],
   },
   '/v1/routes/test': { labels: { team: 'net' } },
+  '/v2/alerts': { message: 'disk full', alias: 'db1-disk', priority: 'P2', tags: ['db'], details: { team: 'dba' } },
   '/api/v2/silences': {
     matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
     startsAt: '2026-11-30T12:00:00Z',
@@ -40,6 +41,8 @@ const REQUIRED: Record<Route, string[]> = {
   // Not comment: any text up to 4,096 characters is a valid comment, so changing it rarely makes the body invalid.
   '/api/v2/silences': ['matchers', 'startsAt', 'endsAt', 'createdBy'],
   '/v1/routes/test': ['labels'],
+  // Opsgenie requires only the message: an alert without alias, priority, tags or details is valid.
+  '/v2/alerts': ['message'],
 };
 /** Strict bodies refuse unknown fields; PagerDuty's and Alertmanager's do not, as their senders add fields. */
 const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations', '/v1/routes/test'];
@@ -82,7 +85,12 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
   const json = (b: unknown, what: string) => ({ route, body: JSON.stringify(b), contentType: 'application/json', what });
   const mutations: Array<fc.Arbitrary<Shot>> = [
     fc.constantFrom(...REQUIRED[route]).map((f) => json({ ...valid, [f]: undefined }, `without ${f}`)),
-    fc.constantFrom(...REQUIRED[route]).chain((f) => wrongFor(f, valid[f]).map((w) => json({ ...valid, [f]: w }, `${f} = ${JSON.stringify(w)?.slice(0, 40)}`))),
+    fc.constantFrom(...REQUIRED[route]).chain((f) =>
+      wrongFor(f, valid[f])
+        // Opsgenie cuts a long message rather than refuse it: any text that is not blank is a message.
+        .filter((w) => !(route === '/v2/alerts' && typeof w === 'string' && w.trim() !== ''))
+        .map((w) => json({ ...valid, [f]: w }, `${f} = ${JSON.stringify(w)?.slice(0, 40)}`)),
+    ),
     // Any JSON at all (almost never a valid body; such a case is filtered out below).
     fc.jsonValue({ maxDepth: 3 }).map((v) => json(v, 'arbitrary JSON')),
     fc.string({ maxLength: 60 }).map((t) => ({ route, body: `{${t}`, contentType: 'application/json', what: 'broken JSON' })),
@@ -125,6 +133,22 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
         .map((n) => json({ ...valid, labels: Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'v'])) }, `${n} labels`)),
     );
   }
+  if (route === '/v2/alerts') {
+    // What Opsgenie refuses past the message: a priority it has not, tags and details past its limits or of the wrong type, a long alias.
+    const broken = fc.oneof(
+      fc
+        .string({ maxLength: 4 })
+        .filter((p) => !['P1', 'P2', 'P3', 'P4', 'P5'].includes(p))
+        .map((priority) => ({ priority })),
+      fc.integer({ min: 21, max: 200 }).map((n) => ({ tags: Array.from({ length: n }, (_, i) => `t${i}`) })),
+      fc.integer({ min: 51, max: 500 }).map((n) => ({ tags: ['x'.repeat(n)] })),
+      fc.oneof(fc.integer(), fc.constant('a,b'), fc.constant([1])).map((tags) => ({ tags })),
+      fc.oneof(fc.constant({ a: 1 }), fc.constant(['x']), fc.constant('k=v'), fc.constant({ a: null })).map((details) => ({ details })),
+      fc.integer({ min: 513, max: 2000 }).map((n) => ({ alias: 'a'.repeat(n) })),
+      fc.constantFrom('', '  ', 7, true).map((alias) => ({ alias })),
+    );
+    mutations.push(broken.map((b) => json({ ...valid, ...b }, `opsgenie ${JSON.stringify(b).slice(0, 40)}`)));
+  }
   if (STRICT.includes(route)) {
     mutations.push(
       fc
@@ -165,10 +189,10 @@ test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx ea
           statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
           if (res.statusCode < 400 || res.statusCode >= 500) return false;
           const body = JSON.parse(res.payload);
-          // Every refusal says what is wrong: API.md's error shape, or PagerDuty's on /v2/enqueue.
-          return x.route === '/v2/enqueue'
-            ? Array.isArray(body.errors) && body.errors.length > 0
-            : typeof body.error?.message === 'string' && body.error.message !== '';
+          // Every refusal says what is wrong: the API's error shape, or PagerDuty's on /v2/enqueue, or Opsgenie's on /v2/alerts.
+          if (x.route === '/v2/enqueue') return Array.isArray(body.errors) && body.errors.length > 0;
+          if (x.route === '/v2/alerts') return typeof body.message === 'string' && body.message !== '' && typeof body.requestId === 'string';
+          return typeof body.error?.message === 'string' && body.error.message !== '';
         },
       ),
       { numRuns: 10_000, seed: testSeed('integration/http-fuzz') },

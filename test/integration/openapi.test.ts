@@ -67,6 +67,9 @@ const PROMISED = [
   'POST /v1/heartbeats/{name}',
   'POST /v1/incidents',
   'POST /v1/violations',
+  'POST /v2/alerts',
+  'POST /v2/alerts/{identifier}/acknowledge',
+  'POST /v2/alerts/{identifier}/close',
   'POST /v2/enqueue',
   'POST /v2/heartbeats/{name}/ping',
 ];

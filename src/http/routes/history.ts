@@ -10,7 +10,7 @@ import { historyView } from '../../history/view.js';
 /** A violation's window key (40 hex) and a group's key, besides every key GET /v1/incidents lists. */
 const OTHER_KEY = /^(?:[0-9a-f]{40}|group:[0-9a-f]{32})$/;
 const KEY_RULE =
-  'must be a key as GET /v1/incidents lists it ("dedup:…", "am:…", "pd:…"), a violation window key (40 lowercase hex) or a group key ("group:" and 32 lowercase hex)';
+  'must be a key as GET /v1/incidents lists it ("dedup:…", "am:…", "pd:…", "og:…"), a violation window key (40 lowercase hex) or a group key ("group:" and 32 lowercase hex)';
 
 export const isHistoryKey = (key: string) => isStoreKey(key) || OTHER_KEY.test(key);
 

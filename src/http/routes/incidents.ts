@@ -55,7 +55,7 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge
       summary: 'The live record of one incident',
       access: 'tenant',
       tag: 'incidents',
-      params: { key: 'a key as GET /v1/incidents lists it: dedup:…, am:… (Alertmanager) or pd:… (PagerDuty), percent-encoded' },
+      params: { key: 'a key as GET /v1/incidents lists it: dedup:…, am:… (Alertmanager), pd:… (PagerDuty) or og:… (Opsgenie), percent-encoded' },
       responses: {
         200: { description: 'the record', schema: incidentView },
         400: { description: 'not a key GET /v1/incidents could list', schema: errorBody },
@@ -75,7 +75,7 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge
       summary: 'Close an incident: the next arrival of its key is a CREATE',
       access: 'tenant',
       tag: 'incidents',
-      params: { key: 'a key as GET /v1/incidents lists it: dedup:…, am:… (Alertmanager) or pd:… (PagerDuty), percent-encoded' },
+      params: { key: 'a key as GET /v1/incidents lists it: dedup:…, am:… (Alertmanager), pd:… (PagerDuty) or og:… (Opsgenie), percent-encoded' },
       responses: {
         204: { description: 'closed' },
         400: { description: 'not a key GET /v1/incidents could list', schema: errorBody },

@@ -1,0 +1,64 @@
+import { FOREVER_MS, type Config } from '../config/schema.js';
+import type { Severity } from '../core/fingerprint.js';
+import { type OgAlert, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
+import type { Origin } from '../store/contract/index.js';
+import type { Deduplicator } from './deduplicator.js';
+
+/** Opsgenie's five priorities onto onceonly's four severities. */
+const SEVERITY: Record<OgPriority, Severity> = { P1: 'CRITICAL', P2: 'MAJOR', P3: 'MINOR', P4: 'INFO', P5: 'INFO' };
+
+/** An Opsgenie alias lives in a namespace of its own, apart from `dedup:`, `am:` and `pd:` keys. */
+export const opsgenieKey = (alias: string) => `og:${alias}`;
+
+export type OgOutcome = 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'acknowledged' | 'closed' | 'ignored';
+
+/**
+ * Opsgenie's Alert API on the incident store, as Opsgenie deduplicates: an
+ * alert is known by its alias while it is open; a create of an open alias is
+ * a repeat (a new priority is a material change: UPDATE); acknowledge is an
+ * update, once per episode; close ends it, so the next create opens a new
+ * incident.
+ */
+export class OpsgenieIngest {
+  constructor(
+    private readonly dedup: Deduplicator,
+    private readonly config: () => Config,
+  ) {}
+
+  async create(a: OgAlert, tenant: string, origin?: Origin): Promise<{ outcome: OgOutcome; provisional: boolean }> {
+    const key = opsgenieKey(a.alias);
+    const severity = SEVERITY[a.priority];
+    const labels = opsgenieLabels(a);
+    const d = await this.dedup.decide(
+      {
+        tenant,
+        key,
+        fingerprint: `${severity}|0`,
+        ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+        shown: { summary: a.message, labels },
+        outbox: this.dedup.withRoute(tenant, key, {
+          severity,
+          summary: a.message,
+          data: {
+            alias: a.alias,
+            priority: a.priority,
+            labels,
+            ...(a.description !== undefined ? { description: a.description } : {}),
+            ...(a.tags.length > 0 ? { tags: a.tags } : {}),
+            ...(Object.keys(a.details).length > 0 ? { details: a.details } : {}),
+          },
+        }),
+      },
+      origin,
+    );
+    return { outcome: d.decision, provisional: d.provisional };
+  }
+
+  async close(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
+    return (await this.dedup.closeKey(tenant, opsgenieKey(alias), undefined, origin)) ? 'closed' : 'ignored';
+  }
+
+  async acknowledge(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
+    return (await this.dedup.store.incidents.acknowledge(tenant, opsgenieKey(alias), origin)) === 'acknowledged' ? 'acknowledged' : 'ignored';
+  }
+}
