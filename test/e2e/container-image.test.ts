@@ -1,4 +1,4 @@
-// needs: buildah
+// needs: buildah redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';

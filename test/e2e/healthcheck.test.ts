@@ -1,4 +1,4 @@
-// needs: openssl
+// needs: openssl redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

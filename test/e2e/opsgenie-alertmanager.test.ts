@@ -1,4 +1,4 @@
-// needs: alertmanager
+// needs: alertmanager redis
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
