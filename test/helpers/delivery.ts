@@ -8,6 +8,16 @@ import { EventIngest } from '../../src/engine/events.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { DedupStore, Delivery } from '../../src/store/contract/index.js';
 
+/** The incident most tests send: OLT 7's loss of signal from fiber cut 12, MAJOR; `over` changes fields. */
+export const oltIncident = (over: Record<string, unknown> = {}) => ({
+  element_id: 'olt-7',
+  fault_class: 'LOS',
+  root_cause_id: 'fiber-cut-12',
+  severity: 'MAJOR',
+  summary: 'OLT 7 lost signal',
+  ...over,
+});
+
 export interface Settled {
   id: string;
   adapter: string;

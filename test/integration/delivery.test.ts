@@ -1,6 +1,6 @@
 import { describe, test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { deliveryHarness } from '../helpers/delivery.js';
+import { deliveryHarness, oltIncident as incident } from '../helpers/delivery.js';
 import { jiraLabel, servicenowCorrelation, webhookSignature } from '../helpers/identities.js';
 import { until } from '../helpers/wait.js';
 import { startFake, startSink, type FakeServer } from '../fakes/http-fake.js';
@@ -17,14 +17,6 @@ const v = (over: Record<string, unknown> = {}) => ({
   center: 10,
   ucl: 12.5,
   lcl: 7.5,
-  ...over,
-});
-const incident = (over: Record<string, unknown> = {}) => ({
-  element_id: 'olt-7',
-  fault_class: 'LOS',
-  root_cause_id: 'fiber-cut-12',
-  severity: 'MAJOR',
-  summary: 'OLT 7 lost signal',
   ...over,
 });
 

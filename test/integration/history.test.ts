@@ -13,6 +13,7 @@ import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RedisStore } from '../../src/store/redis/redis-store.js';
 import { groupKeyOf } from '../../src/engine/groups.js';
 import { answer, type ViewEvent } from '../../src/http/dashboard/public/explain.js';
+import { oltIncident as incident } from '../helpers/delivery.js';
 
 /**
  * Each key's history through the running server, on every store: the
@@ -21,14 +22,6 @@ import { answer, type ViewEvent } from '../../src/http/dashboard/public/explain.
  * and its bounds under 10,000 arrivals.
  */
 
-const incident = (over: Record<string, unknown> = {}) => ({
-  element_id: 'olt-7',
-  fault_class: 'LOS',
-  root_cause_id: 'fiber-cut-12',
-  severity: 'MAJOR',
-  summary: 'OLT 7 lost signal',
-  ...over,
-});
 // No SUPPRESS is a lost race here: the three repeats are one run of `unchanged`.
 const snowAt = (url: string) => `
 incidents: { race_window_ms: 0 }
