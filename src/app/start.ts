@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigHolder } from '../config/holder.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { startDelivery } from '../delivery/service.js';
-import { Deduplicator } from '../engine/deduplicator.js';
+import { DEFAULT_TENANT, Deduplicator } from '../engine/deduplicator.js';
 import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
 import { HeartbeatMonitor } from '../engine/heartbeats.js';
@@ -29,6 +29,8 @@ import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
 import { decisionLog, deliveryObserver, deliveryObservers, failOpenEvents, rateLimitedLog } from './observers.js';
+import { MqttIngest } from '../ingest/mqtt.js';
+import { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { sweepUntilDone } from './sweeper.js';
 import { HistoryRecorder } from '../history/recorder.js';
 import { historyObserver } from '../history/deliveries.js';
@@ -294,6 +296,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   heartbeats.start();
 
+  // Inputs from a broker, decided by the same ingests as the HTTP routes; started once HTTP serves.
+  const mqttIn = cfg.ingest.mqtt;
+  const ingest = mqttIn
+    ? new MqttIngest(
+        mqttIn,
+        { dedup, events, violations, alerts: new AlertmanagerIngest(dedup, () => config.current, clock, heartbeats), accounting },
+        {
+          logger,
+          registry: metrics.registry,
+          tenant: mqttIn.tenant ?? DEFAULT_TENANT,
+          scoped: cfg.tenants.length > 0,
+          maxBytes: cfg.limits.body_bytes,
+          connectionError: rateLimitedLog(logger, 'MQTT ingest: cannot reach the broker; reconnecting'),
+          storeError: rateLimitedLog(logger, 'MQTT ingest: the store could not take a message; trying it again, unacknowledged'),
+        },
+      )
+    : null;
+  ingest?.start();
+
   let sweeping: Promise<unknown> | null = null;
   const sweeper = setInterval(() => {
     // A pass still running (a large backlog) is not started twice.
@@ -318,6 +339,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       closing ??= (async () => {
         clearInterval(sweeper);
         await sweeping;
+        // No message is taken once the drain begins; one not yet acknowledged goes back to the broker.
+        await ingest?.stop();
         await heartbeats.stop();
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.

@@ -7,6 +7,7 @@ import { inhibitionConfig } from './inhibition.js';
 import { heartbeatsConfig } from './heartbeats.js';
 import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
 import { redisConfig } from './redis.js';
+import { ingestConfig } from './ingest.js';
 import { routeConfig, routeReceiversNamed } from './route.js';
 
 /**
@@ -283,6 +284,8 @@ export const configSchema = z
         path: ['headers_timeout_ms'],
       })
       .prefault({}),
+    /** Inputs taken from a broker as well as over HTTP (docs/ingest.md). Read at start. */
+    ingest: ingestConfig,
   })
   .superRefine((c, ctx) => {
     // A lease shorter than a call would let a second worker deliver while the first still waits.
@@ -300,6 +303,19 @@ export const configSchema = z
     }
     // A heartbeat belongs to one tenant: the one its pings authenticate as.
     const tenants = new Set(c.tenants.map((t) => t.id));
+    // What a broker brings in belongs to one tenant, as a request belongs to its token's.
+    const ingestTenant = c.ingest.mqtt?.tenant;
+    if (tenants.size > 0 && c.ingest.mqtt && (ingestTenant === undefined || !tenants.has(ingestTenant)))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ingest', 'mqtt', 'tenant'],
+        message:
+          ingestTenant === undefined
+            ? 'required once tenants are configured: the tenant the messages belong to'
+            : `no tenant ${JSON.stringify(ingestTenant)} is configured`,
+      });
+    if (tenants.size === 0 && ingestTenant !== undefined && ingestTenant !== 'default')
+      ctx.addIssue({ code: 'custom', path: ['ingest', 'mqtt', 'tenant'], message: 'no tenants are configured: leave tenant out (or give "default")' });
     const seen = new Set<string>();
     c.heartbeats.forEach((h, i) => {
       if (tenants.size === 0 && h.tenant !== undefined && h.tenant !== 'default') {

@@ -5,7 +5,7 @@ import type { Config } from './schema.js';
  * start" where the schema declares it): the store's shard count, fail-open's
  * timings and journal, how long a delivery lease lasts, the HTTP server's
  * body, batch and timeout bounds, the rate limiter's size, and how long an
- * expired incident is remembered. A reload takes them in but they act only
+ * expired incident is remembered, and the brokers inputs are taken from. A reload takes them in but they act only
  * after a restart, which the reload says.
  */
 export const START_ONLY = [
@@ -18,6 +18,7 @@ export const START_ONLY = [
   'limits.batch_bytes',
   'limits.rate_limit_buckets',
   'http',
+  'ingest',
 ] as const;
 
 const at = (c: Config, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], c);

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/** What a message on a topic is: the body of the HTTP route of that kind. */
+export const INGEST_KINDS = ['incident', 'event', 'violation', 'alertmanager'] as const;
+export type IngestKind = (typeof INGEST_KINDS)[number];
+
+/** An MQTT topic filter: levels of characters but the wildcards, `+` as a whole level, `#` only as the last. */
+const TOPIC_FILTER = /^(?:(?:[^+#/]*|\+)\/)*(?:[^+#/]*|\+|#)$/;
+
+/**
+ * Inputs taken from an MQTT broker instead of HTTP (docs/ingest.md). Every
+ * replica subscribes to each filter through the MQTT 5 shared subscription
+ * `$share/<shared_group>/<filter>`, so the broker gives each message to one
+ * of them; a message is acknowledged (PUBACK) only once its decision is
+ * durable. Read at start.
+ */
+export const mqttIngestConfig = z.strictObject({
+  url: z.url({ protocol: /^(mqtt|mqtts|ws|wss)$/, message: 'must be an mqtt://, mqtts://, ws:// or wss:// URL' }),
+  /** topic filter → what its messages are */
+  topics: z.record(z.string(), z.enum(INGEST_KINDS, { message: `must be one of ${INGEST_KINDS.join(', ')}` })).superRefine((t, ctx) => {
+    const filters = Object.keys(t);
+    if (filters.length < 1 || filters.length > 64) ctx.addIssue({ code: 'custom', message: 'name 1 to 64 topic filters' });
+    for (const f of filters) {
+      if (f.length < 1 || f.length > 256 || !TOPIC_FILTER.test(f) || f.startsWith('$'))
+        ctx.addIssue({
+          code: 'custom',
+          path: [f],
+          message: 'must be an MQTT topic filter of at most 256 characters (+ a whole level, # only last), without $share/',
+        });
+    }
+  }),
+  /** QoS 1: at least once, acknowledged after the decision. (QoS 0 could lose a message; 2 adds nothing a decision needs.) */
+  qos: z.literal(1).default(1),
+  /** the shared subscription's group: replicas in one group split the messages */
+  shared_group: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1..64 letters, digits, _ or -')
+    .default('onceonly'),
+  /**
+   * The client id: keep one per replica, stable across restarts, so the
+   * broker keeps its session (messages taken but not yet acknowledged are
+   * sent again when it reconnects). Default: onceonly- and the host's name.
+   */
+  client_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,128}$/, 'must be 1..128 letters, digits, _, . or -')
+    .optional(),
+  /** how long the broker keeps the session of a replica that is away */
+  session_expiry_seconds: z.number().int().min(0).max(4_294_967_295).default(3600),
+  /** the tenant the inputs belong to (a device event names its own, which must be this one when tenants are configured) */
+  tenant: z.string().min(1).optional(),
+  /** where a message that is refused (not valid input) is published again, with the reason as the user property `onceonly-reason` */
+  reject_topic: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[^+#]+$/, 'must be a topic name (no wildcards)')
+    .optional(),
+  username: z.string().min(1).optional(),
+  password: z.string().min(1).optional(),
+});
+export type MqttIngestConfig = z.output<typeof mqttIngestConfig>;
+
+export const ingestConfig = z.strictObject({ mqtt: mqttIngestConfig.optional() }).prefault({});

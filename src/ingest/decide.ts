@@ -1,0 +1,67 @@
+import { ForbiddenError } from '../access/tenants.js';
+import type { IngestKind } from '../config/ingest.js';
+import { ValidationError } from '../core/validation.js';
+import type { AlertmanagerIngest } from '../engine/alertmanager.js';
+import type { Deduplicator } from '../engine/deduplicator.js';
+import type { EventIngest } from '../engine/events.js';
+import type { ViolationIngest } from '../engine/violations.js';
+import { parseAlertmanager } from '../inputs/alertmanager/schema.js';
+import type { EventAccounting } from '../observe/event-accounting.js';
+import type { Origin } from '../store/contract/index.js';
+import { StoreRefusedError } from '../store/errors.js';
+
+/** The engine's ingests, as the HTTP routes use them: one input of a kind in, one decision made durable. */
+export interface Ingests {
+  dedup: Pick<Deduplicator, 'decideIncident'>;
+  events: Pick<EventIngest, 'apply'>;
+  violations: Pick<ViolationIngest, 'apply'>;
+  alerts: Pick<AlertmanagerIngest, 'apply'>;
+  accounting: Pick<EventAccounting, 'decided' | 'refused'>;
+}
+
+/** What became of one message: decided (durable), or refused for good with a reason a person can act on. */
+export type Taken = { ok: true } | { ok: false; reason: 'invalid' | 'forbidden'; message: string };
+
+/**
+ * Decides one message's body as its route would, and accounts a device event
+ * as the HTTP route does (received = applied + duplicate + rejected). A body
+ * that is not valid input, or another tenant's, is refused (`ok: false`):
+ * sending it again cannot help. Anything else (the store unreachable or
+ * full) throws, and the message is taken again later.
+ */
+export async function decideOne(ingests: Ingests, kind: IngestKind, payload: Buffer, tenant: string, scoped: boolean, origin: Origin): Promise<Taken> {
+  let body: unknown;
+  try {
+    body = JSON.parse(payload.toString('utf8'));
+  } catch (err) {
+    return refused(ingests, kind, tenant, 'invalid', `not JSON: ${(err as Error).message}`);
+  }
+  try {
+    switch (kind) {
+      case 'incident':
+        await ingests.dedup.decideIncident(body, tenant, origin);
+        break;
+      case 'event':
+        ingests.accounting.decided(await ingests.events.apply(body, scoped ? tenant : undefined, origin), tenant);
+        break;
+      case 'violation':
+        await ingests.violations.apply(body, tenant, origin);
+        break;
+      case 'alertmanager':
+        await ingests.alerts.apply(parseAlertmanager(body), tenant, origin);
+        break;
+    }
+    return { ok: true };
+  } catch (err) {
+    if (err instanceof ValidationError) return refused(ingests, kind, tenant, 'invalid', err.message);
+    if (err instanceof ForbiddenError) return refused(ingests, kind, tenant, 'forbidden', err.message);
+    // The store answered and refused this input (not for being full): it would refuse it again.
+    if (err instanceof StoreRefusedError && !err.full) return refused(ingests, kind, tenant, 'invalid', err.message);
+    throw err;
+  }
+}
+
+function refused(ingests: Ingests, kind: IngestKind, tenant: string, reason: 'invalid' | 'forbidden', message: string): Taken {
+  if (kind === 'event') ingests.accounting.refused(reason, tenant);
+  return { ok: false, reason, message: message.slice(0, 500) };
+}
