@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ForbiddenError } from '../access/tenants.js';
 import type { IngestKind } from '../config/ingest.js';
 import { ValidationError } from '../core/validation.js';
@@ -32,9 +33,9 @@ export type Taken = { ok: true } | { ok: false; reason: 'invalid' | 'forbidden';
 export async function decideOne(ingests: Ingests, kind: IngestKind, payload: Buffer, tenant: string, scoped: boolean, origin: Origin): Promise<Taken> {
   let body: unknown;
   try {
-    body = JSON.parse(payload.toString('utf8'));
+    body = parseJson(payload);
   } catch (err) {
-    return refused(ingests, kind, tenant, 'invalid', `not JSON: ${(err as Error).message}`);
+    return refused(ingests, kind, tenant, 'invalid', (err as Error).message);
   }
   try {
     switch (kind) {
@@ -58,6 +59,24 @@ export async function decideOne(ingests: Ingests, kind: IngestKind, payload: Buf
     // The store answered and refused this input (not for being full): it would refuse it again.
     if (err instanceof StoreRefusedError && !err.full) return refused(ingests, kind, tenant, 'invalid', err.message);
     throw err;
+  }
+}
+
+/**
+ * A body as the HTTP routes' parser takes it: UTF-8, JSON, and no
+ * `__proto__` or `constructor.prototype` key (refused there too, so no input
+ * can reach an object's prototype however it is copied later).
+ */
+function parseJson(payload: Buffer): unknown {
+  if (!isUtf8(payload)) throw new Error('not valid UTF-8');
+  try {
+    return JSON.parse(payload.toString('utf8'), (key, value: unknown) => {
+      if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value))
+        throw new Error(`a "${key}" key is not taken`);
+      return value;
+    });
+  } catch (err) {
+    throw err instanceof SyntaxError ? new Error(`not JSON: ${err.message}`) : err;
   }
 }
 

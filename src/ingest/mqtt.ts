@@ -126,7 +126,9 @@ export class MqttIngest {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     for (let attempt = 0; ; attempt++) {
       try {
-        const r = await decideOne(this.ingests, kind, payload, this.o.tenant, this.o.scoped, { requestId: `mqtt:${packet.topic}#${packet.messageId ?? 0}` });
+        const r = await decideOne(this.ingests, kind, payload, this.o.tenant, this.o.scoped, {
+          requestId: `mqtt:${packet.topic.slice(0, 200)}#${packet.messageId ?? 0}`,
+        });
         if (r.ok) {
           this.messages.labels('decided').inc();
           return;
