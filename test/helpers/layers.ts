@@ -20,7 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['history'],
   ['engine'],
   ['observe'],
-  ['http'],
+  ['http', 'ingest'],
   ['app'],
   ['cli', 'index'],
 ];
