@@ -6,7 +6,7 @@
  * with the targets they were held to.
  *
  *   npm run bench                      everything
- *   npm run bench -- decisions http    only those sections (decisions, path, http, batches, growth, memory)
+ *   npm run bench -- decisions http    only those sections (decisions, path, http, batches, ingest, growth, memory)
  *   N=20000 GROWTH_MAX=1000000 npm run bench     smaller runs
  *   BACKENDS=postgres npm run bench -- decisions   the store decisions on some stores only
  *   PROFILE=1 npm run bench -- http    also --cpu-prof the servers into bench/profiles/
@@ -43,10 +43,11 @@ import { decisionsSection, eventsSection, measureBackend, type Sizes } from './s
 import { growthSection } from './sections/growth.js';
 import { httpSection } from './sections/http.js';
 import { batchesSection } from './sections/batches.js';
+import { ingestSection } from './sections/ingest.js';
 import { pathSection } from './sections/path.js';
 import { serverMemorySection } from './sections/server-memory.js';
 
-const ALL = ['decisions', 'path', 'http', 'batches', 'growth', 'memory'] as const;
+const ALL = ['decisions', 'path', 'http', 'batches', 'ingest', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
 const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history', 'causes'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -116,6 +117,7 @@ if (want('decisions')) {
 if (want('path')) sections.push(await pathSection(log));
 if (want('http')) sections.push(await httpSection(log));
 if (want('batches')) sections.push(await batchesSection(log));
+if (want('ingest')) sections.push(await ingestSection(log));
 if (want('growth')) sections.push(await growthSection(GROWTH_MAX, log));
 if (want('memory')) sections.push(await serverMemorySection(log));
 let scaling: Section | null = null;

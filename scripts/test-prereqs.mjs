@@ -35,6 +35,14 @@ export const NEEDS = {
     commands: [['mosquitto', 'mosquitto']],
     service: ['mosquitto (MQTT adapter tests)', listening(1883), 'mosquitto -d -c /etc/mosquitto/mosquitto.conf'],
   },
+  nats: {
+    commands: [['nats-server', 'nats-server']],
+    service: [
+      'NATS with JetStream (NATS ingest tests)',
+      listening(4222),
+      'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log',
+    ],
+  },
   postgres: {
     commands: [['pg_dump', 'postgresql-client']],
     service: ['PostgreSQL (Postgres store tests)', listening(5432), 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start'],

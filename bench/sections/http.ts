@@ -22,11 +22,11 @@ export const BARE_FASTIFY = ['--import', 'tsx', 'bench/http/bare-fastify.ts'];
 /**
  * onceonly serve on a store, its journal and data in `dir`, run with the
  * given Node options, or with none given CPU-profiled into bench/profiles/
- * when PROFILE=1.
+ * when PROFILE=1; `moreConfig` is appended to its config file.
  */
-export function serveOnceonly(store: string, dir: string, name: string, nodeOptions: string[] = []) {
+export function serveOnceonly(store: string, dir: string, name: string, nodeOptions: string[] = [], moreConfig = '') {
   const config = `${dir}/onceonly.yml`;
-  writeFileSync(config, `failopen:\n  journal_path: ${dir}/journal.db\n  timeout_ms: 1000\n`);
+  writeFileSync(config, `failopen:\n  journal_path: ${dir}/journal.db\n  timeout_ms: 1000\n${moreConfig}`);
   const profiled = process.env.PROFILE !== undefined && nodeOptions.length === 0;
   const profile = profiled ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}.cpuprofile`] : nodeOptions;
   if (profiled) mkdirSync(PROFILES, { recursive: true });

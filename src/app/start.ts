@@ -30,6 +30,7 @@ import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
 import { decisionLog, deliveryObserver, deliveryObservers, failOpenEvents, rateLimitedLog } from './observers.js';
 import { MqttIngest } from '../ingest/mqtt.js';
+import { NatsIngest } from '../ingest/nats.js';
 import { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { sweepUntilDone } from './sweeper.js';
 import { HistoryRecorder } from '../history/recorder.js';
@@ -296,24 +297,34 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   heartbeats.start();
 
-  // Inputs from a broker, decided by the same ingests as the HTTP routes; started once HTTP serves.
-  const mqttIn = cfg.ingest.mqtt;
-  const ingest = mqttIn
-    ? new MqttIngest(
-        mqttIn,
-        { dedup, events, violations, alerts: new AlertmanagerIngest(dedup, () => config.current, clock, heartbeats), accounting },
-        {
-          logger,
-          registry: metrics.registry,
-          tenant: mqttIn.tenant ?? DEFAULT_TENANT,
-          scoped: cfg.tenants.length > 0,
-          maxBytes: cfg.limits.body_bytes,
-          connectionError: rateLimitedLog(logger, 'MQTT ingest: cannot reach the broker; reconnecting'),
-          storeError: rateLimitedLog(logger, 'MQTT ingest: the store could not take a message; trying it again, unacknowledged'),
-        },
-      )
+  // Inputs from brokers, decided by the same ingests as the HTTP routes; started once HTTP serves.
+  const ingests = { dedup, events, violations, alerts: new AlertmanagerIngest(dedup, () => config.current, clock, heartbeats), accounting };
+  // What both take: the tenant the messages belong to, the body bound, where they log and count.
+  const common = (tenant: string | undefined) => ({
+    logger,
+    registry: metrics.registry,
+    tenant: tenant ?? DEFAULT_TENANT,
+    scoped: cfg.tenants.length > 0,
+    maxBytes: cfg.limits.body_bytes,
+  });
+  const { mqtt: mqttIn, nats: natsIn } = cfg.ingest;
+  const mqttIngest = mqttIn
+    ? new MqttIngest(mqttIn, ingests, {
+        ...common(mqttIn.tenant),
+        connectionError: rateLimitedLog(logger, 'MQTT ingest: cannot reach the broker; reconnecting'),
+        storeError: rateLimitedLog(logger, 'MQTT ingest: the store could not take a message; trying it again, unacknowledged'),
+      })
     : null;
-  ingest?.start();
+  mqttIngest?.start();
+  const natsIngest = natsIn
+    ? new NatsIngest(natsIn, ingests, {
+        ...common(natsIn.tenant),
+        paused: () => raw instanceof FailOpenStore && raw.isDegraded,
+        connectionError: rateLimitedLog(logger, 'NATS ingest: cannot reach NATS; reconnecting'),
+        storeError: rateLimitedLog(logger, "NATS ingest: the store could not take a message; nak'd, to be handed out again"),
+      })
+    : null;
+  natsIngest?.start();
 
   let sweeping: Promise<unknown> | null = null;
   const sweeper = setInterval(() => {
@@ -340,7 +351,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         clearInterval(sweeper);
         await sweeping;
         // No message is taken once the drain begins; one not yet acknowledged goes back to the broker.
-        await ingest?.stop();
+        await mqttIngest?.stop();
+        await natsIngest?.stop();
         await heartbeats.stop();
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.

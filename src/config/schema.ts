@@ -304,18 +304,22 @@ export const configSchema = z
     // A heartbeat belongs to one tenant: the one its pings authenticate as.
     const tenants = new Set(c.tenants.map((t) => t.id));
     // What a broker brings in belongs to one tenant, as a request belongs to its token's.
-    const ingestTenant = c.ingest.mqtt?.tenant;
-    if (tenants.size > 0 && c.ingest.mqtt && (ingestTenant === undefined || !tenants.has(ingestTenant)))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['ingest', 'mqtt', 'tenant'],
-        message:
-          ingestTenant === undefined
-            ? 'required once tenants are configured: the tenant the messages belong to'
-            : `no tenant ${JSON.stringify(ingestTenant)} is configured`,
-      });
-    if (tenants.size === 0 && ingestTenant !== undefined && ingestTenant !== 'default')
-      ctx.addIssue({ code: 'custom', path: ['ingest', 'mqtt', 'tenant'], message: 'no tenants are configured: leave tenant out (or give "default")' });
+    for (const source of ['mqtt', 'nats'] as const) {
+      const given = c.ingest[source];
+      if (!given) continue;
+      const path = ['ingest', source, 'tenant'];
+      if (tenants.size > 0 && (given.tenant === undefined || !tenants.has(given.tenant)))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message:
+            given.tenant === undefined
+              ? 'required once tenants are configured: the tenant the messages belong to'
+              : `no tenant ${JSON.stringify(given.tenant)} is configured`,
+        });
+      if (tenants.size === 0 && given.tenant !== undefined && given.tenant !== 'default')
+        ctx.addIssue({ code: 'custom', path, message: 'no tenants are configured: leave tenant out (or give "default")' });
+    }
     const seen = new Set<string>();
     c.heartbeats.forEach((h, i) => {
       if (tenants.size === 0 && h.tenant !== undefined && h.tenant !== 'default') {

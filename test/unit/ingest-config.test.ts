@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configSchema } from '../../src/config/schema.js';
 import { topicMatches } from '../../src/ingest/mqtt.js';
+import { subjectMatches } from '../../src/ingest/nats.js';
 
 test('topic filters match as MQTT matches them: + one level, # the rest, nothing else', () => {
   const cases: Array<[string, string, boolean]> = [
@@ -48,4 +49,43 @@ test('ingest.mqtt: the defaults, and every bad value refused with the field name
   assert.match(problems(parse(mqtt(), tenants)).join('\n'), /ingest\.mqtt\.tenant: required once tenants are configured/);
   assert.match(problems(parse(mqtt({ tenant: 'beta' }), tenants)).join('\n'), /no tenant "beta" is configured/);
   assert.ok(parse(mqtt({ tenant: 'acme' }), tenants).success);
+});
+
+test('subject filters match as NATS matches them: * one token, > one or more', () => {
+  const cases: Array<[string, string, boolean]> = [
+    ['fleet.*.status', 'fleet.pos-1.status', true],
+    ['fleet.*.status', 'fleet.a.b.status', false],
+    ['fleet.>', 'fleet.a', true],
+    ['fleet.>', 'fleet.a.b.c', true],
+    ['fleet.>', 'fleet', false],
+    ['faults', 'faults', true],
+    ['faults', 'faults.x', false],
+  ];
+  for (const [filter, subject, want] of cases) assert.equal(subjectMatches(filter, subject), want, `${filter} ~ ${subject}`);
+});
+
+const nats = (over: Record<string, unknown> = {}) => ({
+  nats: { url: 'nats://127.0.0.1:4222', stream: 'FAULTS', subjects: { 'faults.>': 'incident' }, ...over },
+});
+
+test('ingest.nats: the defaults, and every bad value refused with the field named', () => {
+  const ok = parse(nats());
+  assert.ok(ok.success);
+  const n = ok.data.ingest.nats!;
+  assert.deepEqual([n.consumer, n.create, n.max_ack_pending, n.ack_wait_seconds, n.nak_delay_ms, n.batch], ['onceonly', true, 1000, 30, 1000, 100]);
+  const refused: Array<[Record<string, unknown>, RegExp]> = [
+    [{ url: 'http://x' }, /ingest\.nats\.url: must be a nats:\/\/ or tls:\/\/ URL/],
+    [{ stream: 'a.b' }, /ingest\.nats\.stream: must be 1\.\.64 letters/],
+    [{ subjects: { 'a.>.b': 'incident' } }, /must be a NATS subject filter/],
+    [{ subjects: { 'a b': 'incident' } }, /must be a NATS subject filter/],
+    [{ subjects: {} }, /name 1 to 64 subject filters/],
+    [{ max_ack_pending: 0 }, /ingest\.nats\.max_ack_pending/],
+    [{ batch: 5000 }, /ingest\.nats\.batch/],
+    [{ reject_subject: 'rejects.*' }, /reject_subject: must be a subject/],
+    [{ tenant: 'acme' }, /ingest\.nats\.tenant: no tenants are configured/],
+  ];
+  for (const [over, message] of refused) assert.match(problems(parse(nats(over))).join('\n'), message, JSON.stringify(over));
+  const tenants = [{ id: 'acme', tokens: ['a-token-of-sixteen-chars'] }];
+  assert.match(problems(parse(nats(), tenants)).join('\n'), /ingest\.nats\.tenant: required once tenants are configured/);
+  assert.ok(parse(nats({ tenant: 'acme' }), tenants).success);
 });

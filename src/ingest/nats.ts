@@ -1,0 +1,214 @@
+import { AckPolicy, type Consumer, type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { IngestKind, NatsIngestConfig } from '../config/ingest.js';
+import type { Logger } from '../observe/logger.js';
+import { decideOne, type Ingests } from './decide.js';
+
+/** Whether a NATS subject filter (`*` one token, `>` the rest) matches a subject. */
+export function subjectMatches(filter: string, subject: string): boolean {
+  const f = filter.split('.');
+  const t = subject.split('.');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '>') return t.length > i;
+    if (i >= t.length) return false;
+    if (f[i] !== '*' && f[i] !== t[i]) return false;
+  }
+  return f.length === t.length;
+}
+
+/** A NATS URL as logs show it: scheme, host and port (credentials and paths stay out). */
+const shown = (url: string) => url.replace(/^(\w+:\/\/)(?:[^@/]*@)?([^/]*).*$/, '$1$2');
+
+export interface NatsIngestOptions {
+  logger: Logger;
+  registry: Registry;
+  tenant: string;
+  scoped: boolean;
+  /** the largest message decided (limits.body_bytes); a larger one is refused, as an HTTP body would be */
+  maxBytes: number;
+  /** true while the replica fails open on its shared store: pulling stops, so the stream keeps what the store cannot take */
+  paused: () => boolean;
+  /** told of errors that repeat while NATS or the store is down (rate-limited by the caller) */
+  connectionError: (err: Error) => void;
+  storeError: (err: Error) => void;
+}
+
+/**
+ * Incidents, device events, violations and Alertmanager payloads taken from
+ * a NATS JetStream stream through one durable pull consumer that every
+ * replica pulls from: each message goes to one replica at a time. A message
+ * is acknowledged only after its decision is durable; a redelivery (its replica died before the
+ * acknowledgement, or the acknowledgement was lost) is decided as the repeat
+ * it is. One the store cannot take is nak'd with `nak_delay_ms`; one that is
+ * not valid input is acknowledged, counted and, with `reject_subject`,
+ * published there with the reason. `max_ack_pending` bounds what is handed
+ * out and not acknowledged; while the replica fails open it pulls nothing,
+ * so the stream holds the backlog until the store is back.
+ */
+export class NatsIngest {
+  private nc: NatsConnection | null = null;
+  private messages: ConsumerMessages | null = null;
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private readonly counted: Counter<'outcome'>;
+  private readonly pending: Gauge;
+  private readonly pausedGauge: Gauge;
+  private pendingTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly c: NatsIngestConfig,
+    private readonly ingests: Ingests,
+    private readonly o: NatsIngestOptions,
+  ) {
+    this.counted = new Counter({
+      name: 'onceonly_ingest_nats_messages_total',
+      help: 'JetStream messages by outcome: consumed (handed to this replica), acked (decided, then acknowledged), rejected (not valid input; acknowledged), nakd (the store could not take it; handed out again later)',
+      labelNames: ['outcome'],
+      registers: [o.registry],
+    });
+    this.pending = new Gauge({
+      name: 'onceonly_ingest_nats_pending',
+      help: "the consumer's messages not yet handed out plus those handed out and not acknowledged, as the server counts them",
+      registers: [o.registry],
+    });
+    this.pausedGauge = new Gauge({ name: 'onceonly_ingest_nats_paused', help: '1 while this replica fails open and pulls nothing', registers: [o.registry] });
+  }
+
+  /**
+   * Connects, makes the stream and consumer when configured to, and pulls.
+   * It does not wait for NATS: one that is down at start is tried every
+   * second while HTTP serves (the log says `NATS ingest pulling` once it is).
+   */
+  start(): void {
+    this.running = (async () => {
+      while (!this.stopping) {
+        try {
+          await this.pull(await this.open());
+        } catch (err) {
+          this.o.connectionError(err as Error);
+          await this.nc?.close().catch(() => undefined);
+          this.nc = null;
+          if (!this.stopping) await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    })();
+  }
+
+  private async open(): Promise<Consumer> {
+    const nc = await connect({
+      servers: this.c.url,
+      name: 'onceonly',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+      ...(this.c.user ? { user: this.c.user, pass: this.c.password } : {}),
+      ...(this.c.token ? { token: this.c.token } : {}),
+    });
+    this.nc = nc;
+    const jsm = await jetstreamManager(nc);
+    const filters = Object.keys(this.c.subjects);
+    if (this.c.create) {
+      const stream = await jsm.streams.info(this.c.stream).catch(async () => jsm.streams.add({ name: this.c.stream, subjects: filters }));
+      // A stream of exactly these subjects needs no filter; another one is filtered to them (several filters need NATS 2.10).
+      const same = [...stream.config.subjects].sort().join('\n') === [...filters].sort().join('\n');
+      await jsm.consumers.add(this.c.stream, {
+        durable_name: this.c.consumer,
+        ack_policy: AckPolicy.Explicit,
+        max_ack_pending: this.c.max_ack_pending,
+        ack_wait: this.c.ack_wait_seconds * 1_000_000_000,
+        ...(same ? {} : filters.length === 1 ? { filter_subject: filters[0] } : { filter_subjects: filters }),
+      });
+    }
+    const consumer = await jetstream(nc).consumers.get(this.c.stream, this.c.consumer);
+    if (this.pendingTimer) clearInterval(this.pendingTimer);
+    this.pendingTimer = setInterval(() => {
+      consumer.info().then(
+        (i) => this.pending.set(i.num_pending + i.num_ack_pending),
+        (err: Error) => this.o.connectionError(err),
+      );
+    }, 2000);
+    this.pendingTimer.unref();
+    this.o.logger.info({ server: shown(this.c.url), stream: this.c.stream, consumer: this.c.consumer, filters }, 'NATS ingest pulling');
+    return consumer;
+  }
+
+  /** Stops pulling; the message being decided finishes, the rest are handed out again after ack_wait (or at once, when nak'd). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.pendingTimer) clearInterval(this.pendingTimer);
+    await this.messages?.close().catch(() => undefined);
+    await this.running;
+    await this.nc?.drain().catch(() => undefined);
+    this.nc = null;
+  }
+
+  private kindOf(subject: string): IngestKind | undefined {
+    for (const [filter, kind] of Object.entries(this.c.subjects)) if (subjectMatches(filter, subject)) return kind;
+    return undefined;
+  }
+
+  /** Pulls in batches while not stopping; while the replica fails open it pulls nothing and looks again every 250 ms. */
+  private async pull(consumer: Consumer): Promise<void> {
+    while (!this.stopping) {
+      if (this.o.paused()) {
+        this.pausedGauge.set(1);
+        await new Promise((r) => setTimeout(r, 250));
+        continue;
+      }
+      this.pausedGauge.set(0);
+      try {
+        this.messages = await consumer.consume({ max_messages: this.c.batch });
+        for await (const m of this.messages) {
+          await this.take(m);
+          // Failing open now: what is buffered goes back, and pulling stops until the store is back.
+          if (this.o.paused() || this.stopping) break;
+        }
+      } catch (err) {
+        this.o.connectionError(err as Error);
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        await this.messages?.close().catch(() => undefined);
+        this.messages = null;
+      }
+    }
+  }
+
+  private async take(m: JsMsg): Promise<void> {
+    this.counted.labels('consumed').inc();
+    if (this.o.paused() || this.stopping) {
+      m.nak(this.c.nak_delay_ms);
+      this.counted.labels('nakd').inc();
+      return;
+    }
+    const kind = this.kindOf(m.subject);
+    try {
+      const r =
+        kind === undefined
+          ? ({ ok: false, reason: 'invalid', message: `no subject filter takes ${m.subject.slice(0, 200)}` } as const)
+          : m.data.length > this.o.maxBytes
+            ? ({ ok: false, reason: 'invalid', message: `${m.data.length} bytes, over limits.body_bytes (${this.o.maxBytes})` } as const)
+            : await decideOne(this.ingests, kind, Buffer.from(m.data), this.o.tenant, this.o.scoped, {
+                requestId: `nats:${this.c.stream}#${m.seq}`,
+              });
+      if (!r.ok) {
+        this.counted.labels('rejected').inc();
+        this.o.logger.warn(
+          { subject: m.subject.slice(0, 200), kind, reason: r.reason, error: r.message },
+          'NATS ingest: message refused; acknowledged, not retried',
+        );
+        if (this.c.reject_subject && this.nc) {
+          const h = headers();
+          h.set('Onceonly-Reason', `${r.reason}: ${r.message}`.replace(/[\r\n]+/g, ' '));
+          h.set('Onceonly-Subject', m.subject.slice(0, 200));
+          this.nc.publish(this.c.reject_subject, m.data, { headers: h });
+        }
+      } else this.counted.labels('acked').inc();
+      // Not waited for: an acknowledgement that is lost hands the message out again after ack_wait, a repeat decided as one.
+      m.ack();
+    } catch (err) {
+      this.counted.labels('nakd').inc();
+      this.o.storeError(err as Error);
+      m.nak(this.c.nak_delay_ms);
+    }
+  }
+}
