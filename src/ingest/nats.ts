@@ -160,7 +160,7 @@ export class NatsIngest {
         this.messages = await consumer.consume({ max_messages: this.c.batch });
         for await (const m of this.messages) {
           await this.take(m);
-          // Failing open now: what is buffered goes back, and pulling stops until the store is back.
+          // Failing open now: pulling stops until the store is back; what was pulled and not decided is handed out again after ack_wait.
           if (this.o.paused() || this.stopping) break;
         }
       } catch (err) {

@@ -119,7 +119,7 @@ test('NATS JetStream, two replicas, one killed mid-stream: 50,000 messages, one 
     );
     await new Promise((r) => setTimeout(r, 1000));
     console.log(
-      `${done.last} messages in ${seconds.toFixed(1)} s (${Math.round(done.last / seconds)}/s); replica B acked ${await acked(b)}; creates ${creates().length} for ${KEYS} faults; rejects ${rejects.size}`,
+      `${done.last} messages in ${seconds.toFixed(1)} s (${Math.round(done.last / seconds)}/s); replica B acked ${await acked(b)}, failed open ${await metric(b, /^onceonly_store_degradations_total (\d+)/m)} times; create requests ${creates().length} for ${KEYS} faults; rejects ${rejects.size}`,
     );
     // A delivery retried (the killed replica's, taken over) carries the same Idempotency-Key: the receiver's upsert.
     const perKey = new Map<string, Set<string>>();
@@ -136,6 +136,17 @@ test('NATS JetStream, two replicas, one killed mid-stream: 50,000 messages, one 
     );
     assert.deepEqual([...rejects].sort(), [...bad].sort());
     sub.unsubscribe();
+    // received = decided + rejected, from what was published: the store counts each fault's decisions (its
+    // CREATE and its re-fires), so every one of the five copies was decided, on whichever replica; a message
+    // handed out again after the kill is one decision more, never one fewer.
+    let decided = 0;
+    for (const key of perKey.keys()) {
+      const shown = (await (await fetch(`${b.url}/v1/incidents/${encodeURIComponent(key)}`)).json()) as { refires: number; updates: number };
+      assert.ok(shown.refires >= 4, `${key}: ${shown.refires + 1} decisions of 5 copies`);
+      decided += 1 + shown.refires + shown.updates;
+    }
+    console.log(`published ${done.last}: decided ${decided} (${decided - bodies.length} handed out again after the kill), rejected ${rejects.size}`);
+    assert.ok(decided >= bodies.length && decided + rejects.size >= done.last);
   } finally {
     await a.stop('SIGKILL');
     await b.stop();
