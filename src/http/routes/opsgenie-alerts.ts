@@ -64,7 +64,7 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
     doc({
       summary: "Opsgenie's Alert API: create an alert",
       description:
-        'The alias (the message when none is given) is the incident `og:<alias>`; a create of an open alias is a repeat, a new priority an update. P1 → CRITICAL, P2 → MAJOR, P3 → MINOR, P4 and P5 → INFO.',
+        'The alias (the message as cut to 130 characters, when none is given) is the incident `og:<alias>`; a create of an open alias is a repeat, a new priority an update. P1 → CRITICAL, P2 → MAJOR, P3 → MINOR, P4 and P5 → INFO.',
       access: 'tenant',
       tag: 'drop-in',
       body: {

@@ -95,8 +95,8 @@ export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
     ok: true,
     value: {
       message: cut(message!, MAX_MESSAGE),
-      // Opsgenie's default: an alert without an alias is deduplicated by its message, as given.
-      alias: alias ?? message!,
+      // Opsgenie's default: an alert without an alias is deduplicated by its message (as cut: a key stays bounded).
+      alias: alias ?? cut(message!, MAX_MESSAGE),
       priority: priority as OgPriority,
       ...(description !== undefined ? { description: cut(description, MAX_DESCRIPTION) } : {}),
       tags,
