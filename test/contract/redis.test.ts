@@ -76,11 +76,13 @@ describe('redis: backend-only', () => {
     try {
       flush('redis');
       const keys = ['a', 'b', 'c'].map((k) => `dedup:${k}${Date.now()}`);
-      for (const key of keys) await store.incidents.decide({ tenant: 'default', key, fingerprint: 'MAJOR|0', ttlMs: 300 });
+      // 2 s to live: long enough that a loaded machine counts them before they expire (300 ms was not, under CI).
+      const started = Date.now();
+      for (const key of keys) await store.incidents.decide({ tenant: 'default', key, fingerprint: 'MAJOR|0', ttlMs: 2000 });
       assert.deepEqual([await store.queries.countLiveIncidents(), await entries()], [3, 3]);
       await store.incidents.close('default', keys[0]!);
       assert.deepEqual([await store.queries.countLiveIncidents(), await entries()], [2, 2], 'the close took its entry out');
-      await sleep(400);
+      await sleep(Math.max(0, started + 2200 - Date.now()));
       assert.deepEqual([await store.queries.countLiveIncidents(), await entries()], [0, 0], 'the expired entries were trimmed by the count');
       const rec: IncidentRecord = {
         tenant: 'default',
