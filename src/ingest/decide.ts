@@ -8,6 +8,8 @@ import type { EventIngest } from '../engine/events.js';
 import type { ViolationIngest } from '../engine/violations.js';
 import { parseAlertmanager } from '../inputs/alertmanager/schema.js';
 import type { EventAccounting } from '../observe/event-accounting.js';
+import type { Logger } from '../observe/logger.js';
+import type { Registry } from 'prom-client';
 import type { Origin } from '../store/contract/index.js';
 import { StoreRefusedError } from '../store/errors.js';
 
@@ -18,6 +20,30 @@ export interface Ingests {
   violations: Pick<ViolationIngest, 'apply'>;
   alerts: Pick<AlertmanagerIngest, 'apply'>;
   accounting: Pick<EventAccounting, 'decided' | 'refused'>;
+}
+
+/** What every broker ingest is given: where it logs and counts, whose messages they are, and the body bound. */
+export interface IngestOptions {
+  logger: Logger;
+  registry: Registry;
+  /** the tenant the messages belong to, and whether tenants are configured (a device event must then name it) */
+  tenant: string;
+  scoped: boolean;
+  /** the largest message decided (limits.body_bytes) */
+  maxBytes: number;
+  /** told of errors that repeat while the broker, or the store, is down (rate-limited by the caller) */
+  connectionError: (err: Error) => void;
+  storeError: (err: Error) => void;
+}
+
+/** The kind of the first filter (in config order) that `matches` the message's topic or subject. */
+export function kindOf(
+  filters: Readonly<Record<string, IngestKind>>,
+  name: string,
+  matches: (filter: string, name: string) => boolean,
+): IngestKind | undefined {
+  for (const [filter, kind] of Object.entries(filters)) if (matches(filter, name)) return kind;
+  return undefined;
 }
 
 /** What became of one message: decided (durable), or refused for good with a reason a person can act on. */

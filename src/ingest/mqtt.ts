@@ -1,10 +1,9 @@
 import { hostname } from 'node:os';
 import { connect, type IPublishPacket, type MqttClient, type Packet } from 'mqtt';
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { IngestKind, MqttIngestConfig } from '../config/ingest.js';
+import { Counter, Gauge } from 'prom-client';
+import type { MqttIngestConfig } from '../config/ingest.js';
 import { origin } from '../delivery/http.js';
-import type { Logger } from '../observe/logger.js';
-import { decideOne, type Ingests } from './decide.js';
+import { decideOne, type IngestOptions, type Ingests, kindOf } from './decide.js';
 
 /** Whether an MQTT topic filter (`+` one level, `#` the rest) matches a topic name. */
 export function topicMatches(filter: string, topic: string): boolean {
@@ -18,19 +17,9 @@ export function topicMatches(filter: string, topic: string): boolean {
   return f.length === t.length;
 }
 
-export interface MqttIngestOptions {
-  logger: Logger;
-  registry: Registry;
-  /** the tenant the messages belong to, and whether tenants are configured (a device event must then name it) */
-  tenant: string;
-  scoped: boolean;
-  /** the largest message the server takes (limits.body_bytes); the broker is told not to send a larger one */
-  maxBytes: number;
+export interface MqttIngestOptions extends IngestOptions {
   /** the longest wait between attempts at a message the store could not take */
   maxRetryMs?: number;
-  /** told of errors that repeat while the broker, or the store, is down (rate-limited by the caller) */
-  connectionError: (err: Error) => void;
-  storeError: (err: Error) => void;
 }
 
 /**
@@ -115,13 +104,8 @@ export class MqttIngest {
     this.connected.set(0);
   }
 
-  private kindOf(topic: string): IngestKind | undefined {
-    for (const [filter, kind] of Object.entries(this.c.topics)) if (topicMatches(filter, topic)) return kind;
-    return undefined;
-  }
-
   private async take(packet: IPublishPacket): Promise<void> {
-    const kind = this.kindOf(packet.topic);
+    const kind = kindOf(this.c.topics, packet.topic, topicMatches);
     if (kind === undefined) return; // a topic no filter of ours matches: nothing to decide
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     for (let attempt = 0; ; attempt++) {

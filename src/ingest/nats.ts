@@ -1,9 +1,8 @@
 import { AckPolicy, type Consumer, type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { IngestKind, NatsIngestConfig } from '../config/ingest.js';
-import type { Logger } from '../observe/logger.js';
-import { decideOne, type Ingests } from './decide.js';
+import { Counter, Gauge } from 'prom-client';
+import type { NatsIngestConfig } from '../config/ingest.js';
+import { decideOne, type IngestOptions, type Ingests, kindOf } from './decide.js';
 
 /** Whether a NATS subject filter (`*` one token, `>` the rest) matches a subject. */
 export function subjectMatches(filter: string, subject: string): boolean {
@@ -20,18 +19,9 @@ export function subjectMatches(filter: string, subject: string): boolean {
 /** A NATS URL as logs show it: scheme, host and port (credentials and paths stay out). */
 const shown = (url: string) => url.replace(/^(\w+:\/\/)(?:[^@/]*@)?([^/]*).*$/, '$1$2');
 
-export interface NatsIngestOptions {
-  logger: Logger;
-  registry: Registry;
-  tenant: string;
-  scoped: boolean;
-  /** the largest message decided (limits.body_bytes); a larger one is refused, as an HTTP body would be */
-  maxBytes: number;
+export interface NatsIngestOptions extends IngestOptions {
   /** true while the replica fails open on its shared store: pulling stops, so the stream keeps what the store cannot take */
   paused: () => boolean;
-  /** told of errors that repeat while NATS or the store is down (rate-limited by the caller) */
-  connectionError: (err: Error) => void;
-  storeError: (err: Error) => void;
 }
 
 /**
@@ -142,11 +132,6 @@ export class NatsIngest {
     this.nc = null;
   }
 
-  private kindOf(subject: string): IngestKind | undefined {
-    for (const [filter, kind] of Object.entries(this.c.subjects)) if (subjectMatches(filter, subject)) return kind;
-    return undefined;
-  }
-
   /** Pulls in batches while not stopping; while the replica fails open it pulls nothing and looks again every 250 ms. */
   private async pull(consumer: Consumer): Promise<void> {
     while (!this.stopping) {
@@ -180,7 +165,7 @@ export class NatsIngest {
       this.counted.labels('nakd').inc();
       return;
     }
-    const kind = this.kindOf(m.subject);
+    const kind = kindOf(this.c.subjects, m.subject, subjectMatches);
     try {
       const r =
         kind === undefined
