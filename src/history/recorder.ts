@@ -27,8 +27,8 @@ export interface RecorderOptions {
  */
 export class HistoryRecorder {
   private waiting: HistoryAppend[] = [];
-  /** each key's last waiting append, where a run may fold */
-  private readonly tails = new Map<string, HistoryAppend>();
+  /** each key's last waiting append, where a run may fold, by tenant then key (no joined string to hash per event) */
+  private readonly tails = new Map<string, Map<string, HistoryAppend>>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
   /** events handed to writes not yet finished: they count against maxWaiting too */
@@ -57,8 +57,9 @@ export class HistoryRecorder {
   record(tenant: string, key: string, event: Omit<HistoryEvent, 'at'> & { at?: number }, fold?: string): void {
     if (!this.on) return;
     const at = event.at ?? this.o.clock.now();
-    const id = `${tenant}\u0000${key}`;
-    const tail = this.tails.get(id);
+    let tails = this.tails.get(tenant);
+    if (!tails) this.tails.set(tenant, (tails = new Map()));
+    const tail = tails.get(key);
     if (fold !== undefined && tail?.fold === fold) {
       extendRun((tail.run ??= { count: 1, first_at: tail.event.at, last_at: tail.event.at, max_gap_ms: 0 }), at);
       return;
@@ -71,7 +72,7 @@ export class HistoryRecorder {
     if (event.at === undefined) event.at = at;
     const a: HistoryAppend = fold === undefined ? { tenant, key, event: event as HistoryEvent } : { tenant, key, event: event as HistoryEvent, fold };
     this.waiting.push(a);
-    this.tails.set(id, a);
+    tails.set(key, a);
     // A full batch goes now: a process deciding without pause (no timer turn) still writes as it goes.
     if (this.waiting.length >= this.batch) {
       void this.flush();

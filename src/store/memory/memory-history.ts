@@ -17,11 +17,10 @@ interface Kept extends StoredRun {
   expiresAt: number;
 }
 
-const idOf = (tenant: string, key: string) => `${tenant}\u0000${key}`;
-
 /** Histories in memory; each append runs to completion synchronously (its atomic step). */
 export class MemoryHistory implements HistoryStore {
-  private readonly keys = new Map<string, Kept[]>();
+  /** by tenant, then key: a lookup hashes the strings it is given, not a joined one made per event */
+  private readonly tenants = new Map<string, Map<string, Kept[]>>();
 
   constructor(
     private readonly clock: Clock,
@@ -31,57 +30,65 @@ export class MemoryHistory implements HistoryStore {
   async append(entries: readonly HistoryAppend[], limits: HistoryLimits) {
     this.assertOpen();
     for (const a of entries) {
-      const id = idOf(a.tenant, a.key);
-      const list = this.keys.get(id) ?? [];
+      let keys = this.tenants.get(a.tenant);
+      if (!keys) this.tenants.set(a.tenant, (keys = new Map()));
+      let list = keys.get(a.key);
+      // A key's first event makes its list; a key's later ones change it in place (one map lookup, not two).
+      if (!list) keys.set(a.key, (list = []));
       const r = runOf(a);
-      const last = list.at(-1);
+      const lastAt = r.last_at;
+      const last = list[list.length - 1];
       if (a.fold !== undefined && last && last.fold === a.fold) {
         last.gap = Math.max(last.gap, r.max_gap_ms, r.first_at - last.last_at);
         last.count += r.count;
-        last.last_at = r.last_at;
-        last.expiresAt = r.last_at + limits.keepMs;
+        last.last_at = lastAt;
+        last.expiresAt = lastAt + limits.keepMs;
       } else {
         list.push({
           fold: a.fold ?? null,
           count: r.count,
           first_at: r.first_at,
-          last_at: r.last_at,
+          last_at: lastAt,
           gap: r.max_gap_ms,
           event: a.event,
-          expiresAt: r.last_at + limits.keepMs,
+          expiresAt: lastAt + limits.keepMs,
         });
       }
       // Beyond the newest `maxEvents`, or past their time as of this append (the oldest first).
       let drop = Math.max(0, list.length - limits.maxEvents);
-      while (drop < list.length && list[drop]!.expiresAt <= r.last_at) drop++;
+      while (drop < list.length && list[drop]!.expiresAt <= lastAt) drop++;
       if (drop > 0) list.splice(0, drop);
-      if (list.length > 0) this.keys.set(id, list);
-      else this.keys.delete(id);
+      if (list.length === 0) keys.delete(a.key);
     }
   }
 
   async read(tenant: string, key: string) {
     this.assertOpen();
     const now = this.clock.now();
-    return (this.keys.get(idOf(tenant, key)) ?? []).filter((e) => e.expiresAt > now).map(copyOf);
+    return (this.tenants.get(tenant)?.get(key) ?? []).filter((e) => e.expiresAt > now).map(copyOf);
   }
 
   async keysSince(since: number, limit: number) {
     this.assertOpen();
     const now = this.clock.now();
     const found: HistoryKey[] = [];
-    for (const [id, list] of this.keys) {
-      if (found.length >= limit) break;
-      if (!list.some((e) => e.last_at >= since && e.expiresAt > now)) continue;
-      const cut = id.indexOf('\u0000');
-      found.push({ tenant: id.slice(0, cut), key: id.slice(cut + 1) });
-    }
+    for (const [tenant, keys] of this.tenants)
+      for (const [key, list] of keys) {
+        if (found.length >= limit) return found;
+        if (list.some((e) => e.last_at >= since && e.expiresAt > now)) found.push({ tenant, key });
+      }
     return found;
   }
 
   sweep(batch: number): number {
     const now = this.clock.now();
-    return sweepMap(this.keys, batch, (list) => list.every((e) => e.expiresAt <= now));
+    let n = 0;
+    for (const [tenant, keys] of this.tenants) {
+      if (n >= batch) break;
+      n += sweepMap(keys, batch - n, (list) => list.every((e) => e.expiresAt <= now));
+      if (keys.size === 0) this.tenants.delete(tenant);
+    }
+    return n;
   }
 }
 
