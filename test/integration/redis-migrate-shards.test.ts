@@ -171,6 +171,41 @@ test("a ticket's longer life is a guarded write too, and the seam refuses any ra
   }
 });
 
+// Planted fault it catches: a batch of histories written shard by shard in one call, guarded by its first key only.
+test('one call writes a batch of histories across shards; a frozen shard refuses it whole, and it is written on the new count', async () => {
+  redis.single.cli('FLUSHALL');
+  const a = store(redis.single.url, 4);
+  const tool = redisConnection(redis.single.url);
+  const [four, seven] = [keyLayout(4), keyLayout(7)];
+  const shardOf = (k: string) => Number(/^\{oo:(\d+)\}/.exec(k)![1]);
+  // Two keys in two shards of 4: the first stays open, the second's shard is frozen.
+  const keys = Array.from({ length: 40 }, (_, i) => `dedup:hist-${i}`);
+  const open = keys[0]!;
+  const frozen = keys.find((k) => shardOf(four.historyKey('default', k)) !== shardOf(four.historyKey('default', open)))!;
+  const limits = { maxEvents: 10, keepMs: 600_000 };
+  const event = (key: string, at: number) => ({ tenant: 'default', key, event: { at, type: 'closed', updates: 0 } });
+  try {
+    await a.init();
+    redis.single.cli('CONFIG', 'RESETSTAT');
+    await a.history.append([event(open, 1000), event(frozen, 1000)], limits);
+    assert.equal(Number(redis.single.cli('INFO', 'commandstats').match(/cmdstat_evalsha:calls=(\d+)/)?.[1]), 1, 'one script call for both shards');
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
+    redis.single.cli('SET', movedKey(shardOf(four.historyKey('default', frozen)), 4), '7');
+    await a.history.append([event(open, 2000), event(frozen, 2000)], limits);
+    assert.equal(a.layout.shards, 7, 'the replica on 4 was refused and moved');
+    for (const key of [open, frozen]) {
+      assert.deepEqual(
+        (await a.history.read('default', key)).map((e) => e.at),
+        [1000, 2000],
+        `${key}: its first event adopted from the old count, its second written once on the new`,
+      );
+      assert.equal(redis.single.cli('LLEN', seven.historyKey('default', key)), '2');
+    }
+  } finally {
+    await Promise.all([a.close(), tool.close()]);
+  }
+});
+
 test('a record adopted and then closed in the new layout is never adopted again from its old copy', async () => {
   redis.single.cli('FLUSHALL');
   const old = store(redis.single.url, 4);

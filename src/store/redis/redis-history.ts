@@ -8,11 +8,21 @@ import type { LayoutSeam } from './layout-seam.js';
 /** What history-append.lua puts between a run's fields and the body. */
 const US = '\u001f';
 
-/** Histories on Redis: a list per key in the key's shard; a batch is one script per shard (lua/history-append.lua). */
+/** Events one script call appends at most: its arguments stay bounded (six per event). */
+const CALL_MAX = 500;
+
+/**
+ * Histories on Redis: a list per key in the key's shard (lua/history-append.lua).
+ * A batch is one script call on a single server, one per shard on a cluster
+ * (a script's keys must share a slot there), as the decisions are grouped.
+ */
 export class RedisHistory implements HistoryStore {
   private readonly conn: RedisConnection;
 
-  constructor(private readonly l: LayoutSeam) {
+  constructor(
+    private readonly l: LayoutSeam,
+    private readonly cluster = false,
+  ) {
     this.conn = l.conn;
   }
 
@@ -21,18 +31,30 @@ export class RedisHistory implements HistoryStore {
   }
 
   async append(entries: readonly HistoryAppend[], limits: HistoryLimits) {
-    const byShard = new Map<string, { keys: string[]; args: Array<string | number> }>();
-    for (const a of entries) {
-      const k = await this.keyOf(a.tenant, a.key);
-      const tag = shardTagOf(k);
-      let s = byShard.get(tag);
-      if (!s) byShard.set(tag, (s = { keys: [], args: [limits.maxEvents, Math.ceil(limits.keepMs)] }));
+    // Every key of the batch placed at once: one adoption check, not one await per event.
+    const keys = await this.l.at(
+      entries.map((a) => adoptSets.history(a.tenant, a.key)),
+      (k) => entries.map((a) => k.historyKey(a.tenant, a.key)),
+    );
+    const calls = new Map<string, { keys: string[]; args: Array<string | number> }>();
+    const head = (): Array<string | number> => [limits.maxEvents, Math.ceil(limits.keepMs)];
+    entries.forEach((a, i) => {
+      const k = keys[i]!;
+      const group = this.cluster ? shardTagOf(k) : '';
+      let c = calls.get(group);
+      if (!c) calls.set(group, (c = { keys: [], args: head() }));
       const r = runOf(a);
-      s.keys.push(k);
+      c.keys.push(k);
       // A fold is an equality token: one that held the separator could not be read back, so it never does.
-      s.args.push((a.fold ?? '').replaceAll(US, ' '), r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
-    }
-    await Promise.all([...byShard.values()].map((s) => this.conn.evalScript(scripts.historyAppend, s.keys, s.args)));
+      c.args.push((a.fold ?? '').replaceAll(US, ' '), r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
+    });
+    const sends: Array<Promise<unknown>> = [];
+    for (const c of calls.values())
+      for (let i = 0; i < c.keys.length; i += CALL_MAX) {
+        const args = [...head(), ...c.args.slice(2 + i * 6, 2 + (i + CALL_MAX) * 6)];
+        sends.push(this.conn.evalScript(scripts.historyAppend, c.keys.slice(i, i + CALL_MAX), args));
+      }
+    await Promise.all(sends);
   }
 
   async read(tenant: string, key: string) {

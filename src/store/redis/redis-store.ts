@@ -73,7 +73,7 @@ export class RedisStore implements SharedStore {
     this.heartbeats = new RedisHeartbeats(seam.conn);
     this.flaps = follow(new RedisFlaps(seam));
     this.groups = follow(new RedisGroups(seam));
-    this.history = follow(new RedisHistory(seam));
+    this.history = follow(new RedisHistory(seam, kind === 'redis-cluster'));
   }
 
   /**

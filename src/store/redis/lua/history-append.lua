@@ -1,4 +1,5 @@
--- Appends events to keys' histories, every key in one shard. An element is
+-- Appends events to keys' histories (one shard's keys on a cluster; on a
+-- single server, any shard's). An element is
 -- "fold US count US first US last US gap US body" (US: byte 31): a run's
 -- bookkeeping before the event's JSON body. An event whose fold equals the
 -- list's last element's is counted into it; else it is pushed and the list
@@ -7,12 +8,21 @@
 -- keep after this append.
 -- KEYS: the histories. ARGV[1] most kept, ARGV[2] keep (ms), then six per
 -- key: fold ("" for none), count, first (ms), last (ms), gap (ms), body.
+-- On a single server one call carries every shard's keys: each key's shard
+-- is guarded (lib/layout.lua) before anything is written, so a call is
+-- refused whole or applied whole.
+for _, key in ipairs(KEYS) do
+  local refused = oo_refused(key)
+  if refused then return refused end
+end
 local max = tonumber(ARGV[1])
 local keep = tonumber(ARGV[2])
 local US = '\31'
+-- An element's run header, and where its body starts: the body (most of
+-- the bytes) is copied only when the element is rewritten.
 local function parse(s)
-  local f, c, fa, la, g, body = string.match(s, '^([^\31]*)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31(.*)$')
-  return f, tonumber(c), tonumber(fa), tonumber(la), tonumber(g), body
+  local f, c, fa, la, g, at = string.match(s, '^([^\31]*)\31(%d+)\31(%d+)\31(%d+)\31(%d+)\31()')
+  return f, tonumber(c), tonumber(fa), tonumber(la), tonumber(g), at
 end
 local function int(n)
   return string.format('%d', n)
@@ -24,10 +34,10 @@ for i, key in ipairs(KEYS) do
   if fold ~= '' then
     local tail = redis.call('LINDEX', key, -1)
     if tail then
-      local f, c, fa, la, g, bd = parse(tail)
+      local f, c, fa, la, g, at = parse(tail)
       if f == fold then
         g = math.max(g, gap, first - la)
-        redis.call('LSET', key, -1, table.concat({ f, int(c + count), int(fa), int(last), int(g), bd }, US))
+        redis.call('LSET', key, -1, table.concat({ f, int(c + count), int(fa), int(last), int(g), string.sub(tail, at) }, US))
         folded = true
       end
     end
