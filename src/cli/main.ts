@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First, before any other module runs: see the module.
+import './keep-tick-shape.js';
 import { VERSION } from '../core/version.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
