@@ -206,6 +206,38 @@ test('one call writes a batch of histories across shards; a frozen shard refuses
   }
 });
 
+// Planted fault it catches: a batch's parts made again together when a move refuses one of them (the others twice).
+test('on a cluster a history batch goes shard by shard; a part a frozen shard refuses is made again alone, each event once', async () => {
+  for (const n of redis.cluster.nodes) n.cli('FLUSHALL');
+  const a = store(redis.cluster.url, 4, 'redis-cluster');
+  const tool = redisConnection(redis.cluster.url);
+  const four = keyLayout(4);
+  const shardOf = (k: string) => Number(/^\{oo:(\d+)\}/.exec(k)![1]);
+  const keys = Array.from({ length: 40 }, (_, i) => `dedup:hist-${i}`);
+  const open = keys[0]!;
+  const frozen = keys.find((k) => shardOf(four.historyKey('default', k)) !== shardOf(four.historyKey('default', open)))!;
+  const limits = { maxEvents: 10, keepMs: 600_000 };
+  const event = (key: string, at: number) => ({ tenant: 'default', key, event: { at, type: 'closed', updates: 0 } });
+  try {
+    await a.init();
+    await a.history.append([event(open, 1000), event(frozen, 1000)], limits);
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
+    // -c follows the cluster's redirect to the node that holds the shard's marker.
+    redis.cluster.nodes[0]!.cli('-c', 'SET', movedKey(shardOf(four.historyKey('default', frozen)), 4), '7');
+    await a.history.append([event(open, 2000), event(frozen, 2000)], limits);
+    assert.equal(a.layout.shards, 7, 'the replica on 4 was refused and moved');
+    for (const key of [open, frozen]) {
+      assert.deepEqual(
+        (await a.history.read('default', key)).map((e) => e.at),
+        [1000, 2000],
+        `${key}: each event once, the open shard's part not made again`,
+      );
+    }
+  } finally {
+    await Promise.all([a.close(), tool.close()]);
+  }
+});
+
 test('a record adopted and then closed in the new layout is never adopted again from its old copy', async () => {
   redis.single.cli('FLUSHALL');
   const old = store(redis.single.url, 4);

@@ -11,16 +11,60 @@ const US = '\u001f';
 /** Events one script call appends at most: its arguments stay bounded (six per event). */
 const CALL_MAX = 500;
 
+/** A part of a batch that one script call writes, or one shard move refuses, whole. */
+export interface HistoryWrites {
+  write(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<void>;
+}
+
 /**
- * Histories on Redis: a list per key in the key's shard (lua/history-append.lua).
- * A batch is one script call on a single server, one per shard on a cluster
- * (a script's keys must share a slot there), as the decisions are grouped.
+ * Writes one part of a history batch (lua/history-append.lua): one script
+ * call, or on a cluster one per shard its keys fall in (one, as RedisHistory
+ * parts a batch, unless a move made the part again on a new count). The
+ * store follows it on its own (redis-store.ts): a part a shard move refuses
+ * is made again by itself, and the parts already applied are not.
+ */
+export class RedisHistoryWrites implements HistoryWrites {
+  constructor(
+    private readonly l: LayoutSeam,
+    private readonly cluster = false,
+  ) {}
+
+  async write(entries: readonly HistoryAppend[], limits: HistoryLimits) {
+    // Every key placed at once: one adoption check, not one await per event.
+    const keys = await this.l.at(
+      entries.map((a) => adoptSets.history(a.tenant, a.key)),
+      (k) => entries.map((a) => k.historyKey(a.tenant, a.key)),
+    );
+    // On a single server one call for every shard (the script guards each key's shard). On a cluster one shard's
+    // keys, unless this is a part made again after a move spread them over the new count's shards.
+    const calls = new Map<string, { keys: string[]; args: Array<string | number> }>();
+    entries.forEach((a, i) => {
+      const k = keys[i]!;
+      const group = this.cluster ? shardTagOf(k) : '';
+      let c = calls.get(group);
+      if (!c) calls.set(group, (c = { keys: [], args: [limits.maxEvents, Math.ceil(limits.keepMs)] }));
+      const r = runOf(a);
+      c.keys.push(k);
+      // A fold is an equality token: one that held the separator could not be read back, so it never does.
+      c.args.push((a.fold ?? '').replaceAll(US, ' '), r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
+    });
+    await Promise.all([...calls.values()].map((c) => this.l.conn.evalScript(scripts.historyAppend, c.keys, c.args)));
+  }
+}
+
+/**
+ * Histories on Redis: a list per key in the key's shard. A batch is one
+ * script call on a single server, one per shard on a cluster (a script's
+ * keys must share a slot there), as the decisions are grouped, in parts of
+ * at most CALL_MAX events; each part is written, or refused by a shard
+ * move and made again, whole (HistoryWrites).
  */
 export class RedisHistory implements HistoryStore {
   private readonly conn: RedisConnection;
 
   constructor(
     private readonly l: LayoutSeam,
+    private readonly writes: HistoryWrites,
     private readonly cluster = false,
   ) {
     this.conn = l.conn;
@@ -31,30 +75,17 @@ export class RedisHistory implements HistoryStore {
   }
 
   async append(entries: readonly HistoryAppend[], limits: HistoryLimits) {
-    // Every key of the batch placed at once: one adoption check, not one await per event.
-    const keys = await this.l.at(
-      entries.map((a) => adoptSets.history(a.tenant, a.key)),
-      (k) => entries.map((a) => k.historyKey(a.tenant, a.key)),
-    );
-    const calls = new Map<string, { keys: string[]; args: Array<string | number> }>();
-    const head = (): Array<string | number> => [limits.maxEvents, Math.ceil(limits.keepMs)];
-    entries.forEach((a, i) => {
-      const k = keys[i]!;
-      const group = this.cluster ? shardTagOf(k) : '';
-      let c = calls.get(group);
-      if (!c) calls.set(group, (c = { keys: [], args: head() }));
-      const r = runOf(a);
-      c.keys.push(k);
-      // A fold is an equality token: one that held the separator could not be read back, so it never does.
-      c.args.push((a.fold ?? '').replaceAll(US, ' '), r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
-    });
-    const sends: Array<Promise<unknown>> = [];
-    for (const c of calls.values())
-      for (let i = 0; i < c.keys.length; i += CALL_MAX) {
-        const args = [...head(), ...c.args.slice(2 + i * 6, 2 + (i + CALL_MAX) * 6)];
-        sends.push(this.conn.evalScript(scripts.historyAppend, c.keys.slice(i, i + CALL_MAX), args));
-      }
-    await Promise.all(sends);
+    // Parts by shard on a cluster, on the count as it is now (a part made again after a move is placed anew).
+    const parts = new Map<string, HistoryAppend[]>();
+    for (const a of entries) {
+      const tag = this.cluster ? shardTagOf(this.l.keys.historyKey(a.tenant, a.key)) : '';
+      const part = parts.get(tag);
+      if (part) part.push(a);
+      else parts.set(tag, [a]);
+    }
+    const writes: Array<Promise<void>> = [];
+    for (const part of parts.values()) for (let i = 0; i < part.length; i += CALL_MAX) writes.push(this.writes.write(part.slice(i, i + CALL_MAX), limits));
+    await Promise.all(writes);
   }
 
   async read(tenant: string, key: string) {

@@ -11,7 +11,7 @@ import { RedisInhibitors } from './redis-inhibitors.js';
 import { RedisTickets } from './redis-tickets.js';
 import { RedisHeartbeats } from './redis-heartbeats.js';
 import { RedisFlaps } from './redis-flaps.js';
-import { RedisHistory } from './redis-history.js';
+import { RedisHistory, RedisHistoryWrites } from './redis-history.js';
 import { RedisGroups } from './redis-groups.js';
 import { keyLayout, LAYOUT_KEY, READER_KEY, type KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
@@ -73,7 +73,9 @@ export class RedisStore implements SharedStore {
     this.heartbeats = new RedisHeartbeats(seam.conn);
     this.flaps = follow(new RedisFlaps(seam));
     this.groups = follow(new RedisGroups(seam));
-    this.history = follow(new RedisHistory(seam, kind === 'redis-cluster'));
+    // Each part of a history batch is its own call through the seam, so a shard move makes again only the part it refused.
+    const cluster = kind === 'redis-cluster';
+    this.history = follow(new RedisHistory(seam, follow(new RedisHistoryWrites(seam, cluster)), cluster));
   }
 
   /**
