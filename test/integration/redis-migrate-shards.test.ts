@@ -171,38 +171,55 @@ test("a ticket's longer life is a guarded write too, and the seam refuses any ra
   }
 });
 
+/**
+ * Two history batches of two keys in two shards of 4, the second batch sent once the count moved to 7 and only
+ * the second key's shard is frozen: `freeze` sets that shard's marker on the server the test runs against.
+ * Answers each key's event times as read back; `first` looks before and after the first batch.
+ */
+async function historyAcrossAMove(
+  s: RedisStore,
+  url: string,
+  freeze: (marker: string) => void,
+  first: { before(): void; after(): void } = { before() {}, after() {} },
+): Promise<Array<{ key: string; at: number[] }>> {
+  const four = keyLayout(4);
+  const shardOf = (key: string) => Number(/^\{oo:(\d+)\}/.exec(four.historyKey('default', key))![1]);
+  const keys = Array.from({ length: 40 }, (_, i) => `dedup:hist-${i}`);
+  const open = keys[0]!;
+  const frozen = keys.find((k) => shardOf(k) !== shardOf(open))!;
+  const limits = { maxEvents: 10, keepMs: 600_000 };
+  const event = (key: string, at: number) => ({ tenant: 'default', key, event: { at, type: 'closed', updates: 0 } });
+  const tool = redisConnection(url);
+  try {
+    await s.init();
+    first.before();
+    await s.history.append([event(open, 1000), event(frozen, 1000)], limits);
+    first.after();
+    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
+    freeze(movedKey(shardOf(frozen), 4));
+    await s.history.append([event(open, 2000), event(frozen, 2000)], limits);
+    assert.equal(s.layout.shards, 7, 'the replica on 4 was refused and moved');
+    return await Promise.all([open, frozen].map(async (key) => ({ key, at: (await s.history.read('default', key)).map((e) => e.at) })));
+  } finally {
+    await tool.close();
+  }
+}
+
 // Planted fault it catches: a batch of histories written shard by shard in one call, guarded by its first key only.
 test('one call writes a batch of histories across shards; a frozen shard refuses it whole, and it is written on the new count', async () => {
   redis.single.cli('FLUSHALL');
   const a = store(redis.single.url, 4);
-  const tool = redisConnection(redis.single.url);
-  const [four, seven] = [keyLayout(4), keyLayout(7)];
-  const shardOf = (k: string) => Number(/^\{oo:(\d+)\}/.exec(k)![1]);
-  // Two keys in two shards of 4: the first stays open, the second's shard is frozen.
-  const keys = Array.from({ length: 40 }, (_, i) => `dedup:hist-${i}`);
-  const open = keys[0]!;
-  const frozen = keys.find((k) => shardOf(four.historyKey('default', k)) !== shardOf(four.historyKey('default', open)))!;
-  const limits = { maxEvents: 10, keepMs: 600_000 };
-  const event = (key: string, at: number) => ({ tenant: 'default', key, event: { at, type: 'closed', updates: 0 } });
   try {
-    await a.init();
-    redis.single.cli('CONFIG', 'RESETSTAT');
-    await a.history.append([event(open, 1000), event(frozen, 1000)], limits);
-    assert.equal(Number(redis.single.cli('INFO', 'commandstats').match(/cmdstat_evalsha:calls=(\d+)/)?.[1]), 1, 'one script call for both shards');
-    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
-    redis.single.cli('SET', movedKey(shardOf(four.historyKey('default', frozen)), 4), '7');
-    await a.history.append([event(open, 2000), event(frozen, 2000)], limits);
-    assert.equal(a.layout.shards, 7, 'the replica on 4 was refused and moved');
-    for (const key of [open, frozen]) {
-      assert.deepEqual(
-        (await a.history.read('default', key)).map((e) => e.at),
-        [1000, 2000],
-        `${key}: its first event adopted from the old count, its second written once on the new`,
-      );
-      assert.equal(redis.single.cli('LLEN', seven.historyKey('default', key)), '2');
+    const read = await historyAcrossAMove(a, redis.single.url, (marker) => redis.single.cli('SET', marker, '7'), {
+      before: () => redis.single.cli('CONFIG', 'RESETSTAT'),
+      after: () => assert.equal(redis.single.cli('INFO', 'commandstats').match(/cmdstat_evalsha:calls=(\d+)/)?.[1], '1', 'one script call for both shards'),
+    });
+    for (const { key, at } of read) {
+      assert.deepEqual(at, [1000, 2000], `${key}: its first event adopted from the old count, its second written once on the new`);
+      assert.equal(redis.single.cli('LLEN', keyLayout(7).historyKey('default', key)), '2');
     }
   } finally {
-    await Promise.all([a.close(), tool.close()]);
+    await a.close();
   }
 });
 
@@ -210,31 +227,12 @@ test('one call writes a batch of histories across shards; a frozen shard refuses
 test('on a cluster a history batch goes shard by shard; a part a frozen shard refuses is made again alone, each event once', async () => {
   for (const n of redis.cluster.nodes) n.cli('FLUSHALL');
   const a = store(redis.cluster.url, 4, 'redis-cluster');
-  const tool = redisConnection(redis.cluster.url);
-  const four = keyLayout(4);
-  const shardOf = (k: string) => Number(/^\{oo:(\d+)\}/.exec(k)![1]);
-  const keys = Array.from({ length: 40 }, (_, i) => `dedup:hist-${i}`);
-  const open = keys[0]!;
-  const frozen = keys.find((k) => shardOf(four.historyKey('default', k)) !== shardOf(four.historyKey('default', open)))!;
-  const limits = { maxEvents: 10, keepMs: 600_000 };
-  const event = (key: string, at: number) => ({ tenant: 'default', key, event: { at, type: 'closed', updates: 0 } });
   try {
-    await a.init();
-    await a.history.append([event(open, 1000), event(frozen, 1000)], limits);
-    await tool.evalScript(scripts.layoutMove, [LAYOUT_KEY, MIGRATING_KEY], [7, 7]);
     // -c follows the cluster's redirect to the node that holds the shard's marker.
-    redis.cluster.nodes[0]!.cli('-c', 'SET', movedKey(shardOf(four.historyKey('default', frozen)), 4), '7');
-    await a.history.append([event(open, 2000), event(frozen, 2000)], limits);
-    assert.equal(a.layout.shards, 7, 'the replica on 4 was refused and moved');
-    for (const key of [open, frozen]) {
-      assert.deepEqual(
-        (await a.history.read('default', key)).map((e) => e.at),
-        [1000, 2000],
-        `${key}: each event once, the open shard's part not made again`,
-      );
-    }
+    const read = await historyAcrossAMove(a, redis.cluster.url, (marker) => redis.cluster.nodes[0]!.cli('-c', 'SET', marker, '7'));
+    for (const { key, at } of read) assert.deepEqual(at, [1000, 2000], `${key}: each event once, the open shard's part not made again`);
   } finally {
-    await Promise.all([a.close(), tool.close()]);
+    await a.close();
   }
 });
 
