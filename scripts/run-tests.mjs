@@ -51,13 +51,22 @@ const needs = new Set(files.flatMap((f) => [...readFileSync(join(root, f), 'utf8
 ensure([...needs]);
 
 /**
- * Two passes: everything but the chaos suite two files at a time, then the
- * chaos suite one file at a time. Each chaos test loads the machine on
- * purpose (replicas, clients, a fake ITSM on two cores) and measures what
+ * The minutes a file says it may take (`// timeout: N`), past the runner's
+ * five: a file that builds a container image from packages on a machine
+ * that has never built one.
+ */
+const minutesOf = (f) => Number(/^\/\/ timeout: (\d+)$/m.exec(readFileSync(join(root, f), 'utf8'))?.[1] ?? 0);
+
+/**
+ * Three passes: everything but the chaos suite and the long files two files
+ * at a time, then the long files one at a time with the time they ask for,
+ * then the chaos suite one file at a time. Each chaos test loads the machine
+ * on purpose (replicas, clients, a fake ITSM on two cores) and measures what
  * comes out; two side by side starve each other into failures that say
  * nothing about the product.
  */
 const chaos = (f) => f.startsWith('test/chaos/') && f !== 'test/chaos/history.test.ts';
+const long = files.filter((f) => !chaos(f) && minutesOf(f) > 0);
 const run = (list, concurrency, timeoutMs) =>
   list.length === 0
     ? 0
@@ -68,12 +77,13 @@ const run = (list, concurrency, timeoutMs) =>
       ).status ?? 1);
 // A test that hangs fails after 5 minutes instead of holding CI to its limit.
 const first = run(
-  files.filter((f) => !chaos(f)),
+  files.filter((f) => !chaos(f) && !long.includes(f)),
   2,
   300_000,
 );
+const longer = run(long, 1, Math.max(0, ...long.map(minutesOf)) * 60_000);
 // A chaos test waits for delivery while it makes progress and fails on a stall
 // of its own (test/chaos/harness.ts); on a machine with a core taken by
 // something else it can take longer than 5 minutes without anything wrong.
 const second = run(files.filter(chaos), 1, 1_200_000);
-process.exit(first || second);
+process.exit(first || longer || second);
