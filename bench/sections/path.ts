@@ -84,16 +84,22 @@ const median = (xs: Instructions[]): Instructions & { range: [number, number] } 
   return { main: main[mid]!, all: all[mid]!, range: [main[0]!, main.at(-1)!] };
 };
 
-/** The servers the instruction count compares, each as its arguments to node given the config file it may use. */
+/** The config files the servers read: the default one, and one that keeps no history. */
+interface Configs {
+  config: string;
+  noHistory: string;
+}
+
+/** The servers the instruction count compares, each as its arguments to node given the config files. */
 const SERVERS = {
   /** the bare fastify route: the framework's floor */
   bare: () => BARE_FASTIFY,
   /** `onceonly serve` with a fixed answer (bench/http/app-floor.ts): its HTTP layer without the decision */
-  layer: (config: string) => ['--import', 'tsx', 'bench/http/app-floor.ts', '--port', '0', '--store', 'memory:', '--config', config],
+  layer: ({ config }: Configs) => ['--import', 'tsx', 'bench/http/app-floor.ts', '--port', '0', '--store', 'memory:', '--config', config],
   /** `onceonly serve` deciding, with no history kept (`history: { max_events: 0 }`) */
-  decision: (config: string) => ['dist/cli/main.js', 'serve', '--port', '0', '--store', 'memory:', '--config', config.replace('.yml', '-no-history.yml')],
+  decision: ({ noHistory }: Configs) => ['dist/cli/main.js', 'serve', '--port', '0', '--store', 'memory:', '--config', noHistory],
   /** `onceonly serve` as it ships: the decision and each key's history */
-  onceonly: (config: string) => ['dist/cli/main.js', 'serve', '--port', '0', '--store', 'memory:', '--config', config],
+  onceonly: ({ config }: Configs) => ['dist/cli/main.js', 'serve', '--port', '0', '--store', 'memory:', '--config', config],
 } as const;
 type Server = keyof typeof SERVERS;
 
@@ -106,13 +112,13 @@ async function instructions(log: (s: string) => void) {
   const dir = tempDir('onceonly-bench-path-');
   const counts: Record<Server, Instructions[]> = { bare: [], layer: [], decision: [], onceonly: [] };
   try {
-    const config = `${dir.path}/onceonly.yml`;
-    writeFileSync(config, `failopen:\n  journal_path: ${dir.path}/journal.db\n`);
-    writeFileSync(config.replace('.yml', '-no-history.yml'), `failopen:\n  journal_path: ${dir.path}/journal-2.db\nhistory: { max_events: 0 }\n`);
+    const configs: Configs = { config: `${dir.path}/onceonly.yml`, noHistory: `${dir.path}/no-history.yml` };
+    writeFileSync(configs.config, `failopen:\n  journal_path: ${dir.path}/journal.db\n`);
+    writeFileSync(configs.noHistory, `failopen:\n  journal_path: ${dir.path}/journal-2.db\nhistory: { max_events: 0 }\n`);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const server of Object.keys(SERVERS) as Server[]) {
         log(`path: callgrind, ${server} (round ${round} of ${ROUNDS})`);
-        counts[server].push(await instructionsPerAnswer(process.execPath, [...SERVERS[server](config)], ROOT, json));
+        counts[server].push(await instructionsPerAnswer(process.execPath, [...SERVERS[server](configs)], ROOT, json));
       }
     }
     return { bare: median(counts.bare), layer: median(counts.layer), decision: median(counts.decision), onceonly: median(counts.onceonly) };
