@@ -36,3 +36,20 @@ test('the store timing wrapper times one call in the sample of each operation, e
   assert.equal(await count('incidents.get', 'ok'), 1);
   assert.equal(await count('incidents.get', 'error'), 1);
 });
+
+test('timing a call adds no step to it: calls of one operation settle for their callers in the order the store settled them', async () => {
+  const latency = new Histogram({ name: 'lat2', help: 'h', labelNames: ['operation', 'outcome'], buckets: [1], registers: [new Registry()] });
+  const store = instrumentStore(new MemoryStore(manualClock(1_000)), latency);
+  // Copies of one new key at once, as an HA pair sends them: the store creates with the first and
+  // suppresses the rest, in call order. A timed call that settled a step later than its neighbours
+  // would let a copy's answer (and its line in the key's history) come before the CREATE's.
+  const settled: string[] = [];
+  const calls = Array.from({ length: STORE_TIMING_SAMPLE * 3 }, (_, i) =>
+    store.incidents.decide(claim(`race-${Math.floor(i / 2)}`)).then((r) => settled.push(`${i}:${r.outcome.kind}`)),
+  );
+  await Promise.all(calls);
+  assert.deepEqual(
+    settled,
+    calls.map((_, i) => `${i}:${i % 2 === 0 ? 'created' : 'unchanged'}`),
+  );
+});
