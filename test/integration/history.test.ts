@@ -267,6 +267,30 @@ for (const backend of BACKENDS)
       }
     });
 
+    test('copies of a new key sent at once: its history opens with the CREATE, then the copies it beat', async () => {
+      const s = await inProcessServer({ store: await stores.fresh() });
+      try {
+        // Three copies of each of 48 new keys in flight together, as an Alertmanager HA pair
+        // and a retry send them: one CREATE per key, decided with the copies that lost.
+        const copies = Array.from({ length: 48 }, (_, k) => Array.from({ length: 3 }, () => incident({ element_id: `olt-race-${k}` }))).flat();
+        const answers = await Promise.all(copies.map((c) => s.post('/v1/incidents', c)));
+        const keys = [...new Set(answers.map((a) => a.body.dedup_key as string))];
+        assert.equal(keys.length, 48);
+        assert.equal(answers.filter((a) => a.body.decision === 'CREATE').length, 48, 'one CREATE per key');
+        const wrong: string[] = [];
+        for (const key of keys) {
+          const decisions = (await waitFor(s, key, (ev) => ev.some((e) => e.type === 'decision'), 'the decisions recorded').then(() => history(s, key))).filter(
+            (e) => e.type === 'decision',
+          );
+          const order = decisions.map((e) => `${e.decision}/${e.reason}${e.count ? `×${e.count}` : ''}`).join(' ');
+          if (decisions[0]?.decision !== 'CREATE' || decisions.slice(1).some((e) => e.decision !== 'SUPPRESS')) wrong.push(`${key}: ${order}`);
+        }
+        assert.deepEqual(wrong, [], 'each history in the order its store decided');
+      } finally {
+        await s.stop();
+      }
+    });
+
     test('a key with no history answers 404, a malformed key 400; neither changes anything', async () => {
       const s = await inProcessServer({ store: await stores.fresh() });
       try {

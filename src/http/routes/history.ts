@@ -6,6 +6,7 @@ import { isStoreKey } from '../../inputs/store-key.js';
 import type { HistoryStore, StoredHistoryEvent } from '../../store/contract/index.js';
 import type { HistoryRecorder } from '../../history/recorder.js';
 import { historyView } from '../../history/view.js';
+import { inDecidedOrder } from '../../history/order.js';
 
 /** A violation's window key (40 hex) and a group's key, besides every key GET /v1/incidents lists. */
 const OTHER_KEY = /^(?:[0-9a-f]{40}|group:[0-9a-f]{32})$/;
@@ -55,7 +56,7 @@ export function historyRoutes(app: FastifyInstance, history: HistorySource): voi
       await history.recorder.flush();
       const events: StoredHistoryEvent[] = await history.store.read(req.tenant, key);
       if (events.length === 0) throw new ApiError('not_found', `no history is kept for ${key}`);
-      return { key, events: events.map(historyView) };
+      return { key, events: inDecidedOrder(events).map(historyView) };
     },
   );
 }
