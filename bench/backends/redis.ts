@@ -2,37 +2,33 @@ import { execFileSync } from 'node:child_process';
 import { createClient, createCluster } from '@redis/client';
 import { Redis as IORedis } from 'ioredis';
 import { redisConnection } from '../../src/store/redis/connection.js';
-import { deliveryKeys, keyLayout } from '../../src/store/redis/keys.js';
+import { keyLayout } from '../../src/store/redis/keys.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { scripts } from '../../src/store/redis/scripts.js';
+import { decideArgs } from '../../src/store/redis/redis-incidents.js';
+import { DEFAULT_SHARDS } from '../../src/config/redis.js';
 import { GRACE_MS, OUTBOX, TENANT, TTL_MS, type Backend } from './backend.js';
 import type { IncidentOp } from '../workload.js';
 
 /** The default layout's keys (64 shards), as a store opened without `shards` uses them. */
-const { failingKey, incidentRecordKey, liveIndex, resolutionKey, shardOf } = keyLayout();
+const { liveIndex } = keyLayout();
 
-const OUTBOX_ARGS = ['1', TENANT, 'k', OUTBOX.severity, OUTBOX.summary, JSON.stringify(OUTBOX.data)];
-
-/** decide-incident.lua's KEYS and ARGV as redis-benchmark sends them, in shard tag `tag` (`{tag}`: each node's own, in cluster mode). */
-export const decideBenchmarkArgs = (tag: string) => [
-  '6',
-  `${tag}:i:${TENANT}:dedup:__rand_int__`,
-  `${tag}:o`,
-  `${tag}:kf:x`,
-  `${tag}:q`,
-  `${tag}:e:x`,
-  `${tag}:lv`,
-  'MAJOR|0',
-  String(TTL_MS),
-  String(GRACE_MS),
-  ...OUTBOX_ARGS,
-  tag,
-  '',
-  // a live-index member of the store's length (12 characters)
-  'm__rand_int__',
-  // the caller's shard count, which the layout guard takes off first (its value only names a key it reads)
-  '64',
-];
+/**
+ * decide-incident.lua's KEYS and ARGV as redis-benchmark sends them: the
+ * store's own (so the two cannot drift apart), for a key redis-benchmark
+ * numbers (`__rand_int__`), every key in shard tag `tag` (`{tag}`: each
+ * node's own, in cluster mode), and the shard count the layout guard takes
+ * off last.
+ */
+export function decideBenchmarkArgs(tag: string): string[] {
+  const key = 'dedup:__rand_int__';
+  const { keys, args } = decideArgs(keyLayout(), { tenant: TENANT, key, fingerprint: 'MAJOR|0', ttlMs: TTL_MS, outbox: OUTBOX }, GRACE_MS);
+  const { member } = liveIndex(TENANT, key);
+  const inTag = (k: string) => k.replace(/^\{oo:\d+\}/, tag);
+  // A live-index member per key, as the store's are (the template's would be one member for all).
+  const perKey = (a: string | number) => (a === member ? 'm__rand_int__' : String(a));
+  return [String(keys.length), ...keys.map(inTag), ...args.map(perKey).map((a) => (/^\{oo:\d+\}$/.test(a) ? tag : a)), String(DEFAULT_SHARDS)];
+}
 
 /**
  * redis-benchmark running the decision script by SHA with the store's own
@@ -102,35 +98,16 @@ export async function redisBackend(url: string, ports: number[], cluster: boolea
   if (!cluster) {
     io = new IORedis(ports[0]!, '127.0.0.1', { lazyConnect: true });
     await io.connect();
-    io.defineCommand('decideIncident', { numberOfKeys: 6, lua: scripts.decideIncident.source });
+    const layout = keyLayout();
+    // Seven keys, then the arguments: the store's own, so this comparison cannot drift from it.
+    io.defineCommand('decideIncident', { numberOfKeys: 7, lua: scripts.decideIncident.source });
     const call = io as unknown as { decideIncident(...a: Array<string | number>): Promise<unknown> };
     extra.push({
       label: 'same Lua decision on ioredis',
       run: ({ key, fp }) => {
-        const k = deliveryKeys(shardOf(TENANT, key));
-        const live = liveIndex(TENANT, key);
-        return call.decideIncident(
-          incidentRecordKey(TENANT, key),
-          k.outbox,
-          failingKey('incident', TENANT, key),
-          k.due,
-          resolutionKey(TENANT, key),
-          live.key,
-          fp,
-          TTL_MS,
-          GRACE_MS,
-          '1',
-          TENANT,
-          key,
-          OUTBOX.severity,
-          OUTBOX.summary,
-          JSON.stringify(OUTBOX.data),
-          k.tag,
-          '',
-          live.member,
-          // the caller's shard count (the layout guard's)
-          64,
-        );
+        const { keys, args } = decideArgs(layout, { tenant: TENANT, key, fingerprint: fp, ttlMs: TTL_MS, outbox: OUTBOX }, GRACE_MS);
+        // then the caller's shard count (the layout guard's)
+        return call.decideIncident(...keys, ...args, DEFAULT_SHARDS);
       },
     });
   }

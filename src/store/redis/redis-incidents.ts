@@ -79,8 +79,8 @@ function shownArgs(claim: IncidentClaim): [string, string] {
   return [identity ?? '', latest ?? ''];
 }
 
-/** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another). */
-function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
+/** decide-incident.lua's KEYS and ARGV for one claim (decide-incidents.lua takes them one claim after another; the bench's script ceiling sends them too). */
+export function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: number): Omit<Prepared, 'p'> {
   const k = layout.deliveryKeysFor(claim.tenant, claim.key);
   const live = layout.liveIndex(claim.tenant, claim.key);
   return {
