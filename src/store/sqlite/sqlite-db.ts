@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { encodeRoute, type OutboxEntry } from '../../core/outbox.js';
+import { Checkpointer, WAL_PAGES } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate, newerSchema } from './migrate.js';
 import { isWriteFault, writeFaultError } from './write-fault.js';
@@ -50,7 +51,16 @@ export class SqliteDb {
       this.db.close();
       throw new Error(`${newer}: run a newer onceonly on it`);
     }
+    // A savepoint's journal (one per operation of a group commit) kept in
+    // memory, not in a temporary file written page by page: it lives only
+    // until its batch commits.
+    this.db.pragma('temp_store = MEMORY');
     migrate(this.db);
+    if (path !== ':memory:' && path !== '') {
+      this.db.pragma(`wal_autocheckpoint = ${WAL_PAGES}`);
+      this.db.pragma(`journal_size_limit = ${WAL_PAGES * 2 * 4096}`);
+      this.checkpointer = new Checkpointer(path);
+    }
     this.writes = new GroupCommit(
       this.db,
       1024,
@@ -70,6 +80,15 @@ export class SqliteDb {
       probe.run();
       unprobe.run();
     };
+  }
+
+  private readonly checkpointer: Checkpointer | null = null;
+
+  /** Commits what is queued, then closes the checkpoint worker's connection and this one. */
+  async close(): Promise<void> {
+    this.writes.flush();
+    await this.checkpointer?.stop();
+    this.db.close();
   }
 
   /** Set while the file cannot be written (the last write failed so); cleared by the next commit. */

@@ -86,8 +86,7 @@ export class SqliteStore implements DedupStore {
     return this.x.db;
   }
 
-  async close() {
-    this.x.writes.flush();
-    this.x.db.close();
+  close() {
+    return this.x.close();
   }
 }
