@@ -58,8 +58,10 @@ export class SqliteDb {
     migrate(this.db);
     if (path !== ':memory:' && path !== '') {
       this.db.pragma(`wal_autocheckpoint = ${WAL_PAGES}`);
-      this.db.pragma(`journal_size_limit = ${WAL_PAGES * 2 * 4096}`);
-      this.checkpointer = new Checkpointer(path);
+      // In bytes, so from the file's own page size (4 KiB unless another tool made the file).
+      const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+      this.db.pragma(`journal_size_limit = ${WAL_PAGES * 2 * pageSize}`);
+      this.checkpointer = new Checkpointer(path, WAL_PAGES * 2 * pageSize);
     }
     this.writes = new GroupCommit(
       this.db,
@@ -71,6 +73,7 @@ export class SqliteDb {
       },
       () => {
         this.writeFault = null;
+        this.checkpointer?.afterCommit(this.db);
       },
     );
     this.appendStmt = this.db.prepare<[Omit<OutboxEntry, 'data' | 'route'> & { data: string; route: string | null }]>(APPEND_OUTBOX);
