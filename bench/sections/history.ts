@@ -60,7 +60,16 @@ async function rate(dedup: Deduplicator, ops: IncidentOp[], inflight: number, do
 }
 
 async function measure(b: Backend, n: number, log: (s: string) => void): Promise<Row> {
-  const recorder = new HistoryRecorder({ store: b.store.history, limits: () => LIMITS, clock: systemClock });
+  // A batch the store refused is lost, not written: it would make the rounds with history look cheap, so it fails the section.
+  let lost: unknown = null;
+  const recorder = new HistoryRecorder({
+    store: b.store.history,
+    limits: () => LIMITS,
+    clock: systemClock,
+    lost: (events, err) => {
+      lost ??= err ?? new Error(`${events} events waited past the bound`);
+    },
+  });
   const off = new Deduplicator({ store: b.store });
   const on = new Deduplicator({ store: b.store, history: { recorder, replica: 'bench' } });
   const row: Row = { store: b.name, off: [], on: [] };
@@ -72,6 +81,7 @@ async function measure(b: Backend, n: number, log: (s: string) => void): Promise
       row.off.push(await rate(off, incidentMix(n, `hoff${r}${b.name}`), b.inflight));
       row.on.push(await rate(on, incidentMix(n, `hon${r}${b.name}`), b.inflight, () => recorder.flush()));
       log(`history on ${b.name}, round ${r + 1}: ${int(row.off.at(-1)!)} / ${int(row.on.at(-1)!)} decisions/s (off / on)`);
+      if (lost) throw new Error(`history on ${b.name}: the store lost events, so the round measured less than a history`, { cause: lost });
     }
   } finally {
     await b.close();
@@ -148,6 +158,10 @@ async function httpRate(dir: string, store: string, on: boolean, run: string): P
   try {
     const r = wrk(srv.url, MIX, HTTP_SECONDS, [run]);
     if (r.errors > 0) throw new Error(`${r.errors} errors over HTTP (${store}, history ${on ? 'on' : 'off'})`);
+    // As in-process: events the store refused would make the history look cheap.
+    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+    const lost = /^onceonly_history_lost_total (\S+)$/m.exec(metrics)?.[1];
+    if (lost !== '0') throw new Error(`history over HTTP on ${store}: onceonly_history_lost_total is ${lost ?? 'missing'}`);
     return r.rps;
   } finally {
     await srv.stop();
