@@ -26,6 +26,7 @@ import type { DedupStore } from '../store/contract/index.js';
 import { masked, openStore, shown } from '../store/open.js';
 import { VERSION } from '../core/version.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { JournalInUseError } from '../store/failopen/journal-lock.js';
 import { publicBindGuard, readTls, StartupError } from './bind.js';
 import { decisionLog, deliveryObserver, deliveryObservers, failOpenEvents, rateLimitedLog } from './observers.js';
@@ -116,6 +117,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           events: failOpenEvents(metrics, logger),
         },
         onConnectionError: rateLimitedLog(logger, 'store connection error'),
+        onCheckpointProblem: (err) => logger.warn(err.message),
         onShardsMoved: (from, to) =>
           logger.warn(
             { from, to },
@@ -146,6 +148,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   metrics.watchStore(store);
   metrics.watchConfig(config.reloads);
   if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
+  if (raw instanceof SqliteStore) metrics.watchCheckpoints(raw);
 
   // Silences: this replica's copy of the shared store's, reloaded when their version moves.
   const silenceReadFailed = rateLimitedLog(logger, 'cannot read the silences; muting with the copy loaded before');

@@ -9,6 +9,8 @@ import type { HeartbeatStatus } from '../engine/heartbeats.js';
 import { HELD_BY } from '../mute/kinds.js';
 import { VERSION } from '../core/version.js';
 import type { ConfigHolder } from '../config/holder.js';
+import type { CheckpointStatus } from '../store/sqlite/checkpointer.js';
+import { watchCheckpoints } from './checkpoint-metrics.js';
 
 /** What the config holder counts of its reloads. */
 type ConfigReloads = ConfigHolder['reloads'];
@@ -289,6 +291,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   }
 
   private journal: { quarantinedCount(): number } | null = null;
+
+  /** A SQLite store's WAL and checkpoints (SQLite only: its series exist from this call). */
+  watchCheckpoints(store: { checkpoints(): CheckpointStatus | null }): void {
+    watchCheckpoints(this.registry, () => store.checkpoints());
+  }
 
   watchStore(store: DedupStore): void {
     this.store = store;

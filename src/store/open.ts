@@ -39,6 +39,8 @@ export interface StoreOptions {
   };
   /** Connection errors of remote stores (they reconnect on their own). */
   onConnectionError?: (err: Error) => void;
+  /** SQLite: its checkpoint worker stopped, or its passes began to fail (the gauge shows when they pass again). */
+  onCheckpointProblem?: (err: Error) => void;
   /** Ledger mode's audit trail (kept by Postgres). */
   ledger?: Ledger;
   /** Redis: the hash-tag shard count (default 64; part of the stored layout, docs/scaling.md). */
@@ -106,7 +108,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
     if (sync !== 'normal' && sync !== 'full') {
       throw new StoreUrlError(`store URL option synchronous=${JSON.stringify(sync)} must be normal or full`);
     }
-    return new SqliteStore(rawPath, clock, { synchronous: sync as SqliteSynchronous, expiredGraceMs: grace });
+    return new SqliteStore(rawPath, clock, { synchronous: sync as SqliteSynchronous, expiredGraceMs: grace, onCheckpointProblem: options.onCheckpointProblem });
   }
   if (/^(redis|rediss|redis\+cluster):\/\/./.test(url)) {
     const cluster = url.startsWith('redis+cluster:');

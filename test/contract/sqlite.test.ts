@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { SqliteDb } from '../../src/store/sqlite/sqlite-db.js';
-import { WAL_PAGES } from '../../src/store/sqlite/checkpointer.js';
+import { Checkpointer, WAL_PAGES } from '../../src/store/sqlite/checkpointer.js';
 import { SQL } from '../../src/store/sqlite/sqlite-deliveries.js';
 import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -102,6 +102,34 @@ test('sqlite: committed pages reach the database file from the checkpoint worker
     while (statSync(path).size < before + 2 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.ok(statSync(path).size >= before + 2 * 1024 * 1024, `the file stayed at ${statSync(path).size} bytes (was ${before})`);
     await store.close();
+  }));
+
+test('sqlite: a checkpoint worker that cannot run says so once, and the writer still bounds the WAL', () =>
+  onFile('store.db', async (path) => {
+    const problems: string[] = [];
+    // No such file: the worker's connection fails as it opens (fileMustExist), as on a broken disk.
+    const gone = new Checkpointer(join(path, '..', 'missing.db'), 1, { onProblem: (e) => problems.push(e.message) });
+    const deadline = Date.now() + 10_000;
+    while (problems.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await gone.stop();
+    assert.equal(problems.length, 1, problems.join('; '));
+    assert.match(problems[0]!, /^SQLite checkpoint worker: it stopped \(SQLITE_CANTOPEN\); checkpoints run on the writing thread meanwhile$/);
+    assert.equal(gone.status().workerUp, false);
+
+    // The writer's own bound: past the limit (here 1 byte), a committed batch restarts the WAL.
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (pad BLOB)');
+    db.prepare('INSERT INTO t VALUES (zeroblob(65536))').run();
+    const before = statSync(path).size;
+    const writer = new Checkpointer(path, 1, { intervalMs: 3_600_000, onProblem: (e) => problems.push(e.message) });
+    writer.afterCommit(db);
+    assert.equal(writer.status().writerRestarts, 1);
+    assert.ok(statSync(path).size > before, 'the restart copied the WAL into the file');
+    assert.equal(writer.status().workerUp, true);
+    await writer.stop();
+    db.close();
+    assert.equal(problems.length, 1, `an orderly stop is no problem: ${problems.join('; ')}`);
   }));
 
 test('store URLs: clear errors for what is not a usable store', () => {

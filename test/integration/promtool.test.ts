@@ -49,6 +49,29 @@ test('/metrics passes `promtool check metrics` with every family populated', asy
   }
 });
 
+test('on SQLite, /metrics adds the WAL and its checkpoint worker, and still passes `promtool check metrics`', async () => {
+  const s = await inProcessServer({ store: 'sqlite' });
+  try {
+    await s.post('/v1/incidents', { element_id: 'a', fault_class: 'b', root_cause_id: 'c', severity: 'MAJOR' });
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    assert.match(text, /^onceonly_sqlite_checkpoint_worker_up 1$/m);
+    assert.match(text, /^onceonly_sqlite_wal_writer_restarts_total 0$/m);
+    const wal = Number(/^onceonly_sqlite_wal_bytes (\d+)$/m.exec(text)?.[1]);
+    assert.ok(wal > 0, `the WAL holds the decision's pages (${wal} bytes)`);
+    const r = promtool(['check', 'metrics'], text);
+    assert.equal((r.stdout + r.stderr).trim(), '', `promtool: ${r.stdout}${r.stderr}`);
+    assert.equal(r.status, 0);
+  } finally {
+    await s.stop();
+  }
+  const m = await inProcessServer({ store: 'memory' });
+  try {
+    assert.doesNotMatch(await (await fetch(`${m.url}/metrics`)).text(), /onceonly_sqlite_/, 'no SQLite series on a store without one');
+  } finally {
+    await m.stop();
+  }
+});
+
 test('the alerting rules in docs/prometheus pass `promtool check rules` and their unit tests', () => {
   const check = promtool(['check', 'rules', 'onceonly-alerts.yml']);
   assert.equal(check.status, 0, check.stdout + check.stderr);

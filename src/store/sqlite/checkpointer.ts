@@ -42,14 +42,25 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
 const { statSync } = require('node:fs');
+// Said once when passes start failing and once when they pass again, not
+// every 50 ms: a busy checkpoint is not a failure (PASSIVE reports it in its
+// result), so what throws here is the file itself (I/O, space, permissions).
+let failing = false;
 const timer = setInterval(() => {
-  // Busy, or the file cannot be written for now: the next turn tries again,
-  // and the main connection's automatic checkpoint still bounds the WAL.
+  let size = 0;
   try {
-    // Past the limit, the checkpoint lock is left to the writer's RESTART.
-    if (statSync(workerData.wal).size > workerData.limitBytes) return;
-    db.pragma('wal_checkpoint(PASSIVE)');
+    size = statSync(workerData.wal).size;
   } catch {}
+  // Past the limit, the checkpoint lock is left to the writer's RESTART.
+  if (size > workerData.limitBytes) return;
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    if (failing) parentPort.postMessage({ passing: true });
+    failing = false;
+  } catch (e) {
+    if (!failing) parentPort.postMessage({ failed: String((e && e.message) || e) });
+    failing = true;
+  }
 }, workerData.intervalMs);
 parentPort.once('message', () => {
   clearInterval(timer);
@@ -58,50 +69,123 @@ parentPort.once('message', () => {
 });
 `;
 
+/** The longest the writer waits for the worker's pass before it restarts the WAL itself (then the next batch tries again). */
+const RESTART_WAIT_MS = 2000;
+/** What the writer sleeps on between tries: nothing ever wakes it early. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /** Resolved once: the worker loads the same better-sqlite3 this process does. */
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+
+/** A worker's error as it crossed the thread: better-sqlite3's SqliteError arrives as a plain `{ code }`. */
+function whyOf(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  return [e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err);
+}
+
+/** What /metrics shows of the checkpoints. */
+export interface CheckpointStatus {
+  /** the WAL file's size now */
+  walBytes: number;
+  /** whether the worker runs and its last pass did not fail */
+  workerUp: boolean;
+  /** times the writer restarted the WAL itself, having found it past the limit */
+  writerRestarts: number;
+}
+
+export interface CheckpointerOptions {
+  intervalMs?: number;
+  /**
+   * The worker stopped, or its passes began to fail: checkpoints fall back to
+   * the writing thread (slower, still bounded). Once per failure, not per pass.
+   */
+  onProblem?: (err: Error) => void;
+}
 
 export class Checkpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<unknown>;
-
   private readonly wal: string;
+  private running = true;
+  private passing = true;
+  private stopping = false;
+  private restarts = 0;
 
   constructor(
     path: string,
     /** The WAL's size, in bytes, past which the writer restarts it itself. */
     private readonly limitBytes: number,
-    intervalMs = 50,
+    options: CheckpointerOptions = {},
   ) {
     this.wal = `${path}-wal`;
-    this.worker = new Worker(WORKER, { eval: true, workerData: { path, wal: this.wal, limitBytes, driver: DRIVER, intervalMs } });
+    const problem = (why: string) => options.onProblem?.(new Error(`SQLite checkpoint worker: ${why}; checkpoints run on the writing thread meanwhile`));
+    this.worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { path, wal: this.wal, limitBytes, driver: DRIVER, intervalMs: options.intervalMs ?? 50 },
+    });
     this.exited = once(this.worker, 'exit').catch(() => undefined);
-    // A checkpoint that could not start (the file gone, say) costs only the
-    // offload: the automatic checkpoint is still there. Nothing to rethrow.
-    this.worker.on('error', () => {});
+    this.worker.on('message', (m: { failed?: string; passing?: boolean }) => {
+      this.passing = m.failed === undefined;
+      if (m.failed !== undefined) problem(`its checkpoints fail (${m.failed})`);
+    });
+    // A worker that could not start (the file gone, say) costs only the
+    // offload: the automatic checkpoint and the writer's bound are still there.
+    this.worker.on('error', (err: unknown) => {
+      this.running = false;
+      problem(`it stopped (${whyOf(err)})`);
+    });
+    this.worker.on('exit', (code) => {
+      if (this.stopping || !this.running) return;
+      this.running = false;
+      problem(`it exited (code ${code})`);
+    });
     // Never what keeps a process alive: stop() is for an orderly close.
     this.worker.unref();
   }
 
-  /** After a committed batch, on the writing connection: the hard bound on the WAL. */
+  /**
+   * After a committed batch, on the writing connection: the hard bound on
+   * the WAL. A RESTART cannot start while the worker's pass holds the
+   * checkpoint lock (SQLite answers busy at once, without its busy handler),
+   * and a pass begun just under the limit may copy for a while; so the
+   * writer waits for it, up to `RESTART_WAIT_MS`. Writes that outrun the
+   * checkpoints are slowed here rather than growing the WAL without bound.
+   */
   afterCommit(db: Database): void {
-    let size = 0;
-    try {
-      size = statSync(this.wal).size;
-    } catch {
-      return;
+    if (this.walBytes() <= this.limitBytes) return;
+    const deadline = performance.now() + RESTART_WAIT_MS;
+    for (;;) {
+      try {
+        const [r] = db.pragma('wal_checkpoint(RESTART)') as { busy: number }[];
+        if (r?.busy === 0) {
+          this.restarts++;
+          return;
+        }
+      } catch {
+        // The file cannot be written for now: the batch is committed all the same, and the next one tries again.
+        return;
+      }
+      if (performance.now() >= deadline) return;
+      Atomics.wait(PAUSE, 0, 0, 2);
     }
-    if (size <= this.limitBytes) return;
+  }
+
+  status(): CheckpointStatus {
+    return { walBytes: this.walBytes(), workerUp: this.running && this.passing, writerRestarts: this.restarts };
+  }
+
+  private walBytes(): number {
     try {
-      db.pragma('wal_checkpoint(RESTART)');
+      return statSync(this.wal).size;
     } catch {
-      // The file cannot be written for now: the batch is committed all the same, and the next one tries again.
+      return 0;
     }
   }
 
   /** Closes the worker's connection before the main one, so the last to close cleans up the WAL. */
   async stop(): Promise<void> {
-    this.worker.postMessage('stop');
+    this.stopping = true;
+    if (this.running) this.worker.postMessage('stop');
     const timeout = setTimeout(() => void this.worker.terminate(), 2000);
     await this.exited;
     clearTimeout(timeout);

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { encodeRoute, type OutboxEntry } from '../../core/outbox.js';
-import { Checkpointer, WAL_PAGES } from './checkpointer.js';
+import { Checkpointer, WAL_PAGES, type CheckpointStatus } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate, newerSchema } from './migrate.js';
 import { isWriteFault, writeFaultError } from './write-fault.js';
@@ -20,6 +20,8 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** How long an expired, unclosed record is kept to detect premature expiry. */
   expiredGraceMs?: number;
+  /** The checkpoint worker stopped, or its passes began to fail (see Checkpointer). */
+  onCheckpointProblem?: (err: Error) => void;
 }
 
 const APPEND_OUTBOX = `
@@ -61,7 +63,7 @@ export class SqliteDb {
       // In bytes, so from the file's own page size (4 KiB unless another tool made the file).
       const pageSize = this.db.pragma('page_size', { simple: true }) as number;
       this.db.pragma(`journal_size_limit = ${WAL_PAGES * 2 * pageSize}`);
-      this.checkpointer = new Checkpointer(path, WAL_PAGES * 2 * pageSize);
+      this.checkpointer = new Checkpointer(path, WAL_PAGES * 2 * pageSize, { onProblem: options.onCheckpointProblem });
     }
     this.writes = new GroupCommit(
       this.db,
@@ -86,6 +88,11 @@ export class SqliteDb {
   }
 
   private readonly checkpointer: Checkpointer | null = null;
+
+  /** The WAL and its checkpoints, for /metrics; null for a database in memory (no WAL). */
+  checkpoints(): CheckpointStatus | null {
+    return this.checkpointer?.status() ?? null;
+  }
 
   /** Commits what is queued, then closes the checkpoint worker's connection and this one. */
   async close(): Promise<void> {

@@ -86,6 +86,11 @@ export class SqliteStore implements DedupStore {
     return this.x.db;
   }
 
+  /** The WAL and its checkpoints (/metrics); null for a database in memory. */
+  checkpoints() {
+    return this.x.checkpoints();
+  }
+
   close() {
     return this.x.close();
   }
