@@ -104,17 +104,28 @@ test('sqlite: committed pages reach the database file from the checkpoint worker
     await store.close();
   }));
 
-test('sqlite: a checkpoint worker that cannot run says so once, and the writer still bounds the WAL', () =>
+/** Waits up to 10 s for `ok`, checking every 20 ms. */
+async function until(ok: () => boolean) {
+  const deadline = Date.now() + 10_000;
+  while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
+
+test('sqlite: a checkpoint worker that cannot run says so once, comes back when it can, and the writer still bounds the WAL', () =>
   onFile('store.db', async (path) => {
     const problems: string[] = [];
     // No such file: the worker's connection fails as it opens (fileMustExist), as on a broken disk.
-    const gone = new Checkpointer(join(path, '..', 'missing.db'), 1, { onProblem: (e) => problems.push(e.message) });
-    const deadline = Date.now() + 10_000;
-    while (problems.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    await gone.stop();
-    assert.equal(problems.length, 1, problems.join('; '));
+    const missing = join(path, '..', 'missing.db');
+    const gone = new Checkpointer(missing, 1, { respawnMs: 50, onProblem: (e) => problems.push(e.message) });
+    await until(() => problems.length > 0);
     assert.match(problems[0]!, /^SQLite checkpoint worker: it stopped \(SQLITE_CANTOPEN\); checkpoints run on the writing thread meanwhile$/);
     assert.equal(gone.status().workerUp, false);
+    // Tried again every 50 ms, failing quietly, until the file is there.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(problems.length, 1, `one line for the failure, not one per try: ${problems.join('; ')}`);
+    new Database(missing).close();
+    await until(() => gone.status().workerUp);
+    assert.equal(gone.status().workerUp, true, 'a new worker started once the file could be opened');
+    await gone.stop();
 
     // The writer's own bound: past the limit (here 1 byte), a committed batch restarts the WAL.
     const db = new Database(path);

@@ -22,7 +22,8 @@ import type { Database } from 'better-sqlite3';
  * the WAL, the main thread copies only the last few pages, and the WAL
  * starts over from its beginning. The WAL file therefore stays near
  * `WAL_PAGES` pages; if the worker stops or fails, the automatic
- * checkpoint still bounds it, only on the main thread again.
+ * checkpoint still bounds it, only on the main thread again, and a new
+ * worker is started a minute later (`respawnMs`).
  *
  * The automatic checkpoint gives up when the worker's pass holds the
  * checkpoint lock. On a loaded machine with writes that never pause it
@@ -42,6 +43,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
 const { statSync } = require('node:fs');
+parentPort.postMessage({ ready: true });
 // Said once when passes start failing and once when they pass again, not
 // every 50 ms: a busy checkpoint is not a failure (PASSIVE reports it in its
 // result), so what throws here is the file itself (I/O, space, permissions).
@@ -95,16 +97,20 @@ export interface CheckpointStatus {
 
 export interface CheckpointerOptions {
   intervalMs?: number;
+  /** How long after the worker stopped a new one is started (it stops when its connection cannot open, say). */
+  respawnMs?: number;
   /**
    * The worker stopped, or its passes began to fail: checkpoints fall back to
-   * the writing thread (slower, still bounded). Once per failure, not per pass.
+   * the writing thread (slower, still bounded). Once per failure, not per pass
+   * or per failed respawn.
    */
   onProblem?: (err: Error) => void;
 }
 
 export class Checkpointer {
-  private readonly worker: Worker;
-  private readonly exited: Promise<unknown>;
+  private worker: Worker | null = null;
+  private exited: Promise<unknown> = Promise.resolve();
+  private respawn: NodeJS.Timeout | null = null;
   private readonly wal: string;
   private running = true;
   private passing = true;
@@ -112,35 +118,49 @@ export class Checkpointer {
   private restarts = 0;
 
   constructor(
-    path: string,
+    private readonly path: string,
     /** The WAL's size, in bytes, past which the writer restarts it itself. */
     private readonly limitBytes: number,
-    options: CheckpointerOptions = {},
+    private readonly options: CheckpointerOptions = {},
   ) {
     this.wal = `${path}-wal`;
-    const problem = (why: string) => options.onProblem?.(new Error(`SQLite checkpoint worker: ${why}; checkpoints run on the writing thread meanwhile`));
-    this.worker = new Worker(WORKER, {
+    this.spawn();
+  }
+
+  private problem(why: string): void {
+    this.options.onProblem?.(new Error(`SQLite checkpoint worker: ${why}; checkpoints run on the writing thread meanwhile`));
+  }
+
+  private spawn(): void {
+    this.respawn = null;
+    const worker = new Worker(WORKER, {
       eval: true,
-      workerData: { path, wal: this.wal, limitBytes, driver: DRIVER, intervalMs: options.intervalMs ?? 50 },
+      workerData: { path: this.path, wal: this.wal, limitBytes: this.limitBytes, driver: DRIVER, intervalMs: this.options.intervalMs ?? 50 },
     });
-    this.exited = once(this.worker, 'exit').catch(() => undefined);
-    this.worker.on('message', (m: { failed?: string; passing?: boolean }) => {
+    this.worker = worker;
+    this.exited = once(worker, 'exit').catch(() => undefined);
+    worker.on('message', (m: { ready?: boolean; failed?: string; passing?: boolean }) => {
+      if (m.ready) this.running = true;
       this.passing = m.failed === undefined;
-      if (m.failed !== undefined) problem(`its checkpoints fail (${m.failed})`);
+      if (m.failed !== undefined) this.problem(`its checkpoints fail (${m.failed})`);
     });
     // A worker that could not start (the file gone, say) costs only the
     // offload: the automatic checkpoint and the writer's bound are still there.
-    this.worker.on('error', (err: unknown) => {
-      this.running = false;
-      problem(`it stopped (${whyOf(err)})`);
+    let why = '';
+    worker.on('error', (err: unknown) => {
+      why = `it stopped (${whyOf(err)})`;
     });
-    this.worker.on('exit', (code) => {
-      if (this.stopping || !this.running) return;
+    worker.on('exit', (code) => {
+      this.worker = null;
+      if (this.stopping) return;
+      if (this.running) this.problem(why || `it exited (code ${code})`);
       this.running = false;
-      problem(`it exited (code ${code})`);
+      // Tried again later (a disk that came back): said once, not per try.
+      this.respawn = setTimeout(() => this.spawn(), this.options.respawnMs ?? 60_000);
+      this.respawn.unref();
     });
     // Never what keeps a process alive: stop() is for an orderly close.
-    this.worker.unref();
+    worker.unref();
   }
 
   /**
@@ -185,8 +205,11 @@ export class Checkpointer {
   /** Closes the worker's connection before the main one, so the last to close cleans up the WAL. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.running) this.worker.postMessage('stop');
-    const timeout = setTimeout(() => void this.worker.terminate(), 2000);
+    if (this.respawn) clearTimeout(this.respawn);
+    const worker = this.worker;
+    if (!worker) return;
+    worker.postMessage('stop');
+    const timeout = setTimeout(() => void worker.terminate(), 2000);
     await this.exited;
     clearTimeout(timeout);
   }
