@@ -10,6 +10,7 @@ import { Checkpointer, WAL_PAGES } from '../../src/store/sqlite/checkpointer.js'
 import { SQL } from '../../src/store/sqlite/sqlite-deliveries.js';
 import { openStore, StoreUrlError } from '../../src/store/open.js';
 import { tempDir } from '../helpers/tmp.js';
+import { until } from '../helpers/wait.js';
 import { GRACE_UNITS, type StoreFixture } from './incident-store.contract.js';
 import { everyFacetContract } from './every-facet.js';
 import { rulesContract } from './rules.contract.js';
@@ -104,26 +105,28 @@ test('sqlite: committed pages reach the database file from the checkpoint worker
     await store.close();
   }));
 
-/** Waits up to 10 s for `ok`, checking every 20 ms. */
-async function until(ok: () => boolean) {
-  const deadline = Date.now() + 10_000;
-  while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-}
-
 test('sqlite: a checkpoint worker that cannot run says so once, comes back when it can, and the writer still bounds the WAL', () =>
   onFile('store.db', async (path) => {
     const problems: string[] = [];
     // No such file: the worker's connection fails as it opens (fileMustExist), as on a broken disk.
     const missing = join(path, '..', 'missing.db');
     const gone = new Checkpointer(missing, 1, { respawnMs: 50, onProblem: (e) => problems.push(e.message) });
-    await until(() => problems.length > 0);
+    await until(
+      () => problems.length > 0 || null,
+      10_000,
+      () => 'the worker never said it stopped',
+    );
     assert.match(problems[0]!, /^SQLite checkpoint worker: it stopped \(SQLITE_CANTOPEN\); checkpoints run on the writing thread meanwhile$/);
     assert.equal(gone.status().workerUp, false);
     // Tried again every 50 ms, failing quietly, until the file is there.
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(problems.length, 1, `one line for the failure, not one per try: ${problems.join('; ')}`);
     new Database(missing).close();
-    await until(() => gone.status().workerUp);
+    await until(
+      () => gone.status().workerUp || null,
+      10_000,
+      () => 'no new worker came up',
+    );
     assert.equal(gone.status().workerUp, true, 'a new worker started once the file could be opened');
     await gone.stop();
 
