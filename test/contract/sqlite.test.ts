@@ -63,6 +63,35 @@ test('sqlite: decisions survive reopening the file', () =>
     await second.close();
   }));
 
+test('sqlite: history rows past their time are read by no one and go with the sweep; a run kept alive by its repeats stays', () =>
+  onFile('store.db', async (path, clock) => {
+    const store = new SqliteStore(path, clock);
+    const rows = () => (store.database.prepare('SELECT count(*) AS n FROM history').get() as { n: number }).n;
+    const limits = { maxEvents: 50, keepMs: 1000 };
+    const t0 = clock.now();
+    const at = (key: string, dt: number, fold?: string) => ({
+      tenant: 't',
+      key,
+      event: { at: t0 + dt, type: 'decision', decision: fold ? 'SUPPRESS' : 'CREATE' },
+      ...(fold ? { fold } : {}),
+    });
+    // "old": a CREATE, then a SUPPRESS run its repeats keep alive; "gone": one CREATE, never again.
+    await store.history.append([at('old', 0), at('gone', 0), at('old', 100, 's')], limits);
+    clock.advance(900);
+    await store.history.append([at('old', 900, 's')], limits);
+    clock.advance(600);
+    assert.equal(rows(), 3, 'nothing is deleted by an append');
+    assert.deepEqual(
+      (await store.history.read('t', 'old')).map((e) => e.decision),
+      ['SUPPRESS'],
+      "the CREATE is past its time; the run's last arrival keeps it",
+    );
+    assert.deepEqual(await store.history.read('t', 'gone'), []);
+    await store.sweepExpired();
+    assert.equal(rows(), 1, 'the sweep took the two rows past their time');
+    await store.close();
+  }));
+
 test('sqlite: the WAL stays bounded under writes that never pause (checkpointed, then restarted)', () =>
   onFile('store.db', async (path, clock) => {
     const store = new SqliteDb(path, clock);

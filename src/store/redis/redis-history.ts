@@ -8,7 +8,7 @@ import type { LayoutSeam } from './layout-seam.js';
 /** What history-append.lua puts between a run's fields and the body. */
 const US = '\u001f';
 
-/** Events one script call appends at most: its arguments stay bounded (six per event). */
+/** Events one script call appends at most: its arguments stay bounded (three per event). */
 const CALL_MAX = 500;
 
 /** A part of a batch that one script call writes, or one shard move refuses, whole. */
@@ -46,7 +46,10 @@ export class RedisHistoryWrites implements HistoryWrites {
       const r = runOf(a);
       c.keys.push(k);
       // A fold is an equality token: one that held the separator could not be read back, so it never does.
-      c.args.push((a.fold ?? '').replaceAll(US, ' '), r.count, r.first_at, r.last_at, r.max_gap_ms, bodyOf(a.event));
+      const fold = (a.fold ?? '').replaceAll(US, ' ');
+      // The element as the script stores it (its header's numbers whole, as the script reads them back).
+      const head = [fold, r.count, r.first_at, r.last_at, r.max_gap_ms].map((x) => (typeof x === 'number' ? Math.trunc(x) : x)).join(US);
+      c.args.push(fold, Math.trunc(r.last_at), `${head}${US}${bodyOf(a.event)}`);
     });
     await Promise.all([...calls.values()].map((c) => this.l.conn.evalScript(scripts.historyAppend, c.keys, c.args)));
   }
