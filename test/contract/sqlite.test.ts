@@ -128,9 +128,11 @@ test('sqlite: committed pages reach the database file from the checkpoint worker
     // 2 MiB, far below the writing connection's own checkpoint threshold:
     // only another connection checkpointing moves it into the file.
     writeBlobs(store, 32);
-    const deadline = Date.now() + 10_000;
-    while (statSync(path).size < before + 2 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(statSync(path).size >= before + 2 * 1024 * 1024, `the file stayed at ${statSync(path).size} bytes (was ${before})`);
+    await until(
+      () => statSync(path).size >= before + 2 * 1024 * 1024,
+      10_000,
+      () => `the file stayed at ${statSync(path).size} bytes (was ${before})`,
+    );
     await store.close();
   }));
 
