@@ -77,10 +77,10 @@ test('sqlite: history rows past their time are read by no one and go with the sw
     });
     // "old": a CREATE, then a SUPPRESS run its repeats keep alive; "gone": one CREATE, never again.
     await store.history.append([at('old', 0), at('gone', 0), at('old', 100, 's')], limits);
-    clock.advance(900);
-    await store.history.append([at('old', 900, 's')], limits);
-    clock.advance(600);
-    assert.equal(rows(), 3, 'nothing is deleted by an append');
+    // A repeat after both CREATEs are past their time (1000 ms) keeps the run alive.
+    clock.advance(1100);
+    await store.history.append([at('old', 1100, 's')], limits);
+    clock.advance(400);
     assert.deepEqual(
       (await store.history.read('t', 'old')).map((e) => e.decision),
       ['SUPPRESS'],
