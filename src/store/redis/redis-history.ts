@@ -48,8 +48,8 @@ export class RedisHistoryWrites implements HistoryWrites {
       // A fold is an equality token: one that held the separator could not be read back, so it never does.
       const fold = (a.fold ?? '').replaceAll(US, ' ');
       // The element as the script stores it (its header's numbers whole, as the script reads them back).
-      const head = [fold, r.count, r.first_at, r.last_at, r.max_gap_ms].map((x) => (typeof x === 'number' ? Math.trunc(x) : x)).join(US);
-      c.args.push(fold, Math.trunc(r.last_at), `${head}${US}${bodyOf(a.event)}`);
+      const last = Math.trunc(r.last_at);
+      c.args.push(fold, last, [fold, Math.trunc(r.count), Math.trunc(r.first_at), last, Math.trunc(r.max_gap_ms), bodyOf(a.event)].join(US));
     });
     await Promise.all([...calls.values()].map((c) => this.l.conn.evalScript(scripts.historyAppend, c.keys, c.args)));
   }
