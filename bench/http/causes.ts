@@ -6,7 +6,8 @@
  * such as a hash or JSON.parse is its caller's), except the few natives
  * that are causes of their own (the socket write, the garbage collector).
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
@@ -101,6 +102,15 @@ export function causesOf(path: string): Causes {
   return { ms, busyMs: [...ms.values()].reduce((a, b) => a + b, 0), startupMs };
 }
 
+/** Seconds a process's main thread has waited, runnable, for a core (/proc schedstat's second field). */
+export function waitSeconds(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return 0;
+  }
+}
+
 let ticks: number | null = null;
 /** The kernel's clock ticks per second, in which /proc counts CPU time. */
 const clockTicks = () => (ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100);
@@ -116,4 +126,49 @@ export function cpuSeconds(pid: number, mainThreadOnly = false): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the command.
   return (Number(f[11]) + Number(f[12])) / clockTicks();
+}
+
+/**
+ * The main thread's native event-loop work outside JavaScript, sampled by
+ * `perf` while the V8 profile runs: socket reads, the HTTP parser's C side,
+ * buffer copies. Node marks the isolate idle from before the poll to after
+ * its callbacks, so V8's profiler files these samples as "(idle)"; `perf`
+ * sees them as CPU. Started before the load and stopped after it.
+ */
+export function startNativeSampling(pid: number, file: string): { stop: () => Promise<number | null> } {
+  let perf: ChildProcess | null = null;
+  try {
+    perf = spawn('perf', ['record', '-q', '-F', '997', '-g', '-t', String(pid), '-o', file], { stdio: 'ignore' });
+    perf.on('error', () => (perf = null));
+  } catch {
+    perf = null;
+  }
+  return {
+    async stop() {
+      const p = perf;
+      if (!p || p.exitCode !== null) return null;
+      const exited = once(p, 'exit');
+      p.kill('SIGINT');
+      await exited;
+      return nativeShare(file);
+    },
+  };
+}
+
+/** Of a perf recording's samples, the share under the event loop's poll with no JavaScript (and no garbage collection, which V8 counts itself) on the stack. */
+export function nativeShare(file: string): number | null {
+  let out: string;
+  try {
+    out = execFileSync('perf', ['script', '-i', file, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+  let all = 0;
+  let native = 0;
+  for (const stack of out.split('\n\n')) {
+    if (stack.trim() === '') continue;
+    all++;
+    if (/uv__io_poll/.test(stack) && !/JSEntry|v8::internal::Heap::/.test(stack)) native++;
+  }
+  return all > 0 ? native / all : null;
 }
