@@ -149,8 +149,11 @@ export function startNativeSampling(pid: number, file: string): { stop: () => Pr
       if (!p || p.exitCode !== null) return null;
       const exited = once(p, 'exit');
       p.kill('SIGINT');
-      await exited;
-      return nativeShare(file);
+      // perf writes its file on SIGINT; one that does not end is not waited for past 20 s.
+      const stuck = setTimeout(() => p.kill('SIGKILL'), 20_000);
+      const [code] = (await exited) as [number | null];
+      clearTimeout(stuck);
+      return code === 0 || p.signalCode === 'SIGINT' ? nativeShare(file) : null;
     },
   };
 }
