@@ -6,7 +6,7 @@
  * such as a hash or JSON.parse is its caller's), except the few natives
  * that are causes of their own (the socket write, the garbage collector).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 
@@ -136,17 +136,12 @@ export function cpuSeconds(pid: number, mainThreadOnly = false): number {
  * sees them as CPU. Started before the load and stopped after it.
  */
 export function startNativeSampling(pid: number, file: string): { stop: () => Promise<number | null> } {
-  let perf: ChildProcess | null = null;
-  try {
-    perf = spawn('perf', ['record', '-q', '-F', '997', '-g', '-t', String(pid), '-o', file], { stdio: 'ignore' });
-    perf.on('error', () => (perf = null));
-  } catch {
-    perf = null;
-  }
+  const p = spawn('perf', ['record', '-q', '-F', '997', '-g', '-t', String(pid), '-o', file], { stdio: 'ignore' });
+  // No perf installed: spawn reports it as an 'error' event (and the child gets no pid), never an exit.
+  p.on('error', () => {});
   return {
     async stop() {
-      const p = perf;
-      if (!p || p.exitCode !== null) return null;
+      if (p.pid === undefined || p.exitCode !== null) return null;
       const exited = once(p, 'exit');
       p.kill('SIGINT');
       // perf writes its file on SIGINT; one that does not end is not waited for past 20 s.
