@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../core/clock.js';
 import { RaceWatch } from './race-watch.js';
-import { decideFromOutcome, type Decision, type DecisionReason } from '../core/decision.js';
+import { type ClaimOutcome, decideFromOutcome, type Decision, type DecisionReason } from '../core/decision.js';
 import { incidentFingerprint } from '../core/fingerprint.js';
 import { incidentKey } from '../core/identity.js';
 import { isStoreKey, STORE_KEY_RULE } from '../inputs/store-key.js';
@@ -95,6 +95,22 @@ export class Deduplicator {
     /** `ttlMs`: this incident's lifetime instead of the config's (a missed heartbeat's lasts until closed) */
     options: { ttlMs?: number } = {},
   ): Promise<IncidentDecision> {
+    return this.decideIncidentNow(input, tenant, origin, options);
+  }
+
+  /**
+   * `decideIncident`, answered synchronously when nothing in it waits: a store
+   * whose step never waits (memory) and nothing configured that must be
+   * awaited (a flap or auto-pause record, an inhibition source, a mute
+   * check). Otherwise a promise of the same answer. A bad input throws
+   * ValidationError here, not in a promise.
+   */
+  decideIncidentNow(
+    input: IncidentInput | unknown,
+    tenant = DEFAULT_TENANT,
+    origin?: Origin,
+    options: { ttlMs?: number } = {},
+  ): IncidentDecision | Promise<IncidentDecision> {
     const incident = parseIncident(input);
     const key = incidentKey(incident);
     const outbox: OutboxPayload = fromJsonBody({
@@ -111,7 +127,7 @@ export class Deduplicator {
       },
     });
     this.withRoute(tenant, key, outbox);
-    const decided = await this.decide(
+    const decided = this.decideNow(
       {
         tenant,
         key,
@@ -128,17 +144,27 @@ export class Deduplicator {
       },
       origin,
     );
+    return decided instanceof Promise ? decided.then((d) => this.withMuted(d, tenant, outbox)) : this.withMuted(decided, tenant, outbox);
+  }
+
+  /**
+   * The decision with whether it is muted: told, not decided. A store that
+   * cannot say now answers null, and the decision stands. With nothing
+   * configured that could mute (the common case) no labels are built and
+   * nothing is awaited.
+   */
+  private withMuted(decided: IncidentDecision, tenant: string, outbox: OutboxPayload): IncidentDecision | Promise<IncidentDecision> {
     const m = this.mutes;
-    // Whether it is muted is told, not decided: a store that cannot say now answers null, and the decision stands.
-    // With nothing configured that could mute (the common case) no labels are built and nothing is awaited.
-    const muted =
-      m && m.source.mayMute?.(tenant) !== false
-        ? await Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', key: decided.dedup_key, ...outbox }), m.now(), decided.dedup_key)).catch(
-            () => null,
-          )
-        : null;
-    decided.muted = muted;
-    return decided;
+    if (!m || m.source.mayMute?.(tenant) === false) {
+      decided.muted = null;
+      return decided;
+    }
+    return Promise.resolve(m.source.mutedBy(tenant, labelsOf({ kind: 'incident', key: decided.dedup_key, ...outbox }), m.now(), decided.dedup_key))
+      .catch(() => null)
+      .then((muted) => {
+        decided.muted = muted;
+        return decided;
+      });
   }
 
   /**
@@ -146,31 +172,73 @@ export class Deduplicator {
    * the same atomic claim, observed and counted like any incident.
    */
   async decide(given: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
+    return this.decideNow(given, origin);
+  }
+
+  /** `decide`, answered synchronously when nothing in it waits (see decideIncidentNow). */
+  decideNow(given: IncidentClaim, origin?: Origin): IncidentDecision | Promise<IncidentDecision> {
     const claim = this.routed(given);
     const arrive = this.races.depart(claim.tenant, claim.key);
     // Settled once, when the claim is back: by the store if it asks (for its audit row), else here.
     let raced: ((claimAgeMs: number) => boolean) | undefined;
     const back = () => (raced ??= arrive());
+    const asked: Origin = { ...origin, raced: (age) => back()(age) };
+    const store = this.store.incidents;
+    if (!store.decideNow) return this.decideLater(claim, asked, origin, back);
     let claimed: IncidentDecisionResult;
     try {
-      claimed = await this.store.incidents.decide(claim, { ...origin, raced: (age) => back()(age) });
+      claimed = store.decideNow(claim, asked);
     } finally {
       back();
     }
+    return this.answer(claim, claimed, origin, back());
+  }
+
+  /** The claim on a store whose step waits. */
+  private async decideLater(claim: IncidentClaim, asked: Origin, origin: Origin | undefined, back: () => (claimAgeMs: number) => boolean) {
+    let claimed: IncidentDecisionResult;
+    try {
+      claimed = await this.store.incidents.decide(claim, asked);
+    } finally {
+      back();
+    }
+    return this.answer(claim, claimed, origin, back());
+  }
+
+  /** What the store's outcome answers, observed, counted and recorded; a promise only when a record must be awaited. */
+  private answer(
+    claim: IncidentClaim,
+    claimed: IncidentDecisionResult,
+    origin: Origin | undefined,
+    raced: (claimAgeMs: number) => boolean,
+  ): IncidentDecision | Promise<IncidentDecision> {
     const { outcome, provisional } = claimed;
-    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms, back());
+    const decided = decideFromOutcome(outcome, this.config().incidents.race_window_ms, raced);
     // A decision made by the fail-open journal keeps its decision; its reason says how it was made.
     const reason = provisional ? 'provisional' : decided.reason;
     const result: IncidentDecision = { decision: decided.decision, reason, dedup_key: claim.key, provisional: provisional === true };
     if (outcome.kind === 'created' && outcome.expired) this.observer.ended(outcome.expired.updates, 'expired');
-    const recorded = outcome.kind === 'created' ? this.transition(claim.tenant, claim.key, 'create') : undefined;
-    if (recorded) await recorded;
+    // In the key's history now, before anything is awaited: its events keep the order of the store's steps.
     if (this.history) recordDecision(this.history.recorder, claim, result, outcome, this.history.replica);
+    const recorded = outcome.kind === 'created' ? this.transition(claim.tenant, claim.key, 'create') : undefined;
+    return recorded ? recorded.then(() => this.settled(claim, result, outcome, origin)) : this.settled(claim, result, outcome, origin);
+  }
+
+  /** The decision told to the observer; a live incident that is an inhibition rule's source recorded. */
+  private settled(
+    claim: IncidentClaim,
+    result: IncidentDecision,
+    outcome: ClaimOutcome,
+    origin: Origin | undefined,
+  ): IncidentDecision | Promise<IncidentDecision> {
     this.observer.decided(result, claim.tenant, origin);
     // A live incident that matches an inhibition rule's source is recorded for as long as it lives.
-    if (this.inhibition && claim.outbox && outcome.kind !== 'stale' && this.inhibition.mayMute()) {
-      await this.inhibition.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', key: claim.key, ...claim.outbox }), claim.ttlMs);
-    }
+    if (this.inhibition && claim.outbox && outcome.kind !== 'stale' && this.inhibition.mayMute()) return this.sourceRecorded(claim, result);
+    return result;
+  }
+
+  private async sourceRecorded(claim: IncidentClaim, result: IncidentDecision): Promise<IncidentDecision> {
+    await this.inhibition!.recordSource(claim.tenant, claim.key, labelsOf({ kind: 'incident', key: claim.key, ...claim.outbox! }), claim.ttlMs);
     return result;
   }
 

@@ -17,6 +17,13 @@ export function methodNames(obj: object): string[] {
   return [...names];
 }
 
+/**
+ * Methods whose callers rely on a synchronous answer (a store's step that
+ * never waits). An `Around` answers with a promise, so a wrapped facet leaves
+ * these out and its caller takes the asynchronous form.
+ */
+const SYNCHRONOUS = new Set(['decideNow']);
+
 /** Runs one call of `method` with its arguments; returns what the caller gets. */
 export type Around = (method: string, call: () => Promise<unknown>, args: unknown[]) => Promise<unknown>;
 
@@ -30,7 +37,7 @@ export function wrapFacet<T extends object>(facet: T, around: Around, methods: r
   const source = facet as Record<string, (...args: unknown[]) => Promise<unknown>>;
   for (const name of methods) {
     const fn = source[name];
-    if (typeof fn !== 'function') continue;
+    if (typeof fn !== 'function' || SYNCHRONOUS.has(name)) continue;
     wrapped[name] = (...args: unknown[]) => around(name, () => fn.apply(facet, args), args);
   }
   return wrapped as T;

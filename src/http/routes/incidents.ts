@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deduplicator } from '../../engine/deduplicator.js';
+import type { Deduplicator, IncidentDecision } from '../../engine/deduplicator.js';
 import { ApiError } from '../errors.js';
 import { parseLimit } from '../query.js';
 import { doc } from '../openapi/route-doc.js';
@@ -9,6 +9,15 @@ import { answerBatch, Batch, BATCH_DOC } from '../batch.js';
 import type { ChargeItems } from '../access.js';
 
 const LIST = { default: 100, max: 1000 };
+
+/** A decision as POST /v1/incidents answers it. */
+const answerOf = (d: IncidentDecision) => ({
+  decision: d.decision,
+  reason: d.reason,
+  dedup_key: d.dedup_key,
+  provisional: d.provisional,
+  muted: d.muted ?? null,
+});
 
 export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge: ChargeItems): void {
   /** The caller's live incidents, most recently seen first (`?limit=1..1000`, default 100). */
@@ -38,13 +47,15 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge
       body: incidentSchema,
       responses: { 200: { description: 'the decision', schema: decisionBody }, 503: { description: 'the store cannot serve this now; retry' } },
     }),
-    async (req, reply) => {
-      const one = async (input: unknown) => {
-        const d = await dedup.decideIncident(input, req.tenant, { requestId: req.id });
-        return { decision: d.decision, reason: d.reason, dedup_key: d.dedup_key, provisional: d.provisional, muted: d.muted ?? null };
-      };
-      if (!(req.body instanceof Batch)) return one(req.body);
+    // Not async: on a store whose step never waits, with nothing configured that must be awaited, the
+    // answer is sent within this turn of the event loop (fastify sends a handler's plain value at once).
+    (req, reply) => {
+      if (!(req.body instanceof Batch)) {
+        const d = dedup.decideIncidentNow(req.body, req.tenant, { requestId: req.id });
+        return d instanceof Promise ? d.then(answerOf) : answerOf(d);
+      }
       charge(req, req.body.lines.length);
+      const one = async (input: unknown) => answerOf(await dedup.decideIncident(input, req.tenant, { requestId: req.id }));
       return answerBatch(req, reply, req.body, one, (i) => [i.element_id, i.fault_class, i.root_cause_id]);
     },
   );

@@ -98,6 +98,13 @@ export interface IncidentStore {
    * failing deliveries: all in one atomic step.
    */
   decide(claim: IncidentClaim, origin?: Origin): Promise<IncidentDecisionResult>;
+  /**
+   * `decide` as one synchronous step, on a store whose step never waits (the
+   * memory store): the engine can then answer within the request's own turn
+   * of the event loop. A store whose step waits (a commit, a round trip)
+   * leaves it out, and so does a wrapper that answers asynchronously.
+   */
+  decideNow?(claim: IncidentClaim, origin?: Origin): IncidentDecisionResult;
   /** The live record, or null when absent or expired. */
   get(tenant: string, key: string): Promise<IncidentRecord | null>;
   /**

@@ -4,6 +4,7 @@ import {
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
   type IncidentClaim,
+  type IncidentDecisionResult,
   type IncidentRecord,
   type IncidentStore,
   assertSerializable,
@@ -46,6 +47,10 @@ export class MemoryIncidents implements IncidentStore {
   }
 
   async decide(claim: IncidentClaim) {
+    return this.decideNow(claim);
+  }
+
+  decideNow(claim: IncidentClaim): IncidentDecisionResult {
     this.assertOpen();
     assertSerializable(claim.outbox);
     const now = this.clock.now();
