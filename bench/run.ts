@@ -18,6 +18,7 @@
  *   npm run bench -- keyed             one tenant's throughput with and without Idempotency-Keys (SQLite, Postgres)
  *   npm run bench -- routes            decisions and deliveries with and without a 20-node routing tree
  *   npm run bench -- history           decisions with and without each key's history, every store; a debug log line's cost
+ *   npm run bench -- failing           re-fires beside 20,000 failing deliveries of other keys (memory, SQLite)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -38,6 +39,7 @@ import { keyedSection } from './sections/keyed.js';
 import { fieldsSection } from './sections/fields.js';
 import { routesSection } from './sections/routes.js';
 import { historySection } from './sections/history.js';
+import { failingSection } from './sections/failing.js';
 import { causesSection } from './sections/causes.js';
 import { decisionsSection, eventsSection, measureBackend, type Sizes } from './sections/decisions.js';
 import { growthSection } from './sections/growth.js';
@@ -49,7 +51,7 @@ import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'ingest', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history', 'causes'] as const;
+const ON_REQUEST = ['scaling', 'guard', 'failopen', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history', 'causes', 'failing'] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -131,6 +133,7 @@ if (asked.includes('fields')) sections.push(await fieldsSection(log));
 if (asked.includes('routes')) sections.push(await routesSection(log));
 if (asked.includes('history')) sections.push(await historySection(log));
 if (asked.includes('causes')) sections.push(await causesSection(log));
+if (asked.includes('failing')) sections.push(await failingSection(log));
 let failopen: Section | null = null;
 if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 

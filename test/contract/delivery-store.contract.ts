@@ -230,6 +230,43 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       );
     });
 
+    test("a repeat re-queues only what is failing now: not what was delivered, dropped or swept since, nor another key's", async () => {
+      // A window's repeat says whether it re-queued anything, so a delivery wrongly still counted as failing shows.
+      const repeat = (i: number) => fx.store.windows.claim('t', key(i), 600 * T, payload);
+      for (const i of [1, 2, 3, 4]) assert.equal(await repeat(i), 'claimed');
+      await fanOutAll(['hook']);
+      const [d1, d2, d3, d4] = await lease();
+      // 1 fails, then goes; 2 dies and is dropped; 3 dies and is swept; 4 keeps failing.
+      await fx.store.deliveries.settle(d1!, { outcome: 'retry', delayMs: 5 * T, error: 'HTTP 503' });
+      await fx.store.deliveries.settle(d2!, { outcome: 'dead', error: 'HTTP 400' });
+      await fx.store.deliveries.settle(d3!, { outcome: 'dead', error: 'HTTP 400' });
+      await fx.store.deliveries.settle(d4!, { outcome: 'retry', delayMs: 300 * T, error: 'HTTP 503' });
+      assert.equal(await fx.store.deliveries.dropDeadLetter('t', d2!.id), true);
+      await fx.advance(6 * T);
+      const retried = await lease();
+      assert.deepEqual(
+        retried.map((d) => d.id),
+        [d1!.id],
+      );
+      assert.ok(await fx.store.deliveries.settle(retried[0]!, { outcome: 'delivered' }));
+      await fx.advance(5 * T);
+      assert.ok((await fx.store.deliveries.sweepDeadLetters(10 * T)) >= 1);
+      assert.deepEqual([await repeat(1), await repeat(2), await repeat(3), await repeat(4)], ['repeat', 'repeat', 'repeat', 'requeued']);
+      const requeued = await lease();
+      assert.deepEqual(
+        requeued.map((d) => d.id),
+        [d4!.id],
+        'only the delivery still failing is due again',
+      );
+      assert.ok(await fx.store.deliveries.settle(requeued[0]!, { outcome: 'delivered' }));
+      assert.deepEqual(
+        [await repeat(1), await repeat(2), await repeat(3), await repeat(4)],
+        ['repeat', 'repeat', 'repeat', 'repeat'],
+        'nothing is failing now',
+      );
+      assert.deepEqual(await lease(), []);
+    });
+
     test("one key's deliveries to one adapter go out one at a time, oldest first; a dead one holds the rest until it is retried", async () => {
       const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
       await fx.store.incidents.decide(claim);

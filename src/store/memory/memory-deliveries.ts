@@ -29,6 +29,12 @@ const lineOf = (r: Row) => `${r.adapter}\u0000${scopeOf(r.entry)}`;
 /** Delivery state for the memory store; every method runs to completion synchronously (its atomic step). */
 export class MemoryDeliveries implements DeliveryStore {
   private readonly rows = new Map<string, Row>();
+  /**
+   * The failing rows (`isFailing`) by scope: what a re-fire re-queues, found
+   * without a pass over every row. Kept where a row starts failing (settle)
+   * and stops (re-queued, or gone).
+   */
+  private readonly failing = new Map<string, Set<Row>>();
   /** the `n` of each (scope, action), and when it was last used */
   private readonly counters = new Map<string, { n: number; usedAt: number }>();
   private nextId = 1;
@@ -103,9 +109,9 @@ export class MemoryDeliveries implements DeliveryStore {
       head.entry.action,
       younger.map((r) => r.entry.action),
     );
-    for (const r of younger.slice(0, plan.drop)) this.rows.delete(r.id);
+    for (const r of younger.slice(0, plan.drop)) this.forget(r);
     if (plan.outcome !== 'folded') {
-      this.rows.delete(head.id);
+      this.forget(head);
       // The close now heads the line: due at once.
       if (plan.outcome === 'superseded') younger[plan.drop]!.dueAt = this.clock.now();
       return { kind: plan.outcome, folded: plan.drop };
@@ -130,7 +136,7 @@ export class MemoryDeliveries implements DeliveryStore {
     const now = this.clock.now();
     r.lease = '';
     if (s.outcome === 'delivered') {
-      this.rows.delete(d.id);
+      this.forget(r);
       return true;
     }
     r.attempts = withAttempt(r.attempts, now, s.error);
@@ -140,6 +146,10 @@ export class MemoryDeliveries implements DeliveryStore {
       r.status = 'dead';
       r.deadAt = now;
     }
+    const scope = scopeOf(r.entry);
+    let set = this.failing.get(scope);
+    if (!set) this.failing.set(scope, (set = new Set()));
+    set.add(r);
     return true;
   }
 
@@ -157,7 +167,7 @@ export class MemoryDeliveries implements DeliveryStore {
   async dropDeadLetter(tenant: string | null, id: string) {
     const r = this.rows.get(id);
     if (r?.status !== 'dead' || (tenant !== null && r.entry.tenant !== tenant)) return false;
-    this.rows.delete(id);
+    this.forget(r);
     return true;
   }
 
@@ -170,10 +180,12 @@ export class MemoryDeliveries implements DeliveryStore {
 
   /** Part of a claim's atomic step: failing deliveries of the scope, not leased now, are due again. */
   requeueFailing(scope: DeliveryScope, now: number): number {
-    const want = scopeOf(scope);
+    const failing = this.failing.get(scopeOf(scope));
+    if (!failing) return 0;
     let n = 0;
-    for (const r of this.rows.values()) {
-      if (scopeOf(r.entry) === want && isFailing(r) && (r.lease === '' || r.dueAt <= now)) {
+    // A Set iterates safely while requeue removes the row it is on.
+    for (const r of failing) {
+      if (r.lease === '' || r.dueAt <= now) {
         this.requeue(r, now);
         n++;
       }
@@ -182,6 +194,7 @@ export class MemoryDeliveries implements DeliveryStore {
   }
 
   private requeue(r: Row, now: number) {
+    this.recovered(r);
     r.status = 'pending';
     r.retries = 0;
     r.dueAt = now;
@@ -189,9 +202,27 @@ export class MemoryDeliveries implements DeliveryStore {
     delete r.deadAt;
   }
 
+  /** A row gone (delivered, dropped, folded away or swept). */
+  private forget(r: Row) {
+    this.rows.delete(r.id);
+    if (isFailing(r)) this.recovered(r);
+  }
+
+  /** A row no longer failing, out of the index. */
+  private recovered(r: Row) {
+    const scope = scopeOf(r.entry);
+    const set = this.failing.get(scope);
+    if (set?.delete(r) && set.size === 0) this.failing.delete(scope);
+  }
+
   async sweepDeadLetters(retentionMs: number) {
     const before = this.clock.now() - retentionMs;
-    return sweepMap(this.rows, SWEEP_BATCH, (r) => r.status === 'dead' && r.deadAt! <= before);
+    return sweepMap(
+      this.rows,
+      SWEEP_BATCH,
+      (r) => r.status === 'dead' && r.deadAt! <= before,
+      (_id, r) => this.recovered(r),
+    );
   }
 
   /** Counters unused for COUNTER_MEMORY_MS, at most `batch`. */
