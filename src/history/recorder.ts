@@ -31,6 +31,10 @@ export class HistoryRecorder {
   private readonly tails = new Map<string, Map<string, HistoryAppend>>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
+  /** a write is in progress */
+  private busy = false;
+  /** the flush that runs when the write in progress ends (one, whoever asked) */
+  private next: Promise<void> | null = null;
   /** events handed to writes not yet finished: they count against maxWaiting too */
   private writingCount = 0;
   private readonly flushMs: number;
@@ -82,26 +86,54 @@ export class HistoryRecorder {
     this.timer.unref?.();
   }
 
-  /** Writes what waits now, after any write in progress; resolves once it is in the store (or lost). */
+  /**
+   * Writes what waits now, or once the write in progress ends; resolves once
+   * it is in the store (or lost). One write at a time, so a key's later
+   * events never land before its earlier ones. What is recorded while a write
+   * is in progress waits (and keeps folding) and goes in one write when it
+   * ends: a write queued per batch behind the one in progress would start
+   * only after every step already queued (a process deciding at full speed
+   * queues hundreds), each falling further behind until events were lost to
+   * maxWaiting with the store healthy.
+   */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.busy) {
+      this.next ??= this.writing.then(() => {
+        this.next = null;
+        return this.flush();
+      });
+      return this.next;
+    }
     const batch = this.waiting;
     this.waiting = [];
     this.tails.clear();
     this.writingCount += batch.length;
-    // One write at a time: a key's later events never land before its earlier ones.
-    this.writing = this.writing.then(() => this.write(batch)).finally(() => (this.writingCount -= batch.length));
+    this.busy = true;
+    this.writing = this.write(batch).finally(() => {
+      this.writingCount -= batch.length;
+      this.busy = false;
+    });
     return this.writing;
   }
 
+  /**
+   * One store call per `batch` events at most, in turn (a store's call has
+   * its own costs by size: Postgres takes an advisory lock per key in one
+   * transaction). A part the store refuses is lost; the parts after it are
+   * still written.
+   */
   private async write(batch: HistoryAppend[]): Promise<void> {
     const limits = this.o.limits();
-    if (batch.length === 0 || !limits) return;
-    try {
-      await this.o.store.append(batch, limits);
-    } catch (err) {
-      this.o.lost?.(batch.length, err);
+    if (!limits) return;
+    for (let i = 0; i < batch.length; i += this.batch) {
+      const part = batch.length <= this.batch ? batch : batch.slice(i, i + this.batch);
+      try {
+        await this.o.store.append(part, limits);
+      } catch (err) {
+        this.o.lost?.(part.length, err);
+      }
     }
   }
 
