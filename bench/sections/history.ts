@@ -27,10 +27,12 @@ import { redisBackend } from '../backends/redis.js';
 import { sqliteBackend } from '../backends/sqlite.js';
 import { OUTBOX, TENANT, TTL_MS, type Backend } from '../backends/backend.js';
 import { concurrent, incidentMix, type IncidentOp } from '../workload.js';
+import { floorOf } from './history-floor.js';
 import { int, table, targetAtMost, type Section } from '../report.js';
 
 const ROUNDS = 5;
-const N = Number(process.env.HISTORY_N ?? 20_000);
+// Rounds long enough (a third of a second on memory) that one pause of the machine does not make a round's figure.
+const N = Number(process.env.HISTORY_N ?? 50_000);
 const LIMITS = { maxEvents: 500, keepMs: 7 * 86_400_000 };
 /** HISTORY_STORES=sqlite,postgres: those stores only (all by default). */
 const ONLY = process.env.HISTORY_STORES?.split(',').map((x) => x.trim());
@@ -49,6 +51,8 @@ interface Row {
   store: string;
   off: number[];
   on: number[];
+  /** the floor's rounds (history-floor.ts), where it is measured */
+  floor?: number[];
 }
 
 /** Decisions/s of `dedup` over the ops, `done` awaited inside the timing (the history's last batch). */
@@ -59,7 +63,7 @@ async function rate(dedup: Deduplicator, ops: IncidentOp[], inflight: number, do
   return Math.round(ops.length / ((performance.now() - t) / 1000));
 }
 
-async function measure(b: Backend, n: number, log: (s: string) => void): Promise<Row> {
+async function measure(b: Backend, n: number, log: (s: string) => void, cluster = false): Promise<Row> {
   // A batch the store refused is lost, not written: it would make the rounds with history look cheap, so it fails the section.
   let lost: unknown = null;
   const recorder = new HistoryRecorder({
@@ -72,15 +76,24 @@ async function measure(b: Backend, n: number, log: (s: string) => void): Promise
   });
   const off = new Deduplicator({ store: b.store });
   const on = new Deduplicator({ store: b.store, history: { recorder, replica: 'bench' } });
-  const row: Row = { store: b.name, off: [], on: [] };
+  // The same recorder over the floor's store: the same events built, buffered and folded, then kept at the least cost.
+  const floorStore = floorOf(b, cluster);
+  const floorRecorder = floorStore && new HistoryRecorder({ store: floorStore, limits: () => LIMITS, clock: systemClock });
+  const floor = floorRecorder && new Deduplicator({ store: b.store, history: { recorder: floorRecorder, replica: 'bench' } });
+  const row: Row = { store: b.name, off: [], on: [], ...(floor ? { floor: [] } : {}) };
   try {
     // One of each first, not counted: the first decisions of a process run colder code.
     await rate(off, incidentMix(Math.min(n, 2000), `hw0${b.name}`), b.inflight);
     await rate(on, incidentMix(Math.min(n, 2000), `hw1${b.name}`), b.inflight, () => recorder.flush());
+    if (floor) await rate(floor, incidentMix(Math.min(n, 2000), `hw2${b.name}`), b.inflight, () => floorRecorder.flush());
     for (let r = 0; r < ROUNDS; r++) {
       row.off.push(await rate(off, incidentMix(n, `hoff${r}${b.name}`), b.inflight));
       row.on.push(await rate(on, incidentMix(n, `hon${r}${b.name}`), b.inflight, () => recorder.flush()));
-      log(`history on ${b.name}, round ${r + 1}: ${int(row.off.at(-1)!)} / ${int(row.on.at(-1)!)} decisions/s (off / on)`);
+      if (floor) row.floor?.push(await rate(floor, incidentMix(n, `hfl${r}${b.name}`), b.inflight, () => floorRecorder.flush()));
+      const floorNote = row.floor ? ` / ${int(row.floor.at(-1)!)}` : '';
+      log(
+        `history on ${b.name}, round ${r + 1}: ${int(row.off.at(-1)!)} / ${int(row.on.at(-1)!)}${floorNote} decisions/s (off / on${row.floor ? ' / floor' : ''})`,
+      );
       if (lost) throw new Error(`history on ${b.name}: the store lost events, so the round measured less than a history`, { cause: lost });
     }
   } finally {
@@ -222,6 +235,7 @@ export async function historySection(log: (s: string) => void): Promise<Section>
           ),
           N,
           log,
+          true,
         ),
       );
     } finally {
@@ -233,18 +247,22 @@ export async function historySection(log: (s: string) => void): Promise<Section>
   const worstHttp = http.reduce((w, r) => Math.max(w, loss(best(r.off), best(r.on))), Number.NEGATIVE_INFINITY);
   const worst = rows.reduce((w, r) => Math.max(w, loss(best(r.off), best(r.on))), Number.NEGATIVE_INFINITY);
   const debugLoss = loss(best(dbg.quiet), best(dbg.debug));
+  const floors = rows.filter((r) => r.floor);
+  const floorNote = floors.map((r) => `${r.store} ${signed(loss(best(r.off), best(r.floor!)))}`).join(', ');
   return {
     title: "Each key's history on the decision path",
     body: [
-      `The engine deciding the suite's incident mix (${int(N)} decisions a round, ${int(N / 4)} on Postgres; 50% new keys, 40% unchanged re-fires, 10% changes) with each store's own concurrency, without a history and with one (every decision recorded, a SUPPRESS run folded, written in batches; a round with history ends when its last batch is in the store). The best of ${ROUNDS} alternating rounds after one of each not counted.`,
+      `The engine deciding the suite's incident mix (${int(N)} decisions a round, ${int(N / 4)} on Postgres; 50% new keys, 40% unchanged re-fires, 10% changes) with each store's own concurrency, without a history and with one (every decision recorded, a SUPPRESS run folded, written in batches; a round with history ends when its last batch is in the store). The best of ${ROUNDS} alternating rounds after one of each not counted. The floor is the same events, built, buffered and folded by the same recorder, then kept at the least any history apart from the decision's own record could cost: one write per event where a read by key finds it (a map's array on memory, an INSERT into a table with only the key's index on SQLite, an RPUSH on Redis), with no fold across batches, no bound per key and no retention.`,
       table(
-        ['store', 'no history, decisions/s', 'with history', 'change', 'every round (off / on)'],
+        ['store', 'no history, decisions/s', 'with history', 'change', 'floor', 'floor change', 'every round (off / on / floor)'],
         rows.map((r) => [
           r.store,
           int(best(r.off)),
           int(best(r.on)),
           signed(loss(best(r.off), best(r.on))),
-          r.off.map((x, i) => `${int(x)} / ${int(r.on[i]!)}`).join(', '),
+          r.floor ? int(best(r.floor)) : '—',
+          r.floor ? signed(loss(best(r.off), best(r.floor))) : '—',
+          r.off.map((x, i) => `${int(x)} / ${int(r.on[i]!)}${r.floor ? ` / ${int(r.floor[i]!)}` : ''}`).join(', '),
         ]),
       ),
       `Over HTTP: \`onceonly serve\` on each store, the history off (\`history: { max_events: 0 }\`) or on (the default), wrk \`-t1 -c64\` with the suite's incident mix for ${HTTP_SECONDS} s, the best of ${HTTP_ROUNDS} alternating rounds (each a fresh server; SQLite a fresh file).`,
@@ -268,7 +286,7 @@ export async function historySection(log: (s: string) => void): Promise<Section>
         worst,
         15,
         '%',
-        'the engine alone at up to 180,000 decisions/s: each decision costs a few µs, and an event (built, buffered, written) costs about as much again',
+        `the engine alone at up to 180,000 decisions/s: each decision costs a few µs, and an event (built, buffered, written) costs about as much again; the floor, the least any history kept apart from the decision's record costs, loses ${floorNote || 'not measured'}`,
       ),
       targetAtMost(
         'decision throughput lost to a debug line per decision, memory store (best rounds)',
