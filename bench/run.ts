@@ -18,7 +18,7 @@
  *   npm run bench -- keyed             one tenant's throughput with and without Idempotency-Keys (SQLite, Postgres)
  *   npm run bench -- routes            decisions and deliveries with and without a 20-node routing tree
  *   npm run bench -- history           decisions with and without each key's history, every store; a debug log line's cost
- *   npm run bench -- failing           re-fires beside 20,000 failing deliveries of other keys (memory, SQLite)
+ *   npm run bench -- failing           re-fires beside 20,000 failing deliveries of other keys; a backlog drained (memory, SQLite)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
