@@ -216,7 +216,7 @@ export class MemoryDeliveries implements DeliveryStore {
   private unline(r: Row) {
     const at = r.line.indexOf(r);
     if (at >= 0) r.line.splice(at, 1);
-    if (r.line.length === 0) this.lines.delete(r.lineKey);
+    if (r.line.length === 0 && this.lines.get(r.lineKey) === r.line) this.lines.delete(r.lineKey);
   }
 
   /** A row no longer failing, out of the index. */
