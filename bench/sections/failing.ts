@@ -27,14 +27,19 @@ const DRAIN = [2_000, 8_000] as const;
 const arrival = (store: DedupStore) => (key: string) =>
   store.incidents.decide({ tenant: TENANT, key, fingerprint: 'MAJOR|false', ttlMs: TTL_MS, outbox: OUTBOX });
 
-/** Makes `n` deliveries of other keys fail once (a 503, retried in ten minutes). */
-async function failing(store: DedupStore, n: number): Promise<void> {
+/** One pending delivery to `snow` for each of `n` new keys named `prefix-i`. */
+async function queued(store: DedupStore, n: number, prefix: string): Promise<void> {
   await concurrent(
     arrival(store),
-    Array.from({ length: n }, (_, i) => `down-${i}`),
+    Array.from({ length: n }, (_, i) => `${prefix}-${i}`),
     64,
   );
   while ((await store.deliveries.fanOut(['snow'], 1000)) > 0);
+}
+
+/** Makes `n` deliveries of other keys fail once (a 503, retried in ten minutes). */
+async function failing(store: DedupStore, n: number): Promise<void> {
+  await queued(store, n, 'down');
   for (;;) {
     const leased = await store.deliveries.leaseDue('bench', 60_000, 1000);
     if (leased.length === 0) break;
@@ -60,12 +65,7 @@ async function refires(b: Backend, tag: string): Promise<number> {
 async function drain(open: () => Promise<Backend>, n: number): Promise<{ name: string; us: number }> {
   const b = await open();
   try {
-    await concurrent(
-      arrival(b.store),
-      Array.from({ length: n }, (_, i) => `backlog-${i}`),
-      64,
-    );
-    while ((await b.store.deliveries.fanOut(['snow'], 1000)) > 0);
+    await queued(b.store, n, 'backlog');
     const t = performance.now();
     let done = 0;
     for (let due = await b.store.deliveries.leaseDue('bench', 60_000, 100); due.length > 0; due = await b.store.deliveries.leaseDue('bench', 60_000, 100)) {

@@ -60,11 +60,11 @@ export class MemoryDeliveries implements DeliveryStore {
       const lines = routedLines(adapters, entry.route);
       // Nothing receives it (no adapter, or none on its route): nothing is kept for it, not even its count.
       if (lines.length === 0) continue;
-      const c = `${scopeOf(entry)}\u0000${entry.action}`;
+      const scope = scopeOf(entry);
+      const c = `${scope}\u0000${entry.action}`;
       const n = (this.counters.get(c)?.n ?? 0) + 1;
       this.counters.set(c, { n, usedAt: now });
       const base = this.nextId++;
-      const scope = scopeOf(entry);
       for (const adapter of lines) {
         const id = `${base}.${adapter}`;
         const lineKey = `${adapter}\u0000${scope}`;
