@@ -3,6 +3,7 @@ import { ConfigError, loadConfigFile } from '../config/load.js';
 import { defaultConfig } from '../config/schema.js';
 import { LABEL_NAME } from '../core/matcher.js';
 import { reachedAdapters } from '../delivery/routing.js';
+import { labelsAsSent } from '../mute/labels.js';
 import { MAX_LABEL_VALUE } from '../inputs/limits.js';
 // The adapters' config schemas: a config naming them parses.
 import '../delivery/adapters/index.js';
@@ -35,12 +36,14 @@ export function routesCommand(program: Command): void {
     .action((labels: string[], opts: { config?: string; tenant?: string }) => {
       try {
         const config = opts.config ? loadConfigFile(opts.config) : defaultConfig;
-        const set: Record<string, string> = { tenant: opts.tenant ?? 'default' };
+        const set: Record<string, string> = {};
         for (const arg of labels) {
           const [name, value] = parseLabelArg(arg);
           set[name] = value;
         }
-        process.stdout.write(`${reachedAdapters(config, set).join(',')}\n`);
+        // The labels as live routing builds them from an alert with these labels (severity as sent, oo_severity onceonly's).
+        const tenant = opts.tenant ?? set.tenant ?? 'default';
+        process.stdout.write(`${reachedAdapters(config, labelsAsSent(set, tenant)).join(',')}\n`);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         process.stderr.write(`onceonly routes test: ${err.message}\n`);

@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { AdapterConfig } from '../config/adapters.js';
-import type { OutboxEntry, OutboxKind } from '../core/outbox.js';
+import type { OutboxEntry } from '../core/outbox.js';
+import { entryAsSent, labelsOf } from '../mute/labels.js';
 import { reachedAdapters } from './routing.js';
 import type { Labels } from '../core/matcher.js';
 import { HttpFailure } from './http.js';
@@ -15,7 +16,6 @@ export interface DryRun {
   errors?: Record<string, string>;
 }
 
-const KINDS = new Set<OutboxKind>(['incident', 'violation', 'event', 'group']);
 const renderers = new WeakMap<AdapterConfig, ReturnType<typeof fieldRenderer>>();
 
 /**
@@ -36,20 +36,21 @@ export function fieldsOf(config: Config, name: string): ReturnType<typeof fieldR
  * Where a label set would go under `config`, and what each adapter's field
  * templates make of it: the routing tree walked as the CLI walks it (every
  * adapter without a tree), then each reached adapter's fields rendered over
- * an entry carrying the labels (its kind, severity, summary and key taken
- * from the labels of those names, where given).
+ * the entry a live alert with these labels makes (`entryAsSent`: its kind,
+ * key and severity from the labels of those names, where given).
  */
-export async function dryRun(config: Config, tenant: string, labels: Labels): Promise<DryRun> {
-  const adapters = reachedAdapters(config, labels);
-  const kind = labels.kind as OutboxKind;
+export async function dryRun(config: Config, tenant: string, sent: Labels): Promise<DryRun> {
+  // Built as live routing builds them: the same function, over the entry a live alert with these labels makes.
+  const routed = entryAsSent(sent, tenant);
+  const adapters = reachedAdapters(config, labelsOf(routed));
   const entry: OutboxEntry = {
     tenant,
-    kind: KINDS.has(kind) ? kind : 'incident',
+    kind: routed.kind,
     action: 'create',
-    key: labels.dedup_key ?? '',
-    severity: labels.severity ?? '',
-    summary: labels.summary ?? '',
-    data: { labels },
+    key: routed.key,
+    severity: routed.severity,
+    summary: sent.summary ?? '',
+    data: routed.data,
     at: 0,
   };
   const fields: Record<string, Record<string, string>> = {};

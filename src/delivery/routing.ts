@@ -54,6 +54,8 @@ function treeOf(config: Config): Tree | null {
  * The adapters a label set reaches under `config`, in the order `amtool
  * config routes test` prints receivers (an adapter twice when two nodes take
  * it): the routing tree's answer, or every adapter when there is no tree.
+ * `labels` are the labels live routing matches (`labelsOf`, or `labelsAsSent`
+ * for a label set a person gives).
  */
 export function reachedAdapters(config: Config, labels: Labels): string[] {
   const tree = treeOf(config);
@@ -77,9 +79,8 @@ export interface Routable {
 export function routeOf(config: Config, tenant: string, entry: Routable): readonly string[] | undefined {
   const tree = treeOf(config);
   if (!tree) return undefined;
-  // labelsOf builds a fresh object: the tenant is set on it rather than copied into another.
-  const labels = labelsOf(entry) as Record<string, string>;
-  labels.tenant = tenant;
+  // The caller's tenant, set by labelsOf after everything the producer sent.
+  const labels = labelsOf({ ...entry, tenant });
   // Length-prefixed, so no two value lists make one key.
   let key = '';
   for (const name of tree.names) {

@@ -1,30 +1,14 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
-import type { Severity } from '../core/fingerprint.js';
+import { alertSeverity } from '../inputs/alertmanager/severity.js';
 import type { Alert, AlertmanagerPayload } from '../inputs/alertmanager/schema.js';
+import { ALERTMANAGER_KEY_PREFIX } from '../inputs/store-key.js';
 import type { Origin } from '../store/contract/index.js';
 import type { Deduplicator } from './deduplicator.js';
 import type { HeartbeatMonitor } from './heartbeats.js';
 
 /** An alert's identity is its fingerprint, in a namespace of its own. */
-export const alertKey = (fingerprint: string) => `am:${fingerprint}`;
-
-/** The `severity` label onto onceonly's severities; absent or unknown is MAJOR. */
-export function alertSeverity(label: string | undefined): Severity {
-  switch ((label ?? '').toLowerCase()) {
-    case 'critical':
-    case 'page':
-      return 'CRITICAL';
-    case 'warning':
-    case 'minor':
-      return 'MINOR';
-    case 'info':
-    case 'none':
-      return 'INFO';
-    default:
-      return 'MAJOR';
-  }
-}
+export const alertKey = (fingerprint: string) => `${ALERTMANAGER_KEY_PREFIX}${fingerprint}`;
 
 export interface AlertOutcome {
   fingerprint: string;

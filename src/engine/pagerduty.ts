@@ -50,6 +50,8 @@ export class PagerdutyIngest {
           summary: p.summary,
           data: {
             dedup_key: dedupKey,
+            // As sent (critical, error, warning, info): routes and silences match the producer's value.
+            severity: p.severity,
             ...sourceFields(p),
             ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}),
             ...(p.custom_details !== undefined ? { custom_details: p.custom_details } : {}),

@@ -13,3 +13,7 @@ export const STORE_KEY_RULE =
   'must be a key as GET /v1/incidents lists it: "dedup:" and 32 lowercase hex, "am:" and an Alertmanager fingerprint, "pd:" and a PagerDuty dedup_key, or "og:" and an Opsgenie alias';
 
 export const isStoreKey = (key: string): boolean => STORE_KEY.test(key) && textProblem(key) === null;
+
+/** The namespace of Alertmanager alerts' keys: `am:` and the alert's fingerprint. */
+export const ALERTMANAGER_KEY_PREFIX = 'am:';
+export const isAlertmanagerKey = (key: string): boolean => key.startsWith(ALERTMANAGER_KEY_PREFIX);

@@ -85,7 +85,7 @@ test('PagerDuty drop-in: pdjs over TLS; trigger ×3, acknowledge ×2, re-severit
       ['create', 'CRITICAL', 'acme/pd:disk-full-db1:create:2'],
     ]);
     assert.equal(hook.requests[0]!.body.tenant, 'acme');
-    assert.deepEqual(hook.requests[0]!.body.data, { dedup_key: 'disk-full-db1', source: 'db1', custom_details: { free_gb: 3 } });
+    assert.deepEqual(hook.requests[0]!.body.data, { dedup_key: 'disk-full-db1', severity: 'critical', source: 'db1', custom_details: { free_gb: 3 } });
 
     // A trigger without dedup_key gets one; a wrong routing key and an invalid event answer as PagerDuty does.
     const [generated, wrong, invalid] = pdjs(server, cert, dir.path, [

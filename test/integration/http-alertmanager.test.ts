@@ -1,7 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
-import { alertSeverity } from '../../src/engine/alertmanager.js';
+import { alertSeverity } from '../../src/inputs/alertmanager/severity.js';
 
 const alert = (over: Record<string, unknown> = {}) => ({
   status: 'firing',

@@ -13,12 +13,12 @@ adapters:
   - { name: pager, type: webhook, url: "${hook.url}/pager" }
   - { name: eu, type: webhook, url: "${hook.url}/eu" }
 `;
-/** CRITICAL pages and goes on; region eu goes to eu; the root takes what no route took. */
+/** onceonly's CRITICAL (an incident's CRITICAL, PagerDuty's critical) pages and goes on; region eu goes to eu; the root takes what no route took. */
 const TREE_A = `
 route:
   receiver: noc
   routes:
-    - { receiver: pager, matchers: ['severity="CRITICAL"'], continue: true }
+    - { receiver: pager, matchers: ['oo_severity="CRITICAL"'], continue: true }
     - { receiver: eu, matchers: ['region="eu"'] }
 `;
 /** After the reload: region eu pages, everything else goes to noc. */

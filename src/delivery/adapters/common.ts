@@ -54,7 +54,8 @@ export function fieldRenderer(fields: Readonly<Record<string, string>>, deps: Pi
   return (e: OutboxEntry): Record<string, string> => {
     if (parsed.length === 0) return {};
     const values = {
-      labels: { ...labelsOf(e), tenant: e.tenant },
+      // The entry names its tenant: labelsOf sets it after everything the producer sent.
+      labels: labelsOf(e),
       severity: e.severity,
       summary: e.summary,
       key: e.key,
