@@ -222,7 +222,9 @@ export class DeliveryWorker {
       return [{ outcome: 'dead', error: `retries exhausted (${p.maxRetries}): ${r.error}` }, 'dead', 'exhausted'];
     }
     const delayMs = Math.max(backoffDelay(d.retries, p, this.random), r.retryAfterMs ?? 0);
-    return [{ outcome: 'retry', delayMs, error: r.error }, 'retried', r.reason];
+    // The receiver's Retry-After is kept as a floor: a re-fire's re-queue never sends before it.
+    const floor = r.retryAfterMs !== undefined && r.retryAfterMs > 0 ? { floorMs: r.retryAfterMs } : {};
+    return [{ outcome: 'retry', delayMs, error: r.error, ...floor }, 'retried', r.reason];
   }
 
   /**

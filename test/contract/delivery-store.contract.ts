@@ -230,6 +230,24 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       );
     });
 
+    test("a receiver's Retry-After is a floor: a re-fire or a change re-queues the delivery no sooner than it asked", async () => {
+      const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
+      assert.equal((await fx.store.incidents.decide(claim)).outcome.kind, 'created');
+      await fanOutAll(['snow', 'hook']);
+      const [hook, snow] = await lease();
+      // snow answered 429 with Retry-After: its own backoff would be short, the floor is long; hook a plain 503.
+      assert.ok(await fx.store.deliveries.settle(snow!, { outcome: 'retry', delayMs: 300 * T, floorMs: 600 * T, error: 'HTTP 429' }));
+      assert.ok(await fx.store.deliveries.settle(hook!, { outcome: 'retry', delayMs: 300 * T, error: 'HTTP 503' }));
+      assert.equal((await fx.store.incidents.decide(claim)).outcome.kind, 'unchanged');
+      assert.equal((await fx.store.incidents.decide({ ...claim, fingerprint: 'CRITICAL|0' })).outcome.kind, 'changed');
+      await fanOutAll(['snow', 'hook']);
+      assert.deepEqual(
+        (await lease()).map((d) => `${d.adapter} ${d.entry.action}`),
+        ['hook create'],
+        'the plain failure is hurried by the re-fire; the one under Retry-After waits, and the update waits behind it',
+      );
+    });
+
     test("a repeat re-queues only what is failing now: not what was delivered, dropped or swept since, nor another key's", async () => {
       // A window's repeat says whether it re-queued anything, so a delivery wrongly still counted as failing shows.
       const repeat = (i: number) => fx.store.windows.claim('t', key(i), 600 * T, payload);

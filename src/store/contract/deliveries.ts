@@ -41,8 +41,12 @@ export interface Delivery {
 
 export type Settlement =
   | { outcome: 'delivered' }
-  /** retry no sooner than delayMs from now (store clock) */
-  | { outcome: 'retry'; delayMs: number; error: string }
+  /**
+   * retry no sooner than delayMs from now (store clock). `floorMs`: the
+   * receiver's Retry-After, a floor for every later send of this delivery:
+   * a re-fire's re-queue makes it due no sooner than that either.
+   */
+  | { outcome: 'retry'; delayMs: number; error: string; floorMs?: number }
   | { outcome: 'dead'; error: string };
 
 export interface DeliveryBacklog {
@@ -150,7 +154,9 @@ export interface DeliveryStore {
 /**
  * The requeue predicate: a delivery has failed (and so a re-fire of its key
  * puts it back in the queue, due now, with a fresh budget) once it has a
- * failed attempt or is dead.
+ * failed attempt or is dead. Due now, or at its Retry-After floor when the
+ * receiver's answer set one that has not passed: a receiver that asked for
+ * ten seconds gets ten seconds, whatever the key does meanwhile.
  */
 export const isFailing = (d: Pick<Delivery, 'retries' | 'status'>) => d.retries > 0 || d.status === 'dead';
 

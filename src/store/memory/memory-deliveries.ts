@@ -23,6 +23,8 @@ interface Row extends Delivery {
   /** its line: the rows of its key to its adapter, oldest first, and the line's key in `lines` */
   line: Row[];
   lineKey: string;
+  /** ms, the receiver's Retry-After floor: a re-queue makes it due no sooner */
+  notBefore?: number;
 }
 
 const scopeOf = (s: DeliveryScope) => `${s.kind}\u0000${s.tenant}\u0000${s.key}`;
@@ -146,8 +148,10 @@ export class MemoryDeliveries implements DeliveryStore {
     }
     r.attempts = withAttempt(r.attempts, now, s.error);
     r.retries++;
-    if (s.outcome === 'retry') r.dueAt = now + s.delayMs;
-    else {
+    if (s.outcome === 'retry') {
+      r.dueAt = now + s.delayMs;
+      if (s.floorMs !== undefined) r.notBefore = Math.max(r.notBefore ?? 0, now + s.floorMs);
+    } else {
       r.status = 'dead';
       r.deadAt = now;
     }
@@ -200,7 +204,7 @@ export class MemoryDeliveries implements DeliveryStore {
     this.recovered(r);
     r.status = 'pending';
     r.retries = 0;
-    r.dueAt = now;
+    r.dueAt = Math.max(now, r.notBefore ?? 0);
     r.lease = '';
     delete r.deadAt;
   }
@@ -263,6 +267,6 @@ export class MemoryDeliveries implements DeliveryStore {
 }
 
 function copy(r: Row): Delivery {
-  const { dueAt: _, seq: __, line: ___, lineKey: ____, held, ...d } = r;
+  const { dueAt: _, seq: __, line: ___, lineKey: ____, notBefore: _____, held, ...d } = r;
   return { ...d, ...(held ? { held } : {}), entry: { ...d.entry, data: { ...d.entry.data } }, attempts: [...d.attempts] };
 }

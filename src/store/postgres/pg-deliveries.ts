@@ -182,7 +182,8 @@ export class PgDeliveries implements DeliveryStore {
       const now = this.clock.now();
       const attempts = JSON.stringify(withAttempt(JSON.parse(row.attempts) as Delivery['attempts'], now, s.error));
       const [dueAt, status, deadAt] = s.outcome === 'retry' ? [Math.ceil(now + s.delayMs), 'pending', null] : [now, 'dead', now];
-      await c.query(S.failed.text, bind(S.failed, { attempts, dueAt, status, deadAt, id: d.id }));
+      const notBefore = s.outcome === 'retry' && s.floorMs !== undefined ? Math.ceil(now + s.floorMs) : 0;
+      await c.query(S.failed.text, bind(S.failed, { attempts, dueAt, status, deadAt, notBefore, id: d.id }));
       return true;
     });
   }

@@ -128,6 +128,7 @@ export class RedisDeliveries implements DeliveryStore {
         s.outcome === 'retry' ? Math.ceil(s.delayMs) : 0,
         s.outcome === 'delivered' ? '' : s.error.slice(0, MAX_ERROR_CHARS),
         MAX_ATTEMPTS_KEPT,
+        s.outcome === 'retry' && s.floorMs !== undefined ? Math.ceil(s.floorMs) : 0,
       ],
     );
     return Number(reply) === 1;

@@ -26,9 +26,10 @@ export const HELD = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = @id A
 
 export const DELETE_DELIVERY = `DELETE FROM deliveries WHERE id = @id`;
 
-/** A failed attempt: retried at @dueAt, or parked (status dead, @deadAt). */
+/** A failed attempt: retried at @dueAt, or parked (status dead, @deadAt); @notBefore raises its Retry-After floor (0: none). */
 export const FAILED = `
-UPDATE deliveries SET retries = retries + 1, attempts = @attempts, due_at = @dueAt, status = @status, dead_at = @deadAt, lease = '' WHERE id = @id`;
+UPDATE deliveries SET retries = retries + 1, attempts = @attempts, due_at = @dueAt, status = @status, dead_at = @deadAt, lease = '',
+       not_before = CASE WHEN @notBefore > not_before THEN @notBefore ELSE not_before END WHERE id = @id`;
 
 /** @tenant null: every tenant's; each with the count of later deliveries of its key to its adapter waiting behind it. */
 export const deadLetters = (seq: (t: string) => string) => `
@@ -43,15 +44,16 @@ export const DROP_DEAD = `
 DELETE FROM deliveries WHERE id = @id AND status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant)`;
 
 export const RETRY_DEAD = `
-UPDATE deliveries SET status = 'pending', retries = 0, due_at = @now, lease = '', dead_at = NULL
+UPDATE deliveries SET status = 'pending', retries = 0, due_at = CASE WHEN not_before > @now THEN not_before ELSE @now END, lease = '', dead_at = NULL
  WHERE id = @id AND status = 'dead' AND (CAST(@tenant AS TEXT) IS NULL OR tenant = @tenant)`;
 
 /**
  * A re-fire's re-queue of the key's failing deliveries (`isFailing`: a failed
- * attempt, or dead) that no live lease holds, inside the claim's transaction.
+ * attempt, or dead) that no live lease holds, inside the claim's transaction:
+ * due now, or at its Retry-After floor.
  */
 export const REQUEUE_FAILING = `
-UPDATE deliveries SET status = 'pending', retries = 0, due_at = @now, lease = '', dead_at = NULL
+UPDATE deliveries SET status = 'pending', retries = 0, due_at = CASE WHEN not_before > @now THEN not_before ELSE @now END, lease = '', dead_at = NULL
  WHERE kind = @kind AND tenant = @tenant AND key = @key AND (retries > 0 OR status = 'dead') AND (lease = '' OR due_at <= @now)`;
 
 export const BACKLOG = `

@@ -74,7 +74,7 @@ export class SqliteDeliveries implements DeliveryStore {
       insert: db.prepare(shared.INSERT_DELIVERY),
       held: db.prepare<[{ id: string; lease: string }], Row>(shared.HELD),
       delete: db.prepare<[{ id: string }]>(shared.DELETE_DELIVERY),
-      failed: db.prepare<[{ attempts: string; dueAt: number; status: string; deadAt: number | null; id: string }]>(shared.FAILED),
+      failed: db.prepare<[{ attempts: string; dueAt: number; status: string; deadAt: number | null; notBefore: number; id: string }]>(shared.FAILED),
       dead: db.prepare<[{ tenant: string | null; limit: number }], Row>(shared.deadLetters(SEQ)),
       dropDead: db.prepare<[{ id: string; tenant: string | null }]>(shared.DROP_DEAD),
       retryDead: db.prepare<[{ now: number; id: string; tenant: string | null }]>(shared.RETRY_DEAD),
@@ -151,8 +151,9 @@ export class SqliteDeliveries implements DeliveryStore {
       }
       const now = this.x.clock.now();
       const attempts = JSON.stringify(withAttempt(JSON.parse(row.attempts) as Delivery['attempts'], now, s.error));
-      if (s.outcome === 'retry') this.s.failed.run({ attempts, dueAt: now + s.delayMs, status: 'pending', deadAt: null, id: d.id });
-      else this.s.failed.run({ attempts, dueAt: now, status: 'dead', deadAt: now, id: d.id });
+      const notBefore = s.outcome === 'retry' && s.floorMs !== undefined ? now + s.floorMs : 0;
+      if (s.outcome === 'retry') this.s.failed.run({ attempts, dueAt: now + s.delayMs, status: 'pending', deadAt: null, notBefore, id: d.id });
+      else this.s.failed.run({ attempts, dueAt: now, status: 'dead', deadAt: now, notBefore, id: d.id });
       return true;
     });
   }

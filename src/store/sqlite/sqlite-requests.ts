@@ -1,4 +1,4 @@
-import { type KeptAnswer, type RequestQuota, type RequestBegin, type RequestStore } from '../contract/index.js';
+import type { KeptAnswer, RequestQuota, RequestBegin, RequestStore } from '../contract/index.js';
 import * as shared from '../sql/requests.js';
 import type { SqliteDb } from './sqlite-db.js';
 

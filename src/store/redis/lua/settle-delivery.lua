@@ -5,6 +5,8 @@
 -- KEYS[5]  the shard's held set (a delivered or dead one is held no more)
 -- ARGV[1]  member      ARGV[2] lease token ARGV[3] delivered | retry | dead
 -- ARGV[4]  retry delay ms   ARGV[5] error   ARGV[6] attempts kept
+-- ARGV[7]  the receiver's Retry-After ms (0: none): kept as the floor `nb`
+--          below which a re-queue never makes it due
 --
 -- Returns 1 when settled, 0 when the lease was lost (nothing changed).
 local hk, m = KEYS[4], ARGV[1]
@@ -37,6 +39,8 @@ redis.call('HINCRBY', hk, 'retries', 1)
 redis.call('SADD', held[3], m)
 if ARGV[3] == 'retry' then
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), m)
+  local floor = tonumber(ARGV[7] or '0')
+  if floor > 0 and now + floor > (tonumber(redis.call('HGET', hk, 'nb')) or 0) then redis.call('HSET', hk, 'nb', now + floor) end
 else
   redis.call('ZREM', KEYS[1], m)
   redis.call('ZREM', KEYS[2], m)

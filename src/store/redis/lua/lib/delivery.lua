@@ -39,15 +39,16 @@ local function drop_dead(tag, m, now)
   redis.call('ZREM', tag .. ':a', m)
 end
 
--- A delivery back in the queue, due now, with a fresh retry budget, in its place in its key's order.
+-- A delivery back in the queue, due now (or at its Retry-After floor `nb`),
+-- with a fresh retry budget, in its place in its key's order.
 local function requeue(tag, m, now)
   local hk = tag .. ':x:' .. m
-  local order = redis.call('HMGET', hk, 'order', 'seq')
+  local order = redis.call('HMGET', hk, 'order', 'seq', 'nb')
   if order[1] then redis.call('ZADD', order[1], order[2], m) end
   redis.call('HSET', hk, 'status', 'pending', 'retries', 0, 'lease', '')
   redis.call('HDEL', hk, 'deadAt')
   redis.call('ZREM', tag .. ':dl', m)
-  redis.call('ZADD', tag .. ':q', now, m)
+  redis.call('ZADD', tag .. ':q', math.max(now, tonumber(order[3]) or 0), m)
   redis.call('ZADD', tag .. ':a', redis.call('HGET', hk, 'at'), m)
   redis.call('SREM', redis.call('HGET', hk, 'scope'), m)
 end
