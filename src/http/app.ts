@@ -45,6 +45,8 @@ import type { DocumentedRoute } from './openapi/document.js';
 
 /** Seconds a 503 asks the producer to wait before retrying (a degraded store, a full disk). */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
+/** The Retry-After of a refusal while draining: another replica can take it at once. */
+export const SHUTTING_DOWN_RETRY_AFTER_S = 1;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -124,7 +126,9 @@ export function buildApp({
     // (a PagerDuty dedup_key of 255 characters of 4 UTF-8 bytes each, each byte %XX) must reach its route.
     // Past this the router matches nothing (404); the route checks the decoded key itself.
     routerOptions: { maxParamLength: MAX_PARAM_CHARS },
-    return503OnClosing: true,
+    // A request that arrives while the server drains is refused in our own shape (the hook below),
+    // not fastify's default 503 body.
+    return503OnClosing: false,
     // Every request has an id (a caller's X-Request-Id, or one made here): routes pass it to the store, whose audit trail records it.
     requestIdHeader: 'x-request-id',
     // A URL the router cannot even decode (a malformed percent-encoding) matches no route: 404 in our error shape.
@@ -150,6 +154,17 @@ export function buildApp({
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.decorateRequest('scoped', false);
   const limiter = new RateLimiter(clock, config().limits.rate_limit_buckets);
+  // Draining: what is in flight is answered, and what arrives on a connection still open is refused with
+  // the error shape (shutting_down, Retry-After, Connection: close) so the client goes to another replica.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!draining) return;
+    reply.header('Connection', 'close');
+    throw new ApiError('shutting_down', 'this replica is shutting down: send the request again, to another replica', undefined, SHUTTING_DOWN_RETRY_AFTER_S);
+  });
   app.addHook('onRequest', accessControl(config, limiter));
   // The API speaks JSON only: fastify's built-in text/plain parser would let a
   // text body reach validation as a string; without it fastify answers 415.
@@ -165,7 +180,8 @@ export function buildApp({
       accounting.refused(eventRefusal(apiError.code), req.tenant);
     if (apiError.code === 'rate_limited' || apiError.code === 'idempotency_in_flight') reply.header('Retry-After', String(apiError.retryAfter ?? 1));
     // A store that cannot serve now (failing open, a full disk): the producer retries, not at once.
-    if (apiError.code === 'unavailable') reply.header('Retry-After', String(apiError.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S));
+    if (apiError.code === 'unavailable' || apiError.code === 'shutting_down')
+      reply.header('Retry-After', String(apiError.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S));
     if (apiError.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
     // The exceptions to the error shape: the drop-in APIs answer as PagerDuty and Opsgenie do.
     const route = req.routeOptions.url;

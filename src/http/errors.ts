@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
+  shutting_down: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
