@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { ConfigHolder } from '../config/holder.js';
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, ServerClock, systemClock } from '../core/clock.js';
 import { startDelivery } from '../delivery/service.js';
 import { DEFAULT_TENANT, Deduplicator } from '../engine/deduplicator.js';
 import { EventIngest } from '../engine/events.js';
@@ -79,7 +79,9 @@ export interface RunningServer {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
-  const clock = options.clock ?? systemClock;
+  // On Postgres every time the replica uses is the server's (the store follows it from init on), as Redis's
+  // scripts read its TIME: a host whose clock is wrong must not expire a live key or run out a lease early.
+  const clock = options.clock ?? (/^postgres(ql)?:\/\//.test(options.store) ? new ServerClock(systemClock) : systemClock);
   const config = ConfigHolder.fromFile(options.configPath, clock);
   const bindGuard = publicBindGuard(options.host);
   bindGuard(config.current);

@@ -27,3 +27,56 @@ export function manualClock(startMs = Date.UTC(2026, 0, 1)): ManualClock {
     },
   };
 }
+
+/**
+ * A clock that follows a store server's clock: this host's time plus an
+ * offset measured against the server (half the round trip taken off), and
+ * measured again every `everyMs`. A replica whose host clock is wrong still
+ * decides, leases and sweeps on the store's time, as Redis's scripts do with
+ * its `TIME`. Between two measurements it moves with this host's clock; a
+ * small correction backwards is absorbed (time holds still until it catches
+ * up), a large one (the first measurement, or a host clock that jumped) is
+ * taken at once.
+ */
+export class ServerClock implements Clock {
+  private offset = 0;
+  private last = Number.NEGATIVE_INFINITY;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  /** Corrections backwards up to this are absorbed rather than stepped. */
+  static readonly ABSORB_MS = 1000;
+
+  constructor(private readonly local: Clock = systemClock) {}
+
+  now(): number {
+    const t = this.local.now() + this.offset;
+    if (t >= this.last || this.last - t > ServerClock.ABSORB_MS) this.last = t;
+    return this.last;
+  }
+
+  /** The offset this clock keeps from the host's (ms): what the host's clock is wrong by, as the server sees it. */
+  get offsetMs(): number {
+    return this.offset;
+  }
+
+  /** Measures the offset once against `serverNow` (the server's time in ms). */
+  async measure(serverNow: () => Promise<number>): Promise<void> {
+    const before = this.local.now();
+    const server = await serverNow();
+    const after = this.local.now();
+    // Whole milliseconds: the stores keep times as integers.
+    this.offset = Math.round(server + (after - before) / 2 - after);
+  }
+
+  /** Measures now, then every `everyMs` until stopped; a failed measurement keeps the last offset. */
+  async follow(serverNow: () => Promise<number>, everyMs = 5000, onError?: (err: unknown) => void): Promise<void> {
+    await this.measure(serverNow);
+    this.stop();
+    this.timer = setInterval(() => this.measure(serverNow).catch((err) => onError?.(err)), everyMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}

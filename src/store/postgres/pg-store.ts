@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Clock } from '../../core/clock.js';
+import { type Clock, ServerClock } from '../../core/clock.js';
 import { GENERATION, MIN_READER, newerLayoutProblem, type Ledger, type SharedStore } from '../contract/index.js';
 import { PgDb } from './pg-db.js';
 import { PgDeliveries } from './pg-deliveries.js';
@@ -31,7 +31,9 @@ export interface PgStoreOptions {
  * Postgres (pg, a pool). Every operation is one transaction; those that read
  * then write first take an advisory transaction lock on their key (ADR 11),
  * and the deciding ones are server-side functions, one round trip each (ADR 13).
- * Times come from the injected clock, as in the SQLite store.
+ * Times come from the injected clock, as in the SQLite store; a server
+ * builds that clock as a ServerClock, which init() sets to follow the Postgres
+ * server's own time, so replicas whose hosts disagree still share one clock.
  */
 export class PgStore implements SharedStore {
   readonly kind = 'postgres';
@@ -53,7 +55,7 @@ export class PgStore implements SharedStore {
 
   constructor(
     private readonly pool: pg.Pool,
-    clock: Clock,
+    private readonly clock: Clock,
     options: PgStoreOptions = {},
   ) {
     const x = new PgDb(pool, clock, options.ledger ?? null);
@@ -95,6 +97,14 @@ export class PgStore implements SharedStore {
     // The probe's connection is opened now, not by the first probe: that one
     // comes when the store already looks slow, and must not pay a connect too.
     await this.probe?.check();
+    // Decisions, leases and sweeps on the server's clock, not this host's: measured before the first one.
+    if (this.clock instanceof ServerClock) await this.clock.follow(() => this.serverNow());
+  }
+
+  /** The Postgres server's own time, in ms. */
+  async serverNow(): Promise<number> {
+    const { rows } = await this.pool.query<{ ms: string }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS ms`);
+    return Number(rows[0]!.ms);
   }
 
   /** Small batches, each its own statement: no long lock. */
@@ -123,6 +133,7 @@ export class PgStore implements SharedStore {
   }
 
   async close() {
+    if (this.clock instanceof ServerClock) this.clock.stop();
     await Promise.all([this.pool.end(), this.probe?.close()]);
   }
 }

@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { manualClock, ServerClock } from '../../src/core/clock.js';
+
+test("a ServerClock keeps the server's time: the host's plus the measured offset, half the round trip taken off", async () => {
+  const host = manualClock(1_000_000);
+  const clock = new ServerClock(host);
+  // The host runs 2 h ahead of the server; the round trip takes 10 ms, the server answers halfway.
+  await clock.measure(async () => {
+    host.advance(5);
+    const server = host.now() - 7_200_000;
+    host.advance(5);
+    return server;
+  });
+  assert.equal(clock.offsetMs, -7_200_000);
+  assert.equal(clock.now(), host.now() - 7_200_000);
+  host.advance(1000);
+  assert.equal(clock.now(), host.now() - 7_200_000, 'between measurements it moves with the host');
+});
+
+test('a small correction backwards holds time still instead of stepping back; a large one is taken', async () => {
+  const host = manualClock(1_000_000);
+  const clock = new ServerClock(host);
+  await clock.measure(async () => host.now());
+  const before = clock.now();
+  await clock.measure(async () => host.now() - 300);
+  assert.equal(clock.now(), before, 'never backwards by a small correction');
+  host.advance(400);
+  assert.equal(clock.now(), before + 100, 'it catches up');
+  await clock.measure(async () => host.now() - 60_000);
+  assert.equal(clock.now(), host.now() - 60_000, 'a large correction is taken at once');
+});
+
+test('follow measures at once and keeps the last offset when a measurement fails', async () => {
+  const host = manualClock(1_000_000);
+  const clock = new ServerClock(host);
+  const errors: unknown[] = [];
+  let fail = false;
+  await clock.follow(
+    async () => {
+      if (fail) throw new Error('store down');
+      return host.now() + 500;
+    },
+    5,
+    (e) => errors.push(e),
+  );
+  assert.equal(clock.offsetMs, 500);
+  fail = true;
+  await new Promise((r) => setTimeout(r, 30));
+  clock.stop();
+  assert.ok(errors.length > 0, 'the failures were reported');
+  assert.equal(clock.offsetMs, 500, 'the last offset is kept');
+});
