@@ -205,6 +205,29 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal((await fx.store.incidents.decide(claim({ tenant: 'other', episodeStartedAt: t0 }))).outcome.kind, 'created', 'per tenant');
     });
 
+    test("tenant in every key: one tenant's decision, resolution, acknowledgement and close never touch another tenant's same key", async () => {
+      const t0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+      const [a, b] = ['tenant-a', 'tenant-b'];
+      assert.equal((await fx.store.incidents.decide(claim({ tenant: a, episodeStartedAt: t0 }))).outcome.kind, 'created');
+      assert.equal(
+        (await fx.store.incidents.decide(claim({ tenant: b, episodeStartedAt: t0 }))).outcome.kind,
+        'created',
+        "the same key is another tenant's own",
+      );
+      assert.equal(await fx.store.incidents.acknowledge(a, key), 'acknowledged');
+      assert.equal(await fx.store.incidents.acknowledge(b, key), 'acknowledged', "a's acknowledgement is not b's");
+      assert.ok(await fx.store.incidents.close(a, key, t0 + 60_000));
+      assert.notEqual(await fx.store.incidents.get(b, key), null, "a's close leaves b's key live");
+      assert.equal((await fx.store.incidents.decide(claim({ tenant: b, episodeStartedAt: t0 }))).outcome.kind, 'unchanged', "a's resolution is not b's");
+      assert.ok(await fx.store.incidents.close(b, key));
+      assert.equal(
+        (await fx.store.incidents.decide(claim({ tenant: b, episodeStartedAt: t0 + 1 }))).outcome.kind,
+        'created',
+        "b's episode after its own close is new: a's resolution at t0 + 60 s does not make it stale",
+      );
+      assert.equal((await fx.store.incidents.decide(claim({ tenant: a, episodeStartedAt: t0 + 1 }))).outcome.kind, 'stale', 'while a is held to its own');
+    });
+
     test('list: live incidents of one tenant, most recently seen first', async () => {
       const tenant = `list-${key.slice(-12)}`;
       // `a` lives 10 units: on Redis a unit is real time (100 ms), and a loaded

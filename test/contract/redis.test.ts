@@ -65,6 +65,14 @@ everyFacetContract(
   ['incidents', 'deliveries'],
 );
 
+// One shard: every key shares one hash tag, so a key that lost its tenant would collide with another tenant's.
+everyFacetContract(
+  'redis (1 shard)',
+  redisBackend,
+  fixture(() => redis.single.url, 'redis', 1),
+  ['incidents', 'deliveries', 'windows'],
+);
+
 describe('redis: backend-only', () => {
   test('the live index holds only what is live: a close removes its entry, an expiry is trimmed, a reconcile adds one', async () => {
     const store = new RedisStore(redisConnection(redis.single.url), 'redis', { expiredGraceMs: 0 });
