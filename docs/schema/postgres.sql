@@ -378,7 +378,7 @@ CREATE FUNCTION onceonly.oo_requeue_failing(p_kind text, p_tenant text, p_key te
     AS $$
 DECLARE n integer;
 BEGIN
-  UPDATE deliveries SET status = 'pending', retries = 0, due_at = p_now, lease = '', dead_at = NULL
+  UPDATE deliveries SET status = 'pending', retries = 0, due_at = GREATEST(p_now, not_before), lease = '', dead_at = NULL
    WHERE kind = p_kind AND tenant = p_tenant AND key = p_key AND (retries > 0 OR status = 'dead') AND (lease = '' OR due_at <= p_now);
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
@@ -429,7 +429,8 @@ CREATE TABLE onceonly.deliveries (
     due_at bigint NOT NULL,
     lease text DEFAULT ''::text NOT NULL,
     dead_at bigint,
-    held integer DEFAULT 0 NOT NULL
+    held integer DEFAULT 0 NOT NULL,
+    not_before bigint DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE onceonly.delivery_counters (
