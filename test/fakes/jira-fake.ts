@@ -11,6 +11,8 @@ export interface JiraIssue {
     status: { name: string; statusCategory: { key: string } };
   };
   comments: string[];
+  /** entity properties (Jira's issue properties), by property key */
+  properties?: Record<string, unknown>;
 }
 
 type Status = JiraIssue['fields']['status'];
@@ -105,7 +107,11 @@ export async function startJiraFake(
         .map(indexed)
         .filter((i): i is JiraIssue => i !== undefined && matches(i))
         .sort((a, b) => (order === 'ASC' ? num(a) - num(b) : num(b) - num(a)));
-      const page = hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status } }));
+      // `properties`: the issue properties asked for, by key, as Jira returns them beside the fields.
+      const asked = (r.query.get('properties') ?? '').split(',').filter((k) => k !== '');
+      const props = (i: JiraIssue) =>
+        asked.length === 0 ? {} : { properties: Object.fromEntries(asked.filter((k) => i.properties?.[k] !== undefined).map((k) => [k, i.properties![k]])) };
+      const page = hits.slice(0, Number(r.query.get('maxResults') ?? 50)).map((i) => ({ key: i.key, fields: { status: i.fields.status }, ...props(i) }));
       // Cloud pages by token and has no total; Data Center pages by offset.
       return { status: 200, body: deployment === 'cloud' ? { issues: page, isLast: page.length === hits.length } : { total: hits.length, issues: page } };
     }
@@ -113,7 +119,14 @@ export async function startJiraFake(
       // Jira's create refuses an issue without its required system fields (project, issue type, summary), each named
       // in `errors` under its field id, as Jira REST v2 "Create issue" answers 400.
       const f = (r.body as { fields?: Partial<JiraIssue['fields']> } | null)?.fields;
+      const given = (r.body as { properties?: unknown } | null)?.properties;
       const errors: Record<string, string> = {};
+      // Jira takes issue properties with the create as a list of {key, value}; a key is at most 255 characters.
+      if (
+        given !== undefined &&
+        (!Array.isArray(given) || given.some((p) => typeof p?.key !== 'string' || p.key === '' || p.key.length > 255 || p.value === undefined))
+      )
+        errors.properties = 'The property key must be a non-empty string of at most 255 characters, with a value.';
       if (!f?.project?.key) errors.project = 'Specify a valid project ID or key';
       if (!f?.issuetype?.name && !f?.issuetype?.id) errors.issuetype = 'Specify an issue type';
       else if (f.issuetype.name !== undefined && !ISSUE_TYPES.has(f.issuetype.name)) errors.issuetype = 'Specify a valid issue type';
@@ -127,7 +140,8 @@ export async function startJiraFake(
       if (Object.keys(errors).length > 0) return { status: 400, body: { errorMessages: [], errors } };
       const fields = f as JiraIssue['fields'];
       const key = `${fields.project.key}-${++seq}`;
-      const issue: JiraIssue = { key, fields: { ...fields, status: TODO }, comments: [] };
+      const properties = Object.fromEntries(((given as Array<{ key: string; value: unknown }> | undefined) ?? []).map((p) => [p.key, p.value]));
+      const issue: JiraIssue = { key, fields: { ...fields, status: TODO }, comments: [], properties };
       issues.set(key, issue);
       reindex(issue);
       return { status: 201, body: { id: String(seq), key, self: `${fake.url}/rest/api/2/issue/${seq}` } };

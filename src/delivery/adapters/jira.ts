@@ -44,6 +44,21 @@ declare module '../../config/adapters.js' {
 interface Issue {
   key: string;
   fields?: { status?: { statusCategory?: { key?: string } } };
+  properties?: Record<string, unknown>;
+}
+
+/** The issue property onceonly writes on every issue it makes: whose key the issue is. */
+export const JIRA_MARK = 'onceonly';
+/** Labels onceonly keeps for itself: `onceonly` and every `onceonly-…`. A template's are dropped. */
+export const RESERVED_JIRA_LABEL = /^onceonly(?:-|$)/i;
+
+/** The mark of a key's issue: the tenant, kind and key it was made for. */
+export const jiraMark = (e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>) => ({ tenant: e.tenant, kind: e.kind, key: e.key });
+
+/** Whether an issue found by search carries onceonly's mark for exactly this key (a label alone can be forged). */
+function markedFor(issue: Issue, e: Pick<OutboxEntry, 'tenant' | 'kind' | 'key'>): boolean {
+  const m = issue.properties?.[JIRA_MARK] as Record<string, unknown> | undefined;
+  return m !== null && typeof m === 'object' && m.tenant === e.tenant && m.kind === e.kind && m.key === e.key;
 }
 
 /** The label that holds the key: opaque (a hash of tenant, kind and key), so any key makes a valid label. */
@@ -65,7 +80,9 @@ const JIRA_TEXT_MAX = 32_767;
  * Rendered field templates in the shapes Jira's create takes: `project` by
  * key, `issuetype` and `priority` by name, `components` as names split at
  * commas, `labels` split at commas and spaces (a Jira label holds no space)
- * and added to the adapter's own, a custom field as its text.
+ * and added to the adapter's own, a custom field as its text. A rendered
+ * label onceonly keeps for itself (`onceonly`, `onceonly-…`) is dropped:
+ * what a producer sends can never give an issue another key's label.
  */
 export function jiraFields(rendered: Record<string, string>, labels: string[]): Record<string, unknown> {
   const list = (s: string, at: RegExp) =>
@@ -78,7 +95,7 @@ export function jiraFields(rendered: Record<string, string>, labels: string[]): 
     if (name === 'project') out.project = { key: value };
     else if (name === 'issuetype' || name === 'priority') out[name] = { name: value };
     else if (name === 'components') out.components = list(value, /,/).map((n) => ({ name: n }));
-    else if (name === 'labels') out.labels = [...new Set([...labels, ...list(value, /[\s,]+/)])];
+    else if (name === 'labels') out.labels = [...new Set([...labels, ...list(value, /[\s,]+/).filter((l) => !RESERVED_JIRA_LABEL.test(l))])];
     else out[name] = value;
   }
   return out;
@@ -107,13 +124,19 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
   const call = restCaller({ accept: 'application/json', 'content-type': 'application/json', authorization: basicAuth(c.username, c.api_token) }, c, deps);
   const owner = (e: OutboxEntry): TicketOwner => ({ adapter: c.name, tenant: e.tenant, kind: e.kind, key: e.key });
 
-  /** The oldest issue carrying the key's label (a later one can only be a raced duplicate, merged into it). */
+  /**
+   * The oldest issue carrying the key's label and onceonly's mark for exactly
+   * this key (a later one can only be a raced duplicate, merged into it). The
+   * label only finds candidates: anyone who can make an issue can give it a
+   * label, so an issue is adopted only when its `onceonly` property, written
+   * by onceonly's own create, names this tenant, kind and key.
+   */
   async function search(e: OutboxEntry): Promise<Issue | null> {
-    const q = new URLSearchParams({ jql: `labels = "${jiraLabel(e)}" ORDER BY key ASC`, fields: 'status', maxResults: '1' });
+    const q = new URLSearchParams({ jql: `labels = "${jiraLabel(e)}" ORDER BY key ASC`, fields: 'status', properties: JIRA_MARK, maxResults: '20' });
     const res = await call(`${searchUrl}?${q}`, 'GET');
     const issues = (res.body as { issues?: Issue[] } | null)?.issues;
     if (!Array.isArray(issues)) throw new Error(`Jira answered a search without an issues list: ${res.text.slice(0, 200)}`);
-    return issues[0] ?? null;
+    return issues.find((i) => markedFor(i, e)) ?? null;
   }
 
   /** One issue by its key, read where Jira is consistent; null when it no longer exists. */
@@ -212,6 +235,8 @@ export function jiraAdapter(c: JiraConfig, deps: AdapterDeps): Adapter {
           description: jiraText(describe(e)),
           ...jiraFields(render(e), ['onceonly', jiraLabel(e)]),
         },
+        // Whose issue this is, where only onceonly's create writes it: what a search adopts by.
+        properties: [{ key: JIRA_MARK, value: jiraMark(e) }],
       });
       const key = (res.body as { key?: unknown } | null)?.key;
       if (typeof key !== 'string' || !ISSUE_KEY.test(key)) throw new Error(`Jira answered a create without an issue key: ${res.text.slice(0, 200)}`);
