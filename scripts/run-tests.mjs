@@ -44,6 +44,9 @@ if (process.env.npm_lifecycle_event !== 'test') {
 // One seed for the whole run: every test that draws at random derives its own from it (test/helpers/seed.ts),
 // so a failure is replayed with the same TEST_SEED.
 if (!process.env.TEST_SEED) process.env.TEST_SEED = String(Date.now() % 2 ** 31);
+// The tests' Redis servers keep nothing on disk on purpose (a restart empties them, which is what the
+// fault tests restart them for): servers started by the tests run on them. The test of the check unsets it.
+process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS ??= '1';
 console.log(`TEST_SEED=${process.env.TEST_SEED} (set it to replay this run's random draws)`);
 
 // What the chosen files need beyond npm (their `// needs: …` lines), installed or started first.

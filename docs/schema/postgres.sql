@@ -458,6 +458,13 @@ CREATE TABLE onceonly.devices (
     gaps bigint DEFAULT 0 NOT NULL
 );
 
+CREATE TABLE onceonly.epoch (
+    id integer NOT NULL,
+    epoch text NOT NULL,
+    seq bigint NOT NULL,
+    CONSTRAINT epoch_id_check CHECK ((id = 1))
+);
+
 CREATE TABLE onceonly.events_seen (
     tenant text NOT NULL,
     device text NOT NULL,
@@ -671,6 +678,9 @@ ALTER TABLE ONLY onceonly.device_boots
 
 ALTER TABLE ONLY onceonly.devices
     ADD CONSTRAINT devices_pkey PRIMARY KEY (tenant, device);
+
+ALTER TABLE ONLY onceonly.epoch
+    ADD CONSTRAINT epoch_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY onceonly.events_seen
     ADD CONSTRAINT events_seen_pkey PRIMARY KEY (tenant, device, boot, sequence);

@@ -8,6 +8,7 @@ import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
 import { HeartbeatMonitor } from '../engine/heartbeats.js';
 import { buildApp } from '../http/app.js';
+import { EpochWatch } from './epoch-watch.js';
 import { DecisionTally, observers } from '../observe/decision-tally.js';
 import { DeliveryTally } from '../observe/delivery-tally.js';
 import { EventAccounting } from '../observe/event-accounting.js';
@@ -109,6 +110,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       openStore(options.store, clock, {
         expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
         redisShards: cfg.redis.shards,
+        redisPersistence: {
+          acceptDataLoss: cfg.redis.accept_data_loss || process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS === '1',
+          onUnchecked: (why) => logger.warn(`${why}; make sure it keeps data on disk and never evicts keys (docs/deploy.md)`),
+        },
         failOpen: {
           timeoutMs: cfg.failopen.timeout_ms,
           failAfter: cfg.failopen.fail_after,
@@ -147,6 +152,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw new StartupError(`cannot prepare the store: ${(error as Error).message}`);
   }
   const store = instrumentStore(raw, metrics.storeLatency);
+  // The store's epoch marker: this replica's baseline now, then a look every few seconds, so a store that
+  // lost its data (restarted without persistence, flushed, restored from an old backup) is never silent.
+  const epochs = new EpochWatch(raw, { registry: metrics.registry, logger, clock });
+  await epochs.start();
   metrics.watchStore(store);
   metrics.watchConfig(config.reloads);
   if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
@@ -252,6 +261,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
   });
   const app = buildApp({
+    storeResetAt: () => epochs.resetAt,
     dedup,
     events,
     violations,
@@ -311,6 +321,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     tenant: tenant ?? DEFAULT_TENANT,
     scoped: cfg.tenants.length > 0,
     maxBytes: cfg.limits.body_bytes,
+    alertsPerPost: cfg.limits.alerts_per_post,
   });
   const { mqtt: mqttIn, nats: natsIn } = cfg.ingest;
   const mqttIngest = mqttIn
@@ -359,6 +370,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         await mqttIngest?.stop();
         await natsIngest?.stop();
         await heartbeats.stop();
+        await epochs.stop();
         await app.close();
         // After the last request: what it decided is in the outbox for the next start.
         await delivery.stop();

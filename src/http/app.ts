@@ -64,6 +64,8 @@ declare module 'fastify' {
 }
 
 export interface AppOptions {
+  /** ms, when this replica last found the store's data lost (its epoch marker); null: never */
+  storeResetAt?: () => number | null;
   dedup: Deduplicator;
   events: EventIngest;
   violations: ViolationIngest;
@@ -96,6 +98,7 @@ const serverTimeouts = (t: AppOptions['timeouts']) =>
   t ? { headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: Math.min(1000, t.headersMs) } : {};
 
 export function buildApp({
+  storeResetAt,
   dedup,
   events,
   violations,
@@ -202,7 +205,7 @@ export function buildApp({
     return reply.code(404).send(errorBody(e));
   });
 
-  operationRoutes(app, dedup.store, metrics);
+  operationRoutes(app, dedup.store, metrics, storeResetAt);
   // Producers' Idempotency-Keys: after access (the tenant is known), before any route runs.
   idempotency(app, dedup.store.requests, config);
   // Batches: NDJSON on the three routes that decide one input; each line costs its tenant a token.

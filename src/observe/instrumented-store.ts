@@ -64,6 +64,7 @@ export function instrumentStore(inner: DedupStore, latency: Histogram<'operation
     ...facets,
     sweepExpired: () => inner.sweepExpired(),
     ping: () => inner.ping(),
+    tickEpoch: () => inner.tickEpoch(),
     close: () => inner.close(),
     ...(inner.init ? { init: () => inner.init!() } : {}),
   };

@@ -45,6 +45,8 @@ export interface StoreOptions {
   ledger?: Ledger;
   /** Redis: the hash-tag shard count (default 64; part of the stored layout, docs/scaling.md). */
   redisShards?: number;
+  /** Redis: check at init that it keeps what it acknowledges, refusing one that does not unless `acceptDataLoss`. */
+  redisPersistence?: { acceptDataLoss: boolean; onUnchecked?: (why: string) => void };
   /** Redis: the replica moved to another shard count, meeting a shard `migrate-shards` froze. */
   onShardsMoved?: (from: number, to: number) => void;
 }
@@ -124,6 +126,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       new RedisStore(conn, cluster ? 'redis-cluster' : 'redis', {
         expiredGraceMs: grace,
         ...(options.redisShards !== undefined ? { shards: options.redisShards } : {}),
+        ...(options.redisPersistence ? { checkPersistence: true, ...options.redisPersistence } : {}),
         ...(options.onShardsMoved ? { onMoved: options.onShardsMoved } : {}),
       }),
       clock,

@@ -43,6 +43,11 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+// These servers keep nothing on disk on purpose (restart() empties one, which is what fault tests restart
+// them for), and a server refuses such a Redis unless told it may lose data: the tests' and benches'
+// servers are told. The test of that check unsets it for its own.
+process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS ??= '1';
+
 /** A redis-server of the test's own on a free port, no persistence, stopped by PID. */
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const port = await freePort();

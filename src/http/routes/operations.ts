@@ -5,7 +5,7 @@ import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody, object } from '../openapi/schemas.js';
 
-export function operationRoutes(app: FastifyInstance, store: DedupStore, metrics: Metrics): void {
+export function operationRoutes(app: FastifyInstance, store: DedupStore, metrics: Metrics, storeResetAt: () => number | null = () => null): void {
   app.get(
     '/healthz',
     doc({ summary: 'The process is up', access: 'open', tag: 'operations', responses: { 200: { description: 'up', schema: object } } }),
@@ -29,7 +29,9 @@ export function operationRoutes(app: FastifyInstance, store: DedupStore, metrics
       } catch (error) {
         throw new ApiError('unavailable', `store ${store.kind} is not reachable: ${(error as Error).message}`);
       }
-      return { status: 'ready', store: store.kind };
+      // Ready, and saying so when the store lost its data since this replica started: it serves on, anew.
+      const reset = storeResetAt();
+      return { status: 'ready', store: store.kind, ...(reset !== null ? { store_reset_at: new Date(reset).toISOString() } : {}) };
     },
   );
 

@@ -1,3 +1,4 @@
+import type { EpochMark } from './epoch.js';
 import type { DeliveryStore } from './deliveries.js';
 import type { DeviceStore } from './devices.js';
 import type { IncidentStore, SharedIncidentStore } from './incidents.js';
@@ -28,6 +29,7 @@ export * from './groups.js';
 export * from './windows.js';
 export * from './history.js';
 export * from './generation.js';
+export * from './epoch.js';
 export type { OutboxEntry, OutboxPayload } from '../../core/outbox.js';
 
 /**
@@ -72,6 +74,11 @@ export interface DedupStore {
   init?(): Promise<void>;
   /** Throws when the store cannot serve. */
   ping(): Promise<void>;
+  /**
+   * The epoch marker (epoch.ts), in one atomic step: written when absent,
+   * its count raised by one, both returned.
+   */
+  tickEpoch(): Promise<EpochMark>;
   /** Fail-open's health probe, when it differs from ping: one that does not queue behind this replica's own work. */
   probeHealth?(): Promise<void>;
   close(): Promise<void>;

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../core/clock.js';
 import type {
   DedupStore,
+  EpochMark,
   IncidentClaim,
   IncidentRecord,
   OutboxPayload,
@@ -12,7 +13,10 @@ import type {
   Facets,
 } from '../contract/index.js';
 import { FACET_NAMES } from '../contract/index.js';
-import { isTransportFault, refusalOf, StoreTimeoutError, StoreUnavailableError } from '../errors.js';
+import { isTransportFault, refusalOf, StoreTimeoutError, StoreUnavailableError, withTimeout } from '../errors.js';
+
+/** How long an epoch look may take: it runs beside the decisions, never under their deadline. */
+const EPOCH_TIMEOUT_MS = 5000;
 import { wrapFacet } from '../facet.js';
 import { FailOpenDeliveries } from './fail-open-deliveries.js';
 import type { Journal } from './journal.js';
@@ -207,6 +211,11 @@ export class FailOpenStore implements DedupStore {
   /** Prepares the shared store (Postgres: migrations); it must answer for that. */
   async init(): Promise<void> {
     await this.inner.init?.();
+  }
+
+  /** The shared store's marker: only the shared store can say whether it lost data (a failure is its own). */
+  tickEpoch(): Promise<EpochMark> {
+    return withTimeout(this.inner.tickEpoch(), EPOCH_TIMEOUT_MS);
   }
 
   get isDegraded(): boolean {

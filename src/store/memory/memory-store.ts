@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { OutboxEntry } from '../../core/outbox.js';
-import { type DedupStore, SWEEP_BATCH } from '../contract/index.js';
+import { type DedupStore, type EpochMark, newEpoch, SWEEP_BATCH } from '../contract/index.js';
 import { MemoryDeliveries } from './memory-deliveries.js';
 import { MemoryDevices } from './memory-devices.js';
 import { MemoryIncidents } from './memory-incidents.js';
@@ -71,6 +71,13 @@ export class MemoryStore implements DedupStore {
       this.flaps.sweep(SWEEP_BATCH) +
       this.history.sweep(SWEEP_BATCH)
     );
+  }
+
+  /** This process's own marker: the memory store's data lives and dies with it. */
+  private readonly epochMark: EpochMark = { epoch: newEpoch(), seq: 0 };
+  async tickEpoch(): Promise<EpochMark> {
+    this.epochMark.seq++;
+    return { ...this.epochMark };
   }
 
   async ping() {

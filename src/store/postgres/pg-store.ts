@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type Clock, ServerClock } from '../../core/clock.js';
-import { GENERATION, MIN_READER, newerLayoutProblem, type Ledger, type SharedStore } from '../contract/index.js';
+import { type EpochMark, GENERATION, MIN_READER, newEpoch, newerLayoutProblem, type Ledger, type SharedStore } from '../contract/index.js';
 import { PgDb } from './pg-db.js';
 import { PgDeliveries } from './pg-deliveries.js';
 import { PgDevices } from './pg-devices.js';
@@ -125,6 +125,14 @@ export class PgStore implements SharedStore {
 
   async ping() {
     await this.pool.query('SELECT 1');
+  }
+
+  async tickEpoch(): Promise<EpochMark> {
+    const { rows } = await this.pool.query<{ epoch: string; seq: string }>(
+      'INSERT INTO epoch (id, epoch, seq) VALUES (1, $1, 1) ON CONFLICT (id) DO UPDATE SET seq = epoch.seq + 1 RETURNING epoch, seq',
+      [newEpoch()],
+    );
+    return { epoch: rows[0]!.epoch, seq: Number(rows[0]!.seq) };
   }
 
   async probeHealth() {

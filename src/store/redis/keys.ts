@@ -271,6 +271,10 @@ export const MIGRATING_KEY = '{oo:layout}:from';
 /** The shard count the keys in this Redis were written with (one slot: `{oo:layout}`). */
 export const LAYOUT_KEY = '{oo:layout}:shards';
 
+/** The epoch marker and its count (store/contract/epoch.ts): one slot, `{oo:epoch}`, of no shard; never expiring. */
+export const EPOCH_KEY = '{oo:epoch}:id';
+export const EPOCH_SEQ_KEY = '{oo:epoch}:seq';
+
 /** The least layout generation a replica needs to read these keys (store/contract/generation.ts), beside LAYOUT_KEY. */
 export const READER_KEY = '{oo:layout}:reader';
 

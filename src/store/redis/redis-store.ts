@@ -1,4 +1,4 @@
-import { GENERATION, MIN_READER, newerLayoutProblem, type SharedStore } from '../contract/index.js';
+import { type EpochMark, GENERATION, MIN_READER, newEpoch, newerLayoutProblem, type SharedStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { RedisDeliveries } from './redis-deliveries.js';
 import { RedisDevices } from './redis-devices.js';
@@ -13,7 +13,7 @@ import { RedisHeartbeats } from './redis-heartbeats.js';
 import { RedisFlaps } from './redis-flaps.js';
 import { RedisHistory, RedisHistoryWrites } from './redis-history.js';
 import { RedisGroups } from './redis-groups.js';
-import { keyLayout, LAYOUT_KEY, READER_KEY, type KeyLayout } from './keys.js';
+import { EPOCH_KEY, EPOCH_SEQ_KEY, keyLayout, LAYOUT_KEY, READER_KEY, type KeyLayout } from './keys.js';
 import { scripts } from './scripts.js';
 import { isTransportFault, withTimeout } from '../errors.js';
 import { LayoutSeam } from './layout-seam.js';
@@ -24,6 +24,15 @@ export interface RedisStoreOptions {
   shards?: number;
   /** The store moved to another shard count (`migrate-shards` froze a shard it called). */
   onMoved?: (from: number, to: number) => void;
+  /**
+   * init() checks that Redis keeps what it acknowledged (persistence on,
+   * maxmemory-policy noeviction) and refuses one that does not, unless
+   * `acceptDataLoss`. A server checks; a store built directly does not.
+   */
+  checkPersistence?: boolean;
+  acceptDataLoss?: boolean;
+  /** told when the check could not be made (CONFIG refused, as on managed Redis) */
+  onUnchecked?: (why: string) => void;
 }
 
 /**
@@ -54,7 +63,7 @@ export class RedisStore implements SharedStore {
   constructor(
     readonly conn: RedisConnection,
     kind: 'redis' | 'redis-cluster' = 'redis',
-    options: RedisStoreOptions = {},
+    private readonly options: RedisStoreOptions = {},
   ) {
     this.kind = kind;
     const k = (this.layout = keyLayout(options.shards));
@@ -87,7 +96,7 @@ export class RedisStore implements SharedStore {
    * A Redis that does not answer now is not waited for (the replica starts and
    * fails open, as it does whenever Redis is away); the next start checks.
    */
-  async init() {
+  async init(): Promise<void> {
     const shards = this.layout.shards;
     let held: unknown;
     try {
@@ -106,6 +115,41 @@ export class RedisStore implements SharedStore {
         `Redis holds keys laid out in ${String(held)} shards and this replica is configured with redis.shards: ${shards}; every replica must use the count the keys were written with (changing it moves them: see docs/scaling.md)`,
       );
     }
+    if (!this.options.checkPersistence) return;
+    const loses = await this.losesDataSilently();
+    if (loses === 'unchecked')
+      this.options.onUnchecked?.('Redis refused CONFIG GET (a managed Redis?): its persistence and eviction policy could not be checked');
+    else if (loses !== null && !this.options.acceptDataLoss)
+      throw new Error(`this Redis can lose acknowledged data: ${loses}. Fix the setting, or set redis.accept_data_loss: true to run on it anyway`);
+  }
+
+  /**
+   * The setting by which this Redis loses what it acknowledged without a
+   * trace (no AOF and no RDB snapshots: a restart empties it; an eviction
+   * policy other than noeviction: a full Redis drops live keys and pending
+   * deliveries), null when none, or 'unchecked' where CONFIG is not allowed.
+   * As BullMQ checks the eviction policy before it trusts a Redis with jobs.
+   */
+  private async losesDataSilently(): Promise<string | null | 'unchecked'> {
+    const get = async (name: string): Promise<string | null> => {
+      const reply = (await withTimeout(this.conn.send(LAYOUT_KEY, ['CONFIG', 'GET', name]), 2000)) as unknown;
+      if (Array.isArray(reply)) return reply.length >= 2 ? String(reply[1]) : null;
+      if (reply && typeof reply === 'object') return String((reply as Record<string, unknown>)[name] ?? '') || null;
+      return null;
+    };
+    let aof: string | null;
+    let save: string | null;
+    let policy: string | null;
+    try {
+      [aof, save, policy] = [await get('appendonly'), await get('save'), await get('maxmemory-policy')];
+    } catch (err) {
+      if (isTransportFault(err)) return null;
+      return 'unchecked';
+    }
+    if (policy !== null && policy !== 'noeviction')
+      return `maxmemory-policy is ${policy} (use noeviction: a full Redis then refuses writes, and onceonly fails open, instead of dropping keys)`;
+    if (aof !== 'yes' && (save === null || save.trim() === '')) return 'it keeps nothing on disk (appendonly no and no save points): a restart empties it';
+    return null;
   }
 
   /**
@@ -119,6 +163,19 @@ export class RedisStore implements SharedStore {
 
   ping() {
     return this.conn.ping();
+  }
+
+  /** The marker and its count, one hash tag of their own (one slot in a cluster), in one script. */
+  async tickEpoch(): Promise<EpochMark> {
+    const [epoch, seq] = (await this.conn.send(EPOCH_KEY, [
+      'EVAL',
+      "local e = redis.call('GET', KEYS[1]) if not e then e = ARGV[1] redis.call('SET', KEYS[1], e) redis.call('DEL', KEYS[2]) end return {e, redis.call('INCR', KEYS[2])}",
+      '2',
+      EPOCH_KEY,
+      EPOCH_SEQ_KEY,
+      newEpoch(),
+    ])) as [string, number];
+    return { epoch: String(epoch), seq: Number(seq) };
   }
 
   probeHealth() {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
-import { type DedupStore, SWEEP_BATCH } from '../contract/index.js';
+import { type DedupStore, type EpochMark, newEpoch, SWEEP_BATCH } from '../contract/index.js';
 import { SqliteDb, type SqliteOptions } from './sqlite-db.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { SqliteDevices } from './sqlite-devices.js';
@@ -79,6 +79,17 @@ export class SqliteStore implements DedupStore {
 
   ping() {
     return this.x.ping();
+  }
+
+  tickEpoch(): Promise<EpochMark> {
+    return this.x.writes.submit(
+      () =>
+        this.x.db
+          .prepare<[{ epoch: string }], EpochMark>(
+            'INSERT INTO epoch (id, epoch, seq) VALUES (1, @epoch, 1) ON CONFLICT (id) DO UPDATE SET seq = seq + 1 RETURNING epoch, seq',
+          )
+          .get({ epoch: newEpoch() })!,
+    );
   }
 
   /** The better-sqlite3 connection, for inspection (and for tests that make the file unwritable). */
