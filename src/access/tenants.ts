@@ -70,9 +70,14 @@ export function tokenIndex(tenants: readonly TenantConfig[]): TokenIndex {
   return idx;
 }
 
-/** The token of an Authorization header (`Bearer`, or Opsgenie's `GenieKey`), or null when there is none. */
-export function bearer(header: string | undefined): string | null {
-  // GenieKey: what Opsgenie's clients send; a heartbeat pinger moved from Opsgenie keeps its header.
-  const m = /^(?:Bearer|GenieKey)[ ]+(\S+)\s*$/i.exec(header ?? '');
+/**
+ * The token of an Authorization header (`Bearer`, or with `genieKey`
+ * Opsgenie's `GenieKey`), or null when there is none. GenieKey is what
+ * Opsgenie's clients send, taken on the Opsgenie routes only: elsewhere it
+ * is no credential, so a key handed to an Opsgenie integration opens
+ * nothing else.
+ */
+export function bearer(header: string | undefined, genieKey = false): string | null {
+  const m = (genieKey ? /^(?:Bearer|GenieKey)[ ]+(\S+)\s*$/i : /^Bearer[ ]+(\S+)\s*$/i).exec(header ?? '');
   return m ? m[1]! : null;
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { printable } from './table.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
 
 interface AuditEntry {
@@ -28,7 +29,7 @@ export function auditCommand(program: Command): void {
         process.stdout.write(
           rows.length === 0
             ? `no audit rows for ${key}\n`
-            : `${rows.map((r) => `${r.at}  ${r.kind}  ${r.decision}/${r.reason || '-'}  ${r.replica}  ${r.request_id}`).join('\n')}\n`,
+            : `${rows.map((r) => printable(`${r.at}  ${r.kind}  ${r.decision}/${r.reason || '-'}  ${r.replica}  ${r.request_id}`)).join('\n')}\n`,
         );
       });
     });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { answer, explain, type ViewEvent } from '../http/dashboard/public/explain.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
+import { printable } from './table.js';
 
 /**
  * `onceonly explain KEY`: why did (or didn't) this key make a ticket? Its
@@ -25,7 +26,8 @@ export function explainCommand(program: Command): void {
         }
         if (a.status !== 200) return fail('explain', failed(key, a));
         const body = a.body as { key: string; events: ViewEvent[] };
-        process.stdout.write(o.json ? `${JSON.stringify(body)}\n` : `${explain(body.key, body.events).join('\n')}\n`);
+        // Each line escaped: a label or summary holding an ESC sequence or a bidi override must not act on the terminal.
+        process.stdout.write(o.json ? `${JSON.stringify(body)}\n` : `${explain(body.key, body.events).map(printable).join('\n')}\n`);
       });
     });
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { printable } from './table.js';
 import type { Command } from 'commander';
 import { SimulateError, simulate, type SimulationReport } from '../app/simulate.js';
 import { ConfigError, loadConfigFile } from '../config/load.js';
@@ -64,7 +65,7 @@ export function simulateCommand(program: Command): void {
         source = openStore(o.store, systemClock, { redisShards: config.redis.shards });
         await source.init?.();
         const report = await simulate({ source, config, since, ...(silence.length > 0 ? { silence } : {}) });
-        process.stdout.write(o.json ? `${JSON.stringify(report)}\n` : `${formatReport(report)}\n`);
+        process.stdout.write(o.json ? `${JSON.stringify(report)}\n` : `${formatReport(report).split('\n').map(printable).join('\n')}\n`);
       } catch (err) {
         process.stderr.write(
           `onceonly simulate: ${err instanceof StoreUrlError || err instanceof SimulateError ? '' : `store ${shown(o.store)}: `}${(err as Error).message}\n`,

@@ -6,8 +6,14 @@
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+/** Bidirectional controls and line or paragraph separators: they reorder or break what the terminal shows. */
+const BIDI = /[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-export const printable = (text: string) => text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+/** Text as it may reach a terminal: C0 and C1 controls shown as `\xNN`, bidirectional controls and separators as `\u{NNNN}`. */
+export const printable = (text: string) =>
+  text
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+    .replace(BIDI, (c) => `\\u{${c.charCodeAt(0).toString(16).padStart(4, '0')}}`);
 
 export function textTable(head: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const cells = rows.map((r) => r.map(printable));

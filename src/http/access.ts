@@ -1,9 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OPSGENIE_ROUTES } from './routes/opsgenie-alerts.js';
 import type { RateLimiter } from '../access/rate-limit.js';
 import { bearer, type TenantConfig, type TokenIndex, tokenIndex } from '../access/tenants.js';
 import type { Config } from '../config/schema.js';
 import { ApiError } from './errors.js';
 
+/** The routes that take Opsgenie's `GenieKey` header: its Alert API and its heartbeat pings. */
+const GENIE_KEY_ROUTES: ReadonlySet<string> = new Set([...OPSGENIE_ROUTES, '/v2/heartbeats/:name/ping']);
 /** Failed tokens one client address may present per second (and in a burst) before it is answered 429. */
 export const FAILED_TOKENS = { per_second: 1, burst: 20 };
 
@@ -113,7 +116,8 @@ export function stillAdmitted(req: FastifyRequest, cfg: Config): boolean {
 
 /** The tenant whose token the request's `Authorization: Bearer` carries, if any. */
 function bearerTenant(req: FastifyRequest, index: TokenIndex): TenantConfig | null {
-  const token = bearer(req.headers.authorization);
+  const route = req.routeOptions.url;
+  const token = bearer(req.headers.authorization, route !== undefined && GENIE_KEY_ROUTES.has(route));
   return token ? index.lookup(token) : null;
 }
 

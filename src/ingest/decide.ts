@@ -7,6 +7,7 @@ import type { Deduplicator } from '../engine/deduplicator.js';
 import type { EventIngest } from '../engine/events.js';
 import type { ViolationIngest } from '../engine/violations.js';
 import { parseAlertmanager } from '../inputs/alertmanager/schema.js';
+import { MAX_DEPTH } from '../inputs/limits.js';
 import type { EventAccounting } from '../observe/event-accounting.js';
 import type { Logger } from '../observe/logger.js';
 import type { Registry } from 'prom-client';
@@ -31,6 +32,8 @@ export interface IngestOptions {
   scoped: boolean;
   /** the largest message decided (limits.body_bytes) */
   maxBytes: number;
+  /** the most alerts one Alertmanager payload may carry (limits.alerts_per_post) */
+  alertsPerPost: number;
   /** told of errors that repeat while the broker, or the store, is down (rate-limited by the caller) */
   connectionError: (err: Error) => void;
   storeError: (err: Error) => void;
@@ -56,7 +59,15 @@ export type Taken = { ok: true } | { ok: false; reason: 'invalid' | 'forbidden';
  * sending it again cannot help. Anything else (the store unreachable or
  * full) throws, and the message is taken again later.
  */
-export async function decideOne(ingests: Ingests, kind: IngestKind, payload: Buffer, tenant: string, scoped: boolean, origin: Origin): Promise<Taken> {
+export async function decideOne(
+  ingests: Ingests,
+  kind: IngestKind,
+  payload: Buffer,
+  tenant: string,
+  scoped: boolean,
+  origin: Origin,
+  limits?: { alertsPerPost: number },
+): Promise<Taken> {
   let body: unknown;
   try {
     body = parseJson(payload);
@@ -74,9 +85,14 @@ export async function decideOne(ingests: Ingests, kind: IngestKind, payload: Buf
       case 'violation':
         await ingests.violations.apply(body, tenant, origin);
         break;
-      case 'alertmanager':
-        await ingests.alerts.apply(parseAlertmanager(body), tenant, origin);
+      case 'alertmanager': {
+        const payload = parseAlertmanager(body);
+        // The HTTP route's bound (413 there): a message of more alerts is refused whole, never decided in part.
+        if (limits && payload.alerts.length > limits.alertsPerPost)
+          return refused(ingests, kind, tenant, 'invalid', `${payload.alerts.length} alerts, over limits.alerts_per_post (${limits.alertsPerPost})`);
+        await ingests.alerts.apply(payload, tenant, origin);
         break;
+      }
     }
     return { ok: true };
   } catch (err) {
@@ -95,16 +111,30 @@ export async function decideOne(ingests: Ingests, kind: IngestKind, payload: Buf
  */
 function parseJson(payload: Buffer): unknown {
   if (!isUtf8(payload)) throw new Error('not valid UTF-8');
+  let value: unknown;
   try {
-    return JSON.parse(payload.toString('utf8'), (key, value: unknown) => {
-      if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value))
-        throw new Error(`a "${key}" key is not taken`);
-      return value;
-    });
+    // No reviver: V8 parses any depth without recursion, a reviver walks it back by recursion (a
+    // message nested 100,000 deep overflowed the stack). The keys are checked below, iteratively.
+    value = JSON.parse(payload.toString('utf8'));
   } catch (err) {
     throw err instanceof SyntaxError ? new Error(`not JSON: ${err.message}`) : err;
   }
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_MESSAGE_DEPTH) throw new Error(`nested more than ${MAX_MESSAGE_DEPTH} levels deep (carried objects are at most ${MAX_DEPTH})`);
+    for (const [key, child] of Object.entries(v)) {
+      if (key === '__proto__' || (key === 'constructor' && typeof child === 'object' && child !== null && 'prototype' in child))
+        throw new Error(`a "${key}" key is not taken`);
+      stack.push([child, depth + 1]);
+    }
+  }
+  return value;
 }
+
+/** How deep a message may nest: a carried object's bound, and the few levels of the body around it. */
+const MAX_MESSAGE_DEPTH = MAX_DEPTH + 8;
 
 function refused(ingests: Ingests, kind: IngestKind, tenant: string, reason: 'invalid' | 'forbidden', message: string): Taken {
   if (kind === 'event') ingests.accounting.refused(reason, tenant);

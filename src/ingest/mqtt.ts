@@ -4,18 +4,9 @@ import { Counter, Gauge } from 'prom-client';
 import type { MqttIngestConfig } from '../config/ingest.js';
 import { origin } from '../delivery/http.js';
 import { decideOne, type IngestOptions, type Ingests, kindOf } from './decide.js';
+import { topicMatches } from '../config/ingest.js';
 
-/** Whether an MQTT topic filter (`+` one level, `#` the rest) matches a topic name. */
-export function topicMatches(filter: string, topic: string): boolean {
-  const f = filter.split('/');
-  const t = topic.split('/');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '#') return true;
-    if (i >= t.length) return false;
-    if (f[i] !== '+' && f[i] !== t[i]) return false;
-  }
-  return f.length === t.length;
-}
+export { topicMatches };
 
 export interface MqttIngestOptions extends IngestOptions {
   /** the longest wait between attempts at a message the store could not take */
@@ -110,9 +101,19 @@ export class MqttIngest {
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     for (let attempt = 0; ; attempt++) {
       try {
-        const r = await decideOne(this.ingests, kind, payload, this.o.tenant, this.o.scoped, {
-          requestId: `mqtt:${packet.topic.slice(0, 200)}#${packet.messageId ?? 0}`,
-        });
+        // The HTTP body bound holds here too (the broker's packet limit leaves room for the MQTT headers).
+        const r =
+          payload.length > this.o.maxBytes
+            ? ({ ok: false, reason: 'invalid', message: `${payload.length} bytes, over limits.body_bytes (${this.o.maxBytes})` } as const)
+            : await decideOne(
+                this.ingests,
+                kind,
+                payload,
+                this.o.tenant,
+                this.o.scoped,
+                { requestId: `mqtt:${packet.topic.slice(0, 200)}#${packet.messageId ?? 0}` },
+                { alertsPerPost: this.o.alertsPerPost },
+              );
         if (r.ok) {
           this.messages.labels('decided').inc();
           return;

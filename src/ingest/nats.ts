@@ -3,18 +3,9 @@ import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { Counter, Gauge } from 'prom-client';
 import type { NatsIngestConfig } from '../config/ingest.js';
 import { decideOne, type IngestOptions, type Ingests, kindOf } from './decide.js';
+import { subjectMatches } from '../config/ingest.js';
 
-/** Whether a NATS subject filter (`*` one token, `>` the rest) matches a subject. */
-export function subjectMatches(filter: string, subject: string): boolean {
-  const f = filter.split('.');
-  const t = subject.split('.');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '>') return t.length > i;
-    if (i >= t.length) return false;
-    if (f[i] !== '*' && f[i] !== t[i]) return false;
-  }
-  return f.length === t.length;
-}
+export { subjectMatches };
 
 /** A NATS URL as logs show it: scheme, host and port (credentials and paths stay out). */
 const shown = (url: string) => url.replace(/^(\w+:\/\/)(?:[^@/]*@)?([^/]*).*$/, '$1$2');
@@ -172,9 +163,15 @@ export class NatsIngest {
           ? ({ ok: false, reason: 'invalid', message: `no subject filter takes ${m.subject.slice(0, 200)}` } as const)
           : m.data.length > this.o.maxBytes
             ? ({ ok: false, reason: 'invalid', message: `${m.data.length} bytes, over limits.body_bytes (${this.o.maxBytes})` } as const)
-            : await decideOne(this.ingests, kind, Buffer.from(m.data), this.o.tenant, this.o.scoped, {
-                requestId: `nats:${this.c.stream}#${m.seq}`,
-              });
+            : await decideOne(
+                this.ingests,
+                kind,
+                Buffer.from(m.data),
+                this.o.tenant,
+                this.o.scoped,
+                { requestId: `nats:${this.c.stream}#${m.seq}` },
+                { alertsPerPost: this.o.alertsPerPost },
+              );
       if (!r.ok) {
         this.counted.labels('rejected').inc();
         this.o.logger.warn(

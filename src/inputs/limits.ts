@@ -28,10 +28,21 @@ const CONTROL_BUT_WHITESPACE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/**
+ * What identity text (keys, identity fields, label names and values) also
+ * refuses: C1 controls (U+0080–U+009F, read as escape sequences by some
+ * terminals) and the characters that reorder or break a line as shown
+ * (bidirectional marks, embeddings, overrides and isolates; line and
+ * paragraph separators). A key that reads as another in a listing, a
+ * ticket or a terminal is a key a person can be fooled by.
+ */
+const IDENTITY_FORMAT = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
 /** Why `s` is not acceptable text (a control character or a lone surrogate), or null. */
 export function textProblem(s: string, freeText = false): string | null {
   if ((freeText ? CONTROL_BUT_WHITESPACE : CONTROL).test(s))
     return freeText ? 'must not contain control characters other than tab and line breaks' : 'must not contain control characters';
+  if (!freeText && IDENTITY_FORMAT.test(s)) return 'must not contain C1 control characters, bidirectional controls or line separators';
   if (LONE_SURROGATE.test(s)) return 'must be well-formed Unicode (no lone surrogates)';
   return null;
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -93,6 +93,21 @@ test('onceonly backup refuses clearly and changes nothing: an existing file, ano
     const notOurs = runCli(['backup', '--store', `sqlite:${foreign}`, join(dir.path, 'f.db')]);
     assert.equal(notOurs.status, 2);
     assert.match(notOurs.stderr, /foreign\.db is not an onceonly store/);
+    assert.equal(existsSync(join(dir.path, 'f.db')), false, 'a refused copy leaves no file behind');
+
+    // A dangling symlink at the target would send the copy wherever it points: refused, nothing made there.
+    const pointed = join(dir.path, 'elsewhere.db');
+    symlinkSync(pointed, join(dir.path, 'link.db'));
+    const viaLink = runCli(['backup', '--store', `sqlite:${live}`, join(dir.path, 'link.db')]);
+    assert.equal(viaLink.status, 2);
+    assert.match(viaLink.stderr, /link\.db exists already: a backup never overwrites a file/);
+    assert.equal(existsSync(pointed), false, 'nothing was written where the link points');
+
+    // A copy holds every ticket's data: it is made readable by its owner only.
+    const copy = join(dir.path, 'copy.db');
+    const made = runCli(['backup', '--store', `sqlite:${live}`, copy]);
+    assert.equal(made.status, 0, made.stderr);
+    assert.equal(statSync(copy).mode & 0o777, 0o600);
 
     const noDir = runCli(['backup', '--store', `sqlite:${live}`, join(dir.path, 'no', 'such', 'dir.db')]);
     assert.equal(noDir.status, 2);

@@ -143,6 +143,15 @@ test('with tenants, GenieKey (or Bearer) is the tenant token; a wrong key is ref
     assert.equal((await post(`GenieKey ${token}`, '/v2/alerts/a1/close?identifierType=alias', {})).statusCode, 202);
     const list = await s.app.inject({ method: 'GET', url: '/v1/incidents', headers: { authorization: `Bearer ${token}` } });
     assert.deepEqual(JSON.parse(list.body), { incidents: [] }, "the tenant's alert was made, repeated and closed");
+    // GenieKey is a credential on the Opsgenie routes only: the same key opens nothing else.
+    for (const [method, url] of [
+      ['GET', '/v1/incidents'],
+      ['POST', '/v1/incidents'],
+      ['GET', '/v1/dead-letters'],
+    ] as const) {
+      const r = await s.app.inject({ method, url, headers: { authorization: `GenieKey ${token}` }, ...(method === 'POST' ? { payload: {} } : {}) });
+      assert.equal(r.statusCode, 401, `${method} ${url} with GenieKey`);
+    }
     const history = await s.app.inject({ method: 'GET', url: `${key('a1')}/history`, headers: { authorization: `Bearer ${token}` } });
     assert.deepEqual(
       (JSON.parse(history.body).events as Array<{ type: string; decision?: string }>).map((e) => e.decision ?? e.type),

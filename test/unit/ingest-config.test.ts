@@ -89,3 +89,16 @@ test('ingest.nats: the defaults, and every bad value refused with the field name
   assert.match(problems(parse(nats(), tenants)).join('\n'), /ingest\.nats\.tenant: required once tenants are configured/);
   assert.ok(parse(nats({ tenant: 'acme' }), tenants).success);
 });
+
+test('a reject subject or topic that one of the ingest’s own filters takes back is refused at load, naming it', () => {
+  const nats = (reject: string) => ({
+    nats: { url: 'nats://127.0.0.1:4222', stream: 'S', subjects: { 'alerts.>': 'incident', 'other.x': 'event' }, reject_subject: reject },
+  });
+  assert.match(problems(parse(nats('alerts.rejected'))).join('\n'), /ingest\.nats\.reject_subject: the filter "alerts\.>" takes "alerts\.rejected" back/);
+  assert.match(
+    problems(parse(mqtt({ reject_topic: 'devices/rejected' }))).join('\n'),
+    /ingest\.mqtt\.reject_topic: the filter "devices\/\+" takes "devices\/rejected" back/,
+  );
+  assert.ok(parse(nats('rejects.alerts')).success, 'a subject no filter reads is fine');
+  assert.ok(parse(mqtt({ reject_topic: 'rejects/devices' })).success);
+});

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { newerSchema } from './migrate.js';
 
@@ -16,7 +16,27 @@ export class BackupError extends Error {
  */
 export async function backupSqlite(source: string, dest: string): Promise<{ pages: number; schemaVersion: number }> {
   if (!existsSync(source)) throw new BackupError(`${source} does not exist`);
-  if (existsSync(dest)) throw new BackupError(`${dest} exists already: a backup never overwrites a file`);
+  // The copy's file is made here, new and private: O_EXCL refuses anything already at that path, a
+  // dangling symlink included (which would send the copy wherever it points), and 0600 keeps the
+  // tickets' data to its owner. SQLite then writes the copy into that empty file.
+  try {
+    closeSync(openSync(dest, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ELOOP') throw new BackupError(`${dest} exists already: a backup never overwrites a file`);
+    throw new BackupError(`cannot write ${dest}: ${(err as Error).message}`);
+  }
+  let made = false;
+  try {
+    const result = await copyInto(source, dest);
+    made = true;
+    return result;
+  } finally {
+    if (!made) rmSync(dest, { force: true });
+  }
+}
+
+async function copyInto(source: string, dest: string): Promise<{ pages: number; schemaVersion: number }> {
   let db: Database.Database;
   try {
     db = new Database(source, { readonly: true, fileMustExist: true, timeout: 5000 });
