@@ -42,6 +42,9 @@ export class OpsgenieIngest {
           data: {
             alias: a.alias,
             priority: a.priority,
+            // A severity the sender gave (Alertmanager's opsgenie_configs sends its labels as details) is the
+            // severity as sent, which routes match; without one, the label is onceonly's, from the priority.
+            ...(labels.severity !== undefined ? { severity: labels.severity } : {}),
             labels,
             ...(a.description !== undefined ? { description: a.description } : {}),
             ...(a.tags.length > 0 ? { tags: a.tags } : {}),

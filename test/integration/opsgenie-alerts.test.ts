@@ -56,7 +56,7 @@ test("an alert's fields: the message is cut to 130 characters and is the alias w
       alias: 'olt-7',
       priority: 'P5',
       tags: ['network', 'olt', 'network'],
-      details: { 'Server Name': 'olt-7', '9lives': 'yes', team: 'net', priority: 'ignored' },
+      details: { 'Server Name': 'olt-7', '9lives': 'yes', team: 'net' },
       entity: 'olt-7',
       source: 'zabbix',
       responders: [{ type: 'team', name: 'net' }],
@@ -94,6 +94,11 @@ test('what Opsgenie refuses is refused in its shape, naming each field, and stor
       [{ message: 'm', tags: ['x'.repeat(51)] }, ['tags']],
       [{ message: 'm', details: { a: 1 } }, ['details']],
       [{ message: 'm', details: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`d${i}`, 'v'])) }, ['details']],
+      // A detail may not stand for the alert's own fields or onceonly's, nor two details make one label.
+      ...['alias', 'kind', 'dedup_key', 'priority', 'source', 'tenant', 'oo-severity'].map(
+        (name) => [{ message: 'm', details: { [name]: 'x' } }, ['details']] as [unknown, string[]],
+      ),
+      [{ message: 'm', details: { 'Server Name': 'a', Server_Name: 'b' } }, ['details']],
       [{ message: 'm', entity: 'e'.repeat(513), source: 's'.repeat(101) }, ['entity', 'source']],
       [[{ message: 'm' }], ['body']],
     ];

@@ -85,7 +85,8 @@ export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
       const problem =
         carriedProblem(d) ??
         (Object.values(d).some((v) => (v as string).length > MAX_LABEL_VALUE) ? `values must be at most ${MAX_LABEL_VALUE} characters` : null);
-      if (problem) errors.details = `Details ${problem}.`;
+      const clash = problem ?? detailsClash(Object.keys(d));
+      if (clash) errors.details = `Details ${clash}.`;
       else Object.assign(details, d);
     }
   }
@@ -125,6 +126,48 @@ export function parseAliasIdentifier(identifier: string, identifierType: unknown
   return problem ? { ok: false, errors: { identifier: `The alias ${problem}.` } } : { ok: true, value: identifier };
 }
 
+/** A detail's name as a label name: a character outside `[A-Za-z0-9_]` becomes `_`, a leading digit gets a `_`, cut to 256. */
+function detailLabel(name: string): string {
+  let label = name.replace(/[^A-Za-z0-9_]/g, '_');
+  if (!LABEL_NAME.test(label)) label = `_${label}`;
+  return label.slice(0, MAX_LABEL_NAME);
+}
+
+/**
+ * Label names a detail may not take: the alert's own fields and those
+ * onceonly sets itself, which a detail of that name would otherwise be
+ * silently dropped for. `severity` is not among them: Alertmanager's
+ * opsgenie_configs sends an alert's labels as details, and its `severity` is
+ * the severity as sent, which routes match (onceonly's is `oo_severity`).
+ */
+const RESERVED_DETAIL_LABELS = new Set([
+  'alias',
+  'message',
+  'description',
+  'priority',
+  'tags',
+  'entity',
+  'source',
+  'kind',
+  'dedup_key',
+  'oo_severity',
+  'tenant',
+]);
+
+/** Why details cannot be labels as given (one takes a reserved name, or two make one name), or null. */
+function detailsClash(names: readonly string[]): string | null {
+  const seen = new Map<string, string>();
+  for (const name of names) {
+    const label = detailLabel(name);
+    if (RESERVED_DETAIL_LABELS.has(label))
+      return `may not be named ${JSON.stringify(name)}: as a label it would stand for the alert's own ${label} (rename the detail)`;
+    const other = seen.get(label);
+    if (other !== undefined) return `${JSON.stringify(other)} and ${JSON.stringify(name)} both become the label ${label}: rename one`;
+    seen.set(label, name);
+  }
+  return null;
+}
+
 /**
  * An alert's labels, which routes, silences and inhibition match: its details
  * under names made label names (a character outside `[A-Za-z0-9_]` becomes
@@ -137,9 +180,7 @@ export function parseAliasIdentifier(identifier: string, identifierType: unknown
 export function opsgenieLabels(a: OgAlert): Record<string, string> {
   const labels: Record<string, string> = {};
   for (const [name, value] of Object.entries(a.details).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
-    let label = name.replace(/[^A-Za-z0-9_]/g, '_');
-    if (!LABEL_NAME.test(label)) label = `_${label}`;
-    label = label.slice(0, MAX_LABEL_NAME);
+    const label = detailLabel(name);
     if (!(label in labels)) labels[label] = value;
   }
   const fixed: Record<string, string> = {
