@@ -169,8 +169,12 @@ export const configSchema = z
         max_retries: z.number().int().nonnegative().default(23),
         base_delay_ms: positiveInt.default(500),
         max_delay_ms: positiveInt.default(240_000),
-        /** how long a worker holds a delivery before another replica may take it over (outlast every adapter's timeout_ms). Read at start. */
-        lease_ms: positiveInt.default(60_000),
+        /**
+         * how long a worker holds a delivery before another replica may take it over (outlast every adapter's
+         * timeout_ms): short, so a dead replica's deliveries are taken over within seconds; a call that could
+         * outlast what is left of it renews it first. Read at start.
+         */
+        lease_ms: positiveInt.default(15_000),
         /** how long a dead letter is kept for a person to see and retry; then the sweep deletes it */
         dead_letter_retention_days: positiveInt.default(14),
       })

@@ -77,6 +77,11 @@ export interface WorkerOptions {
   groups?: () => GroupSink | null;
 }
 
+/** The default lease: a dead replica's deliveries fall due to another within this (delivery.lease_ms). */
+export const DEFAULT_LEASE_MS = 15_000;
+/** A call is started only with this much of its lease to spare beyond its timeout; otherwise the lease is renewed first. */
+const RENEW_MARGIN_MS = 1000;
+
 /**
  * The delivery worker: it fans new outbox entries out to the configured
  * adapters, leases due deliveries and calls their adapters in parallel (up to
@@ -108,7 +113,7 @@ export class DeliveryWorker {
   constructor(private readonly o: WorkerOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}`;
     this.random = o.random ?? Math.random;
-    this.leaseMs = o.leaseMs ?? 60_000;
+    this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
     this.batch = o.batch ?? 128;
     this.idleMs = o.idleMs ?? 200;
     this.observer = o.observer ?? {};
@@ -178,8 +183,16 @@ export class DeliveryWorker {
     // lease and the call may find the lease gone and another worker on it:
     // a call now could land after that worker's newer one. Its settle would be
     // refused anyway (fencing); this keeps the stale call from being made.
-    if (this.monotonic() - leasedAt + (adapter?.timeoutMs ?? 0) > this.leaseMs) {
+    const elapsed = this.monotonic() - leasedAt;
+    if (elapsed >= this.leaseMs) {
       this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
+      return;
+    }
+    // Leases are short, so a dead replica's deliveries are taken over within seconds. A call that could
+    // outlast what is left of the lease renews it first, in the store and only while it is still this
+    // worker's: the call (at most timeout_ms, which is shorter than a lease) then ends inside it.
+    if (elapsed + (adapter?.timeoutMs ?? 0) + RENEW_MARGIN_MS > this.leaseMs && !(await this.o.store.renew(d, this.leaseMs).catch(() => false))) {
+      this.observer.settled?.(d, 'lost_lease', 'lease_lost_before_call', { seconds: (performance.now() - started) / 1000 });
       return;
     }
     try {

@@ -230,6 +230,20 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       );
     });
 
+    test('renew: the holder keeps its lease longer; a lease lost or settled is not renewed', async () => {
+      assert.equal(await fx.store.windows.claim('t', key(1), 600 * T, payload), 'claimed');
+      await fanOutAll(['hook']);
+      const [d] = await lease('w1', 10 * T);
+      assert.ok(d);
+      await fx.advance(6 * T);
+      assert.equal(await fx.store.deliveries.renew(d, 10 * T), true);
+      await fx.advance(6 * T);
+      assert.deepEqual(await lease('w2'), [], 'past the first lease, inside the renewed one: not due');
+      assert.equal(await fx.store.deliveries.renew({ ...d, lease: 'not-the-token' }, 10 * T), false, 'only the holder renews');
+      assert.ok(await fx.store.deliveries.settle(d, { outcome: 'delivered' }));
+      assert.equal(await fx.store.deliveries.renew(d, 10 * T), false, 'a settled delivery has no lease to renew');
+    });
+
     test("a receiver's Retry-After is a floor: a re-fire or a change re-queues the delivery no sooner than it asked", async () => {
       const claim = { tenant: 't', key: key(1), fingerprint: 'MAJOR|0', ttlMs: 600 * T, outbox: payload };
       assert.equal((await fx.store.incidents.decide(claim)).outcome.kind, 'created');

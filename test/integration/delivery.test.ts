@@ -1,4 +1,5 @@
 import { describe, test, afterEach } from 'node:test';
+import { DEFAULT_LEASE_MS } from '../../src/delivery/worker.js';
 import assert from 'node:assert/strict';
 import { deliveryHarness, oltIncident as incident } from '../helpers/delivery.js';
 import { jiraLabel, servicenowCorrelation, webhookSignature } from '../helpers/identities.js';
@@ -607,6 +608,48 @@ describe('delivery', () => {
     await h.drain();
     assert.equal(hook.requests.length, 1, 'delivered once, after the lease ran out');
     assert.equal(h.settled.at(-1)!.outcome, 'delivered');
+  });
+
+  test("a dead worker's leases are taken over within the default lease (15 s), not a minute", async () => {
+    const hook = await fake(startSink(200, {}));
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: `${hook.url}/in` }] });
+    await h.violations.apply(v());
+    // The first worker leases and dies: it never calls and never settles.
+    await h.store.deliveries.fanOut(['hook'], 100);
+    assert.equal((await h.store.deliveries.leaseDue('dead-replica', DEFAULT_LEASE_MS, 100)).length, 1);
+    h.clock.advance(DEFAULT_LEASE_MS - 1);
+    assert.equal(await h.worker.runOnce(), 0, "still the dead one's, inside its lease");
+    h.clock.advance(1);
+    await h.drain();
+    assert.equal(hook.requests.length, 1, 'taken over once the 15 s lease ran out');
+  });
+
+  test('a call that could outlast what is left of its lease renews it first; a lease lost meanwhile makes no call', async () => {
+    const hook = await fake(startSink(200, {}));
+    // The worker's monotonic clock: the check before the call comes 3 s after the lease, with a 5 s lease
+    // and a 1.5 s timeout: 3 + 1.5 + the margin is past the lease, so the lease is renewed first.
+    let t = 0;
+    let step = 3000;
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: `${hook.url}/in`, timeout_ms: 1500 }], delivery: { lease_ms: 5000 } }, 0, () => {
+      const now = t;
+      t += step;
+      return now;
+    });
+    await h.violations.apply(v());
+    await h.drain();
+    assert.equal(hook.requests.length, 1, 'delivered after renewing');
+    assert.equal(h.settled.at(-1)!.outcome, 'delivered');
+
+    // Another delivery whose lease another worker takes over (the store's clock moved past it) before the check.
+    await h.violations.apply(v({ timestamp: 1_800_000_000 }));
+    await h.store.deliveries.fanOut(['hook'], 100);
+    const [mine] = await h.store.deliveries.leaseDue('slow-worker', 5000, 100);
+    h.clock.advance(5000);
+    const [theirs] = await h.store.deliveries.leaseDue('other-worker', 5000, 100);
+    assert.equal(theirs?.id, mine!.id, 'the other worker took it over');
+    step = 0;
+    assert.equal(await h.store.deliveries.renew(mine!, 5000), false, 'a lease taken over is not taken back');
+    assert.equal(await h.store.deliveries.renew(theirs!, 5000), true, 'its holder renews it');
   });
 
   test('a raced create whose second look failed is merged by its retry: no duplicate stands', async () => {

@@ -128,6 +128,13 @@ export interface DeliveryStore {
    * it now).
    */
   fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome>;
+  /**
+   * Keeps a leased delivery's lease `leaseMs` longer from now (store clock),
+   * while its call runs; false (and nothing changes) when the lease was lost.
+   * Short leases renewed this way let another replica take over a dead
+   * replica's deliveries within seconds, whatever the adapters' timeouts.
+   */
+  renew(d: Delivery, leaseMs: number): Promise<boolean>;
   /** Settles a leased delivery; false (and nothing changes) when its lease was lost. */
   settle(d: Delivery, s: Settlement): Promise<boolean>;
   /**

@@ -44,6 +44,11 @@ export class FailOpenDeliveries implements DeliveryStore {
     return r.kind === 'ready' ? { ...r, delivery: local(r.delivery) } : r;
   }
 
+  renew(d: Delivery, leaseMs: number) {
+    if (d.id.startsWith(LOCAL)) return this.journal.renew({ ...d, id: d.id.slice(LOCAL.length) }, leaseMs);
+    return withTimeout(this.shared.renew(d, leaseMs), TIMEOUT_MS);
+  }
+
   settle(d: Delivery, s: Settlement) {
     if (d.id.startsWith(LOCAL)) return this.journal.settle({ ...d, id: d.id.slice(LOCAL.length) }, s);
     return withTimeout(this.shared.settle(d, s), TIMEOUT_MS);

@@ -137,6 +137,13 @@ export class MemoryDeliveries implements DeliveryStore {
     return { kind: 'held', folded: plan.drop };
   }
 
+  async renew(d: Delivery, leaseMs: number) {
+    const r = this.rows.get(d.id);
+    if (!r || r.lease !== d.lease || r.status !== 'pending') return false;
+    r.dueAt = this.clock.now() + leaseMs;
+    return true;
+  }
+
   async settle(d: Delivery, s: Settlement) {
     const r = this.rows.get(d.id);
     if (!r || r.lease !== d.lease || r.status !== 'pending') return false;

@@ -66,6 +66,7 @@ const S = {
   held: forPg(`${shared.HELD} FOR UPDATE`),
   delete: forPg(shared.DELETE_DELIVERY),
   failed: forPg(shared.FAILED),
+  renew: forPg(shared.RENEW),
   dead: forPg(shared.deadLetters(SEQ)),
   dropDead: forPg(shared.DROP_DEAD),
   retryDead: forPg(shared.RETRY_DEAD),
@@ -169,6 +170,10 @@ export class PgDeliveries implements DeliveryStore {
       await run(S.release, { id: head.id });
       return { kind: 'ready', delivery: toDelivery((await run<Row>(S.one, { id: head.id })).rows[0]!), folded: plan.drop };
     });
+  }
+
+  async renew(d: Delivery, leaseMs: number) {
+    return (await this.pool.query(S.renew.text, bind(S.renew, { id: d.id, lease: d.lease, dueAt: Math.ceil(this.clock.now() + leaseMs) }))).rowCount === 1;
   }
 
   settle(d: Delivery, s: Settlement) {

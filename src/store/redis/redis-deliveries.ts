@@ -114,6 +114,13 @@ export class RedisDeliveries implements DeliveryStore {
     return { kind: kind as 'held' | 'dropped' | 'superseded', folded: Number(folded) };
   }
 
+  async renew(d: Delivery, leaseMs: number) {
+    const id = parseId(d.id, this.layout.shards);
+    if (!id) return false;
+    const k = this.shards[id.shard]!;
+    return Number(await this.conn.evalScript(scripts.renewLease, [k.due, k.delivery(id.member)], [id.member, d.lease, Math.ceil(leaseMs)])) === 1;
+  }
+
   async settle(d: Delivery, s: Settlement) {
     const id = parseId(d.id, this.layout.shards);
     if (!id) return false;

@@ -34,6 +34,7 @@ export const scripts = {
   fanOut: load('fan-out', 'delivery'),
   leaseDeliveries: load('lease-deliveries', 'delivery'),
   settleDelivery: load('settle-delivery', 'delivery'),
+  renewLease: load('renew-lease', 'delivery'),
   foldDelivery: load('fold-delivery', 'delivery'),
   retryDeadLetter: load('retry-dead-letter', 'delivery'),
   dropDeadLetter: load('drop-dead-letter', 'delivery'),

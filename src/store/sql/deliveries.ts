@@ -26,6 +26,9 @@ export const HELD = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = @id A
 
 export const DELETE_DELIVERY = `DELETE FROM deliveries WHERE id = @id`;
 
+/** The lease kept longer by its holder (the token still its own, the delivery pending). */
+export const RENEW = `UPDATE deliveries SET due_at = @dueAt WHERE id = @id AND lease = @lease AND status = 'pending'`;
+
 /** A failed attempt: retried at @dueAt, or parked (status dead, @deadAt); @notBefore raises its Retry-After floor (0: none). */
 export const FAILED = `
 UPDATE deliveries SET retries = retries + 1, attempts = @attempts, due_at = @dueAt, status = @status, dead_at = @deadAt, lease = '',

@@ -79,6 +79,7 @@ export class SqliteDeliveries implements DeliveryStore {
       dropDead: db.prepare<[{ id: string; tenant: string | null }]>(shared.DROP_DEAD),
       retryDead: db.prepare<[{ now: number; id: string; tenant: string | null }]>(shared.RETRY_DEAD),
       requeue: db.prepare<[{ now: number } & DeliveryScope]>(shared.REQUEUE_FAILING),
+      renew: db.prepare<[{ id: string; lease: string; dueAt: number }]>(shared.RENEW),
       backlog: db.prepare<[], { pending: number; held: number; dead: number; outboxAt: number | null; pendingAt: number | null }>(shared.BACKLOG),
       sweepCounters: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_COUNTERS),
       sweepDead: db.prepare<[{ before: number; batch: number }]>(shared.SWEEP_DEAD),
@@ -139,6 +140,10 @@ export class SqliteDeliveries implements DeliveryStore {
       this.s.release.run({ id: head.id });
       return { kind: 'ready', delivery: toDelivery(this.s.one.get({ id: head.id })!), folded: plan.drop };
     });
+  }
+
+  renew(d: Delivery, leaseMs: number) {
+    return this.x.writes.submit(() => this.s.renew.run({ id: d.id, lease: d.lease, dueAt: this.x.clock.now() + leaseMs }).changes === 1);
   }
 
   settle(d: Delivery, s: Settlement) {
