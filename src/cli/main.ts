@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // First, before any other module runs: see the module.
 import './keep-tick-shape.js';
-import { VERSION } from '../core/version.js';
+import { COMMIT, VERSION } from '../core/version.js';
+import { schemaVersions } from '../store/schema-versions.js';
 import { runtimeSupportLine } from './runtime-support.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { keyCommand } from './key.js';
@@ -24,7 +25,11 @@ import { simulateCommand } from './simulate.js';
 const unsupported = runtimeSupportLine(process.version);
 if (unsupported) process.stderr.write(unsupported);
 
-const program = new Command('onceonly').description('one fault, one key, one ticket: an idempotent deduplication gateway').version(VERSION);
+const schemas = schemaVersions();
+// The release, the commit it was built from and the schemas it migrates to: what an operator checks before an upgrade.
+const program = new Command('onceonly')
+  .description('one fault, one key, one ticket: an idempotent deduplication gateway')
+  .version(`${VERSION} (commit ${COMMIT}; schema: sqlite ${schemas.sqlite}, postgres ${schemas.postgres})`);
 // commander's own usage errors (an unknown command or option, a missing argument) exit 2, as every other
 // bad input does; set before the commands are added, which inherit it.
 program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));

@@ -7,7 +7,8 @@ import type { DeliveryObserver, DeliveryOutcome, HeldBy } from '../delivery/work
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HeartbeatStatus } from '../engine/heartbeats.js';
 import { HELD_BY } from '../mute/kinds.js';
-import { VERSION } from '../core/version.js';
+import { COMMIT, VERSION } from '../core/version.js';
+import { schemaVersions } from '../store/schema-versions.js';
 import type { ConfigHolder } from '../config/holder.js';
 import type { CheckpointStatus } from '../store/sqlite/checkpointer.js';
 import { watchCheckpoints } from './checkpoint-metrics.js';
@@ -239,12 +240,13 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
         for (const [tenant, list] of heartbeats()) this.labels(tenant).set(missed(list));
       },
     });
+    const schemas = schemaVersions();
     new Gauge({
       name: 'onceonly_build_info',
-      help: 'Always 1: the version of onceonly and of Node.js this replica runs, as labels.',
-      labelNames: ['version', 'node'],
+      help: 'Always 1: the version of onceonly, the commit it was built from, the schemas it migrates to and the Node.js this replica runs, as labels.',
+      labelNames: ['version', 'commit', 'sqlite_schema', 'postgres_schema', 'node'],
       registers: [this.registry],
-    }).set({ version: VERSION, node: process.version }, 1);
+    }).set({ version: VERSION, commit: COMMIT, sqlite_schema: String(schemas.sqlite), postgres_schema: String(schemas.postgres), node: process.version }, 1);
     const reloads = () => this.reloads;
     new Counter({
       name: 'onceonly_config_reload_total',

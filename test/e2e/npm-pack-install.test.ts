@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { schemaVersions } from '../../src/store/schema-versions.js';
 import { postJson, REPO_ROOT, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -28,7 +29,12 @@ test('npm pack, then npm install -g --omit=dev of the package: onceonly serve fr
     const installed = join(prefix, 'lib', 'node_modules', 'onceonly');
     for (const dev of ['typescript', 'tsx', '@biomejs/biome']) assert.ok(!existsSync(join(installed, 'node_modules', dev)), `no dev dependency: ${dev}`);
     const bin = join(prefix, 'bin', 'onceonly');
-    assert.equal((await run(bin, ['--version'])).stdout.trim(), VERSION);
+    // The release, the commit the package was built from (a clone's HEAD) and the schemas it migrates to.
+    const { sqlite, postgres } = schemaVersions();
+    assert.match(
+      (await run(bin, ['--version'])).stdout.trim(),
+      new RegExp(`^${VERSION.replace(/\./g, '\\.')} \\(commit [0-9a-f]{12}; schema: sqlite ${sqlite}, postgres ${postgres}\\)$`),
+    );
 
     const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`], {}, bin);
     try {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { schemaVersions } from '../../src/store/schema-versions.js';
 import { dropSchema, PG_URL } from '../helpers/postgres.js';
 import { REPO_ROOT, spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -39,7 +40,17 @@ test('the first log line names the version, the store (password masked), adapter
     const metrics = async () => (await fetch(`${s.url}/metrics`)).text();
     const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
     const before = await metrics();
-    assert.equal(value(before, `onceonly_build_info{version="${VERSION}",node="${process.version}"}`), 1);
+    const { sqlite, postgres } = schemaVersions();
+    // The server runs dist/: the commit its build wrote there.
+    const COMMIT = (JSON.parse(readFileSync(join(REPO_ROOT, 'dist', 'build-info.json'), 'utf8')) as { commit: string }).commit;
+    assert.match(COMMIT, /^[0-9a-f]{12}$/);
+    assert.equal(
+      value(
+        before,
+        `onceonly_build_info{version="${VERSION}",commit="${COMMIT}",sqlite_schema="${sqlite}",postgres_schema="${postgres}",node="${process.version}"}`,
+      ),
+      1,
+    );
     assert.equal(value(before, 'onceonly_config_reload_total{result="success"}'), 0);
     assert.equal(value(before, 'onceonly_config_reload_total{result="failure"}'), 0);
     const loadedAt = value(before, 'onceonly_config_last_reload_success_timestamp_seconds');
