@@ -20,7 +20,7 @@ test('a valid file: exit 0 and one line saying what it configures', () => {
     );
     const r = runCli(['check-config', file], undefined, { OO_CHECK_TOKEN: 'acme-token-0123456789abcdef' });
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout, `${file}: valid (1 adapter, 1 tenant, no routing tree)\n`);
+    assert.equal(r.stdout, `${file}: valid (1 adapter, 1 tenant, no routing tree, no broker ingest)\n`);
     assert.equal(r.stderr, '');
   } finally {
     dir.remove();
@@ -47,11 +47,10 @@ test('a bad file: every problem on its own line, secrets never shown, exit 2', (
     assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
     const lines = r.stderr.trimEnd().split('\n');
-    assert.equal(lines[0], `${file}: 4 problems`);
-    const problems = lines.slice(1).map((l) => l.trim());
-    assert.equal(problems.length, 4, r.stderr);
-    // The reference that cannot be resolved first, then the schema's problems, each naming its field.
-    assert.match(problems[0]!, /^tenants\.0\.tokens\.0: environment variable OO_CHECK_UNSET .*is not set$/);
+    assert.equal(lines[0], `${file}: 3 problems`);
+    const problems = lines.slice(1, 4).map((l) => l.trim());
+    // The schema's problems, each naming its field; the variable this shell does not set is a warning, not one of them.
+    assert.match(lines[4]!.trim(), /^warning: tenants\.0\.tokens\.0: environment variable OO_CHECK_UNSET is not set here/);
     assert.ok(
       problems.some((p) => p.startsWith('incidents.ttl_seconds: ')),
       r.stderr,
@@ -65,6 +64,41 @@ test('a bad file: every problem on its own line, secrets never shown, exit 2', (
       r.stderr,
     );
     assert.ok(!r.stderr.includes('sekrit-value-42'), 'a secret read for the file is never printed');
+  } finally {
+    dir.remove();
+  }
+});
+
+test('an environment variable this shell does not set is a warning: the file is valid, and its ingest is summed up', () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir.path, 'replica.yml');
+    writeFileSync(
+      file,
+      [
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a reference, as a config file holds it
+        'failopen: { journal_path: "./data/journal-${env:OO_CHECK_PORT}.db" }',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a reference, as a config file holds it
+        'adapters: [ { name: hook, type: webhook, url: "${env:OO_CHECK_URL}" } ]',
+        'ingest:',
+        '  nats: { url: "nats://127.0.0.1:4222", stream: ALERTS, subjects: { "alerts.incidents.>": incident, "alerts.am.>": alertmanager } }',
+        '  mqtt: { url: "mqtt://127.0.0.1:1883", topics: { "devices/+/status": event } }',
+        '',
+      ].join('\n'),
+    );
+    const r = runCli(['check-config', file]);
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.trimEnd().split('\n');
+    // The URL from the environment cannot be checked with a placeholder: valid, said with warnings, no summary.
+    assert.equal(lines[0], `${file}: valid, 2 warnings`);
+    assert.match(lines[1]!, /^ {2}warning: failopen\.journal_path: environment variable OO_CHECK_PORT is not set here/);
+    assert.match(lines[2]!, /^ {2}warning: adapters\.0\.url: environment variable OO_CHECK_URL is not set here/);
+    const set = runCli(['check-config', file], undefined, { OO_CHECK_URL: 'http://127.0.0.1:9/hook' });
+    assert.equal(set.status, 0, set.stderr);
+    assert.equal(
+      set.stdout.split('\n')[0],
+      `${file}: valid (1 adapter, 0 tenants, no routing tree, ingest from NATS stream ALERTS (2 subjects) and MQTT (1 topic)), 1 warning`,
+    );
   } finally {
     dir.remove();
   }
@@ -89,7 +123,7 @@ test('a file that cannot be read or is not YAML: one problem naming the file, ex
     writeFileSync(good, 'incidents: { ttl_seconds: 60 }\n');
     const both = runCli(['check-config', good, missing]);
     assert.equal(both.status, 2);
-    assert.equal(both.stdout, `${good}: valid (0 adapters, 0 tenants, no routing tree)\n`);
+    assert.equal(both.stdout, `${good}: valid (0 adapters, 0 tenants, no routing tree, no broker ingest)\n`);
     assert.equal(both.stderr, `${missing}: 1 problem\n  cannot read config file: ENOENT\n`);
   } finally {
     dir.remove();
