@@ -69,6 +69,16 @@ export function routeReceiversNamed(root: RouteInput): Array<{ receiver: string;
   return out;
 }
 
+/** Every matcher a tree holds, with its config path. */
+export function routeMatchersNamed(root: RouteInput): Array<{ matcher: string; path: Array<string | number> }> {
+  const out: Array<{ matcher: string; path: Array<string | number> }> = [];
+  walkRoute(root, ['route'], (n, path) => {
+    n.matchers.forEach((matcher, i) => out.push({ matcher, path: [...path, 'matchers', i] }));
+    return true;
+  });
+  return out;
+}
+
 /** The tree ready to evaluate: matchers compiled, each node's receiver resolved (a node without one inherits its parent's). */
 export function compileRoute(root: RouteInput): RouteNode {
   const build = (n: RouteInput, inherited: string): RouteNode => {

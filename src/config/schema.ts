@@ -8,7 +8,8 @@ import { heartbeatsConfig } from './heartbeats.js';
 import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
 import { redisConfig } from './redis.js';
 import { ingestConfig } from './ingest.js';
-import { routeConfig, routeReceiversNamed } from './route.js';
+import { routeConfig, routeMatchersNamed, routeReceiversNamed } from './route.js';
+import { matcherCost, matcherOf } from '../core/matcher.js';
 
 /**
  * The configuration file's schema: the one place config is declared; its
@@ -298,6 +299,32 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['adapters', i, 'timeout_ms'], message: `must be shorter than delivery.lease_ms (${c.delivery.lease_ms})` });
       }
     });
+    // The routing tree runs on every create: its regexes are held to the silences' budget, each matcher to
+    // limits.regex_cost_per_matcher and the whole tree to limits.regex_cost_per_tenant.
+    if (c.route) {
+      let total = 0;
+      for (const { matcher, path } of routeMatchersNamed(c.route)) {
+        let cost: number;
+        try {
+          cost = matcherCost(matcherOf(matcher));
+        } catch {
+          continue; // a matcher that does not parse is named by the matcher list's own check
+        }
+        total += cost;
+        if (cost > c.limits.regex_cost_per_matcher)
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: `the regex would compile to about ${cost} instructions; at most ${c.limits.regex_cost_per_matcher} (limits.regex_cost_per_matcher)`,
+          });
+      }
+      if (total > c.limits.regex_cost_per_tenant)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['route'],
+          message: `the tree's regexes would compile to about ${total} instructions in all; at most ${c.limits.regex_cost_per_tenant} (limits.regex_cost_per_tenant)`,
+        });
+    }
     // Every receiver of the routing tree is a configured adapter.
     if (c.route) {
       const adapters = new Set(c.adapters.map((a) => a.name));

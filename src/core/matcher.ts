@@ -86,6 +86,11 @@ const OPERATORS = [
  * double-quoted (with `\"`, `\\` and `\n` escapes) or bare.
  */
 export function parseMatcher(text: string, bounds: MatcherBounds = {}): CompiledMatcher {
+  return compileMatcher(matcherOf(text), bounds);
+}
+
+/** A matcher's text read (`name="value"`, `=~`, …), not compiled: what its cost is judged on. */
+export function matcherOf(text: string): Matcher {
   const t = text.trim();
   const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(t)?.[0];
   if (!name) throw new MatcherError(`matcher ${JSON.stringify(text)} does not start with a label name`);
@@ -93,7 +98,7 @@ export function parseMatcher(text: string, bounds: MatcherBounds = {}): Compiled
   const op = OPERATORS.find(([o]) => rest.startsWith(o));
   if (!op) throw new MatcherError(`matcher ${JSON.stringify(text)} has no operator (=, !=, =~ or !~) after ${name}`);
   const raw = rest.slice(op[0].length).trim();
-  return compileMatcher({ name, value: unquote(raw, text), ...op[1] }, bounds);
+  return { name, value: unquote(raw, text), ...op[1] };
 }
 
 function unquote(raw: string, text: string): string {

@@ -111,3 +111,27 @@ test('a server serves a tree; a reload to a tree naming no configured adapter is
     dir.remove();
   }
 });
+
+test('a routing tree whose regexes cost more than the silences may is refused at load, per matcher and in all, quickly', () => {
+  // `.{0,1000}` compiles to about 2,000 instructions: one is fine, twenty are over the tree's budget.
+  const costly = (n: number) =>
+    `${ADAPTERS}route:\n  receiver: noc\n  routes:\n${Array.from({ length: n }, (_, i) => `    - { receiver: pager, matchers: ['a${i}=~".{0,1000}x"'] }`).join('\n')}\n`;
+  assert.ok(parseConfig(costly(1), 'one.yaml').route, 'one costly matcher is within the budget');
+  assert.throws(
+    () => parseConfig(costly(20), 'twenty.yaml'),
+    (err: Error) => err instanceof ConfigError && /route: the tree's regexes would compile to about \d+ instructions in all; at most 20000/.test(err.message),
+  );
+  assert.throws(
+    () => parseConfig(`${ADAPTERS}route: { receiver: noc, routes: [ { receiver: pager, matchers: ['a=~".{0,1000}.{0,1000}"'] } ] }\n`, 'nested.yaml'),
+    (err: Error) => err instanceof ConfigError && /route\.routes\.0\.matchers\.0: the regex would compile to about \d+ instructions/.test(err.message),
+  );
+  // A pathological pattern is judged before it is compiled: refused at once, not after seconds of compiling.
+  assert.throws(
+    () =>
+      parseConfig(
+        `${ADAPTERS}route: { receiver: noc, routes: [ { receiver: pager, matchers: ['a=~"((((.{0,1000}){0,1000}){0,1000}){0,1000})"'] } ] }\n`,
+        'huge.yaml',
+      ),
+    (err: Error) => err instanceof ConfigError && /instructions/.test(err.message),
+  );
+});
