@@ -73,7 +73,7 @@ export function routeReceiversNamed(root: RouteInput): Array<{ receiver: string;
 export function routeMatchersNamed(root: RouteInput): Array<{ matcher: string; path: Array<string | number> }> {
   const out: Array<{ matcher: string; path: Array<string | number> }> = [];
   walkRoute(root, ['route'], (n, path) => {
-    n.matchers.forEach((matcher, i) => out.push({ matcher, path: [...path, 'matchers', i] }));
+    for (const [i, matcher] of n.matchers.entries()) out.push({ matcher, path: [...path, 'matchers', i] });
     return true;
   });
   return out;
