@@ -47,7 +47,7 @@ const engineOptions: LiquidOptions = {
   strictVariables: false,
   // A template is at most a few KiB of config; these bound what one render may cost.
   parseLimit: 64 * 1024,
-  renderLimit: 50,
+  renderLimit: 50, // RENDER_MS, between nodes; boundFilters checks it inside a filter chain
   memoryLimit: 4 * 1024 * 1024,
   // No file is ever read: the tags that read files are refused at parse time, and the root is empty.
   root: [],
@@ -55,13 +55,48 @@ const engineOptions: LiquidOptions = {
   layouts: [],
   relativeReference: false,
 };
-const plain = new Liquid(engineOptions);
+/** How long one render may take (ms): liquidjs checks its renderLimit between nodes, this also inside a chain of filters. */
+export const RENDER_MS = 50;
+/** The longest text, and the most items, one filter may make: a chain's intermediate values are bounded as its output is. */
+export const MAX_FILTER_CHARS = 256 * 1024;
+export const MAX_FILTER_ITEMS = 10_000;
+
+/** When the render under way must end (performance.now()); Infinity outside a render. Renders are synchronous: one at a time. */
+let renderDeadline = Number.POSITIVE_INFINITY;
+
+/**
+ * Wraps every filter of `engine` so that each call first checks the render's
+ * deadline and then the size of what it made. liquidjs checks its time limit
+ * only between template nodes, so one output of many chained filters
+ * (`| append | replace | …`, each multiplying a 4 KiB label) ran for a second
+ * and succeeded; now the chain stops at the first filter past the deadline,
+ * and no filter may make more than MAX_FILTER_CHARS or MAX_FILTER_ITEMS.
+ */
+function boundFilters(engine: Liquid): Liquid {
+  for (const [name, impl] of Object.entries(engine.filters)) {
+    const handler = typeof impl === 'function' ? impl : impl.handler;
+    if (typeof handler !== 'function') continue;
+    const bounded = function (this: unknown, ...args: unknown[]) {
+      if (performance.now() > renderDeadline) throw new Error(`render limit exceeded: the filter ${name} ran past the ${RENDER_MS} ms a render may take`);
+      const out = (handler as (...a: unknown[]) => unknown).apply(this, args);
+      if (typeof out === 'string' && out.length > MAX_FILTER_CHARS)
+        throw new Error(`the filter ${name} made ${out.length} characters; a filter makes at most ${MAX_FILTER_CHARS}`);
+      if (Array.isArray(out) && out.length > MAX_FILTER_ITEMS)
+        throw new Error(`the filter ${name} made ${out.length} items; a filter makes at most ${MAX_FILTER_ITEMS}`);
+      return out;
+    };
+    engine.registerFilter(name, typeof impl === 'function' ? bounded : { ...impl, handler: bounded });
+  }
+  return engine;
+}
+
+const plain = boundFilters(new Liquid(engineOptions));
 /** Engines whose `{{ … }}` output passes through an escape (a Slack message's &, < and >), by escape. */
 const escaping = new Map<(s: string) => string, Liquid>();
 const engineFor = (escapeValue?: (s: string) => string) => {
   if (!escapeValue) return plain;
   let e = escaping.get(escapeValue);
-  if (!e) escaping.set(escapeValue, (e = new Liquid({ ...engineOptions, outputEscape: (v: unknown) => escapeValue(String(v)) })));
+  if (!e) escaping.set(escapeValue, (e = boundFilters(new Liquid({ ...engineOptions, outputEscape: (v: unknown) => escapeValue(String(v)) }))));
   return e;
 };
 
@@ -113,11 +148,14 @@ export function parseTemplate(source: string, escapeValue?: (s: string) => strin
  */
 export function renderTemplate(t: ParsedTemplate, values: Record<string, unknown>): string {
   let out: string;
+  renderDeadline = performance.now() + RENDER_MS;
   try {
     out = String(t.engine.renderSync(t.parsed, values));
   } catch (err) {
     const message = firstLine(err);
     throw new TemplateError(message, /render limit exceeded/.test(message));
+  } finally {
+    renderDeadline = Number.POSITIVE_INFINITY;
   }
   if (out.length > MAX_RENDERED) throw new TemplateError(`rendered ${out.length} characters; a field holds at most ${MAX_RENDERED}`);
   return out;

@@ -168,6 +168,12 @@ test('hostile labels and templates: a label is printed, never run; inherited nam
   for (const [template, reason] of [
     ['{% for i in (1..100000000) %}x{% endfor %}', /memory alloc limit exceeded/],
     ['{{ labels.team }}'.repeat(9), /rendered 36864 characters; a field holds at most 32768/],
+    // A chain of filters multiplying a 4 KiB label: stopped at the first filter that makes too much, whatever the output.
+    [
+      '{{ labels.team | replace: "x", "xxxxxxxx" | replace: "x", "xxxxxxxx" | replace: "x", "xx" | size }}',
+      /the filter replace made 524288 characters; a filter makes at most 262144/,
+    ],
+    ['{{ labels.team | replace: "x", "xxx" | split: "" | size }}', /the filter split made 12288 items; a filter makes at most 10000/],
   ] as const) {
     const r = keep(deliveryHarness({ adapters: [{ name: 'hook', type: 'webhook', url: `${hook.url}/in`, fields: { x: template } }] }));
     await r.incidents.decideIncident(incident({ labels: { team: 'x'.repeat(4096) } }));
