@@ -14,8 +14,18 @@ export interface DecidedAs {
 }
 
 /**
+ * The most an arrival's labels may weigh in a history event (UTF-16 code
+ * units of names and values). 64 labels of 4 KiB are 256 KiB: kept with
+ * every change of a key, 250 changes made a 40 MB history. Past this the
+ * labels are kept in name order until the budget is spent, and the arrival
+ * says `labels_cut` (a simulation routes it on what was kept).
+ */
+export const ARRIVAL_LABEL_CHARS = 8 * 1024;
+
+/**
  * What a replay needs of an arrival: its severity, its summary (cut), and
- * its data without free-form details (identity, `cleared`, labels).
+ * its data without free-form details (identity, `cleared`, labels, these
+ * within ARRIVAL_LABEL_CHARS).
  */
 export function arrivalOf(claim: IncidentClaim): Record<string, unknown> | undefined {
   const o = claim.outbox;
@@ -25,7 +35,32 @@ export function arrivalOf(claim: IncidentClaim): Record<string, unknown> | undef
     const { details: _details, ...rest } = data;
     data = rest;
   }
+  const labels = data.labels;
+  if (labels && typeof labels === 'object' && !Array.isArray(labels)) {
+    const kept = boundedLabels(labels as Record<string, unknown>);
+    if (kept) data = { ...data, labels: kept, labels_cut: true };
+  }
   return { severity: o.severity, summary: o.summary.slice(0, SUMMARY_CHARS), data };
+}
+
+/** The labels within ARRIVAL_LABEL_CHARS, in name order, or null when they fit as they are. */
+function boundedLabels(labels: Record<string, unknown>): Record<string, unknown> | null {
+  let size = 0;
+  for (const k in labels) {
+    const v = labels[k];
+    size += k.length + (typeof v === 'string' ? v.length : 0);
+  }
+  if (size <= ARRIVAL_LABEL_CHARS) return null;
+  const kept: Record<string, unknown> = {};
+  let used = 0;
+  for (const k of Object.keys(labels).sort()) {
+    const v = labels[k];
+    const w = k.length + (typeof v === 'string' ? v.length : 0);
+    if (used + w > ARRIVAL_LABEL_CHARS) continue;
+    kept[k] = v;
+    used += w;
+  }
+  return kept;
 }
 
 /**
