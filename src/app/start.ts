@@ -262,6 +262,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const app = buildApp({
     storeResetAt: () => epochs.resetAt,
+    mutes: muteSource,
     dedup,
     events,
     violations,

@@ -4,6 +4,7 @@ import { alertSeverity } from '../inputs/alertmanager/severity.js';
 import type { Alert, AlertmanagerPayload } from '../inputs/alertmanager/schema.js';
 import { ALERTMANAGER_KEY_PREFIX } from '../inputs/store-key.js';
 import type { Origin } from '../store/contract/index.js';
+import type { Muted } from '../mute/mutes.js';
 import type { Deduplicator } from './deduplicator.js';
 import type { HeartbeatMonitor } from './heartbeats.js';
 
@@ -15,6 +16,8 @@ export interface AlertOutcome {
   status: Alert['status'];
   /** `heartbeat`: the alert pinged a heartbeat (a Watchdog) and opened no incident */
   outcome: 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'closed' | 'ignored' | 'stale' | 'heartbeat';
+  /** what mutes the alert's key now (a silence, a maintenance window, an inhibiting key), or null */
+  muted: Muted | null;
 }
 
 /**
@@ -37,17 +40,17 @@ export class AlertmanagerIngest {
 
   async apply(p: AlertmanagerPayload, tenant: string, origin?: Origin): Promise<AlertOutcome[]> {
     const out: AlertOutcome[] = [];
-    for (const a of p.alerts) out.push({ fingerprint: a.fingerprint, status: a.status, outcome: await this.one(a, tenant, origin) });
+    for (const a of p.alerts) out.push({ fingerprint: a.fingerprint, status: a.status, ...(await this.one(a, tenant, origin)) });
     return out;
   }
 
-  private async one(a: Alert, tenant: string, origin?: Origin): Promise<AlertOutcome['outcome']> {
+  private async one(a: Alert, tenant: string, origin?: Origin): Promise<Pick<AlertOutcome, 'outcome' | 'muted'>> {
     // An always-firing alert whose arrival is the point (Prometheus's Watchdog):
     // a ping of the heartbeats that name it, never an incident of its own.
     const pinged = a.labels.alertname === undefined ? [] : (this.heartbeats?.pingedBy(tenant, a.labels.alertname) ?? []);
     if (pinged.length > 0) {
       if (a.status === 'firing') for (const h of pinged) await this.heartbeats!.ping(tenant, h.name);
-      return 'heartbeat';
+      return { outcome: 'heartbeat', muted: null };
     }
     const key = alertKey(a.fingerprint);
     if (a.status === 'resolved') {
@@ -57,7 +60,7 @@ export class AlertmanagerIngest {
       // (past a peer's clock skew) is taken as now: recorded as it came, it would make every firing of
       // the alert until then a "late copy" of the closed episode (stale), hiding a real new fault.
       const resolvedAt = Number.isFinite(ended) && ended > 0 ? Math.min(ended, now + RESOLVED_SKEW_MS) : now;
-      return (await this.dedup.closeKey(tenant, key, resolvedAt, origin)) ? 'closed' : 'ignored';
+      return { outcome: (await this.dedup.closeKey(tenant, key, resolvedAt, origin)) ? 'closed' : 'ignored', muted: null };
     }
     const severity = alertSeverity(a.labels.severity);
     const summary = a.annotations.summary ?? a.annotations.description ?? a.labels.alertname ?? a.fingerprint;
@@ -84,7 +87,7 @@ export class AlertmanagerIngest {
       },
       origin,
     );
-    return d.reason === 'stale' ? 'stale' : d.decision;
+    return { outcome: d.reason === 'stale' ? 'stale' : d.decision, muted: d.muted ?? null };
   }
 }
 

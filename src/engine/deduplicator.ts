@@ -172,7 +172,9 @@ export class Deduplicator {
    * the same atomic claim, observed and counted like any incident.
    */
   async decide(given: IncidentClaim, origin?: Origin): Promise<IncidentDecision> {
-    return this.decideNow(given, origin);
+    const decided = await this.decideNow(given, origin);
+    // Whether the key is muted, told as /v1/incidents tells it: the Alertmanager webhook's answer says so too.
+    return given.outbox ? this.withMuted(decided, given.tenant, given.outbox) : decided;
   }
 
   /** `decide`, answered synchronously when nothing in it waits (see decideIncidentNow). */

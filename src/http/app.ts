@@ -30,6 +30,8 @@ import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { auditRoutes } from './routes/audit.js';
 import { silenceRoutes } from './routes/silences.js';
+import { alertmanagerApiRoutes } from './routes/alertmanager-api.js';
+import type { MuteSource } from '../mute/mutes.js';
 import type { SilenceCache } from '../mute/silence-cache.js';
 import type { DecisionTally } from '../observe/decision-tally.js';
 import type { DeliveryTally } from '../observe/delivery-tally.js';
@@ -64,6 +66,8 @@ declare module 'fastify' {
 }
 
 export interface AppOptions {
+  /** What mutes a key now (silences, maintenance, inhibition): what amtool's alert query shows; the silences alone when absent. */
+  mutes?: MuteSource;
   /** ms, when this replica last found the store's data lost (its epoch marker); null: never */
   storeResetAt?: () => number | null;
   dedup: Deduplicator;
@@ -99,6 +103,7 @@ const serverTimeouts = (t: AppOptions['timeouts']) =>
 
 export function buildApp({
   storeResetAt,
+  mutes,
   dedup,
   events,
   violations,
@@ -226,6 +231,7 @@ export function buildApp({
   dashboardRoutes(app, { dedup, tally, deliveryTally, events, accounting, deliveries, silences, clock, heartbeats }, config, dashboardIntervalMs);
   auditRoutes(app, dedup.store);
   silenceRoutes(app, dedup.store.silences, silences, clock, config);
+  alertmanagerApiRoutes(app, { dedup, mutes: mutes ?? silences, clock, config, startedAt: clock.now() });
   openApiRoutes(app, () => routes.filter((r): r is DocumentedRoute => r.doc !== undefined));
   return app;
 }

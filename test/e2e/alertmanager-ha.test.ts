@@ -75,7 +75,7 @@ test('two clustered Alertmanagers, one alert fired and resolved → exactly one 
       }),
     });
     assert.equal(late.status, 200);
-    assert.deepEqual(((await late.json()) as { alerts: unknown[] }).alerts, [{ fingerprint: fp, status: 'firing', outcome: 'stale' }]);
+    assert.deepEqual(((await late.json()) as { alerts: unknown[] }).alerts, [{ fingerprint: fp, status: 'firing', outcome: 'stale', muted: null }]);
     await caughtUp(s);
     assert.deepEqual(
       hook.requests.map((r) => r.body.action),

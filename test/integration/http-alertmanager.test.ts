@@ -48,7 +48,7 @@ describe('HTTP: Alertmanager webhook', () => {
 
   test('identity is the fingerprint: peers differing in externalURL, groupKey and startsAt are one alert; an episode opens, updates, closes', async () => {
     const first = await s.post('/v1/alertmanager', payload([alert()]));
-    assert.deepEqual(first.body, { status: 'success', alerts: [{ fingerprint: 'a1b2c3d4e5f60718', status: 'firing', outcome: 'CREATE' }] });
+    assert.deepEqual(first.body, { status: 'success', alerts: [{ fingerprint: 'a1b2c3d4e5f60718', status: 'firing', outcome: 'CREATE', muted: null }] });
     const peer = await s.post(
       '/v1/alertmanager',
       payload([alert({ startsAt: '2026-11-30T12:00:01Z' })], { externalURL: 'http://am-2:9093', groupKey: 'other', newField: true }),

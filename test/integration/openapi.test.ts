@@ -60,6 +60,8 @@ const PROMISED = [
   'GET /v1/incidents/{key}/history',
   'GET /v1/stats',
   'GET /v2/heartbeats/{name}/ping',
+  'GET /api/v2/alerts',
+  'GET /api/v2/status',
   'POST /api/v2/silences',
   'POST /v1/alertmanager',
   'POST /v1/dead-letters/{id}/retry',

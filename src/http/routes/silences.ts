@@ -35,11 +35,11 @@ function assertId(id: string): void {
  * `filter` as amtool sends it: matchers in text form; a silence is listed when
  * each filter matcher matches one of its matchers of the same name (by value).
  */
-function parseFilter(query: Record<string, unknown>, maxRegexCost: number): CompiledMatcher[] {
-  const unknown = Object.keys(query).filter((k) => k !== 'filter');
+export function parseFilter(query: Record<string, unknown>, maxRegexCost: number, others: readonly string[] = []): CompiledMatcher[] {
+  const unknown = Object.keys(query).filter((k) => k !== 'filter' && !others.includes(k));
   if (unknown.length > 0) {
     throw new ApiError('invalid_input', `unknown query parameter ${JSON.stringify(unknown[0])}`, [
-      { path: unknown[0]!, message: 'unknown query parameter (known: filter)' },
+      { path: unknown[0]!, message: `unknown query parameter (known: ${['filter', ...others].join(', ')})` },
     ]);
   }
   const raw = query.filter === undefined ? [] : [query.filter].flat();
