@@ -157,6 +157,10 @@ export class NatsIngest {
       return;
     }
     const kind = kindOf(this.c.subjects, m.subject, subjectMatches);
+    // A decision that runs long (a slow store, 1,000 alerts in one payload) tells the server it is still
+    // at work, a third of ack_wait apart, so the message is not handed to another replica meanwhile.
+    const working = setInterval(() => m.working(), Math.max(100, (this.c.ack_wait_seconds * 1000) / 3));
+    working.unref();
     try {
       const r =
         kind === undefined
@@ -191,6 +195,8 @@ export class NatsIngest {
       this.counted.labels('nakd').inc();
       this.o.storeError(err as Error);
       m.nak(this.c.nak_delay_ms);
+    } finally {
+      clearInterval(working);
     }
   }
 }
