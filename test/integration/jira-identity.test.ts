@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { incidentKey } from '../../src/core/identity.js';
 import { JIRA_MARK, jiraLabel } from '../../src/delivery/adapters/jira.js';
-import { startJiraFake } from '../fakes/jira-fake.js';
+import { type JiraIssue, startJiraFake } from '../fakes/jira-fake.js';
 import { deliveryHarness } from '../helpers/delivery.js';
 import { closedAfterEach } from '../helpers/keep.js';
 
@@ -18,6 +18,13 @@ const keep = closedAfterEach();
 const fault = { element_id: 'core-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' };
 const globexKey = incidentKey(fault);
 const globexLabel = jiraLabel({ tenant: 'globex', kind: 'incident', key: globexKey });
+/** An open issue as someone else made it in Jira: its labels, and an issue property where given. */
+const openIssue = (key: string, summary: string, labels: string[], properties?: Record<string, unknown>): JiraIssue => ({
+  key,
+  fields: { summary, description: '', labels, project: { key: 'NOC' }, issuetype: { name: 'Task' }, status: { name: 'To Do', statusCategory: { key: 'new' } } },
+  comments: [],
+  ...(properties ? { properties } : {}),
+});
 const jira = (url: string) => ({
   name: 'jira',
   type: 'jira' as const,
@@ -44,31 +51,8 @@ test("a template cannot give an issue onceonly's labels: a rendered onceonly-…
 test("a bait issue carrying another key's label is never adopted: the create makes its own, and closes only its own", async () => {
   const fake = keep(await startJiraFake({ searchLagMs: 0 }));
   // Made in Jira by someone else: globex's label, no mark, or a mark for another tenant.
-  fake.put({
-    key: 'NOC-900',
-    fields: {
-      summary: 'bait',
-      description: '',
-      labels: [globexLabel],
-      project: { key: 'NOC' },
-      issuetype: { name: 'Task' },
-      status: { name: 'To Do', statusCategory: { key: 'new' } },
-    },
-    comments: [],
-  });
-  fake.put({
-    key: 'NOC-901',
-    fields: {
-      summary: 'bait 2',
-      description: '',
-      labels: [globexLabel],
-      project: { key: 'NOC' },
-      issuetype: { name: 'Task' },
-      status: { name: 'To Do', statusCategory: { key: 'new' } },
-    },
-    comments: [],
-    properties: { [JIRA_MARK]: { tenant: 'acme', kind: 'incident', key: globexKey } },
-  });
+  fake.put(openIssue('NOC-900', 'bait', [globexLabel]));
+  fake.put(openIssue('NOC-901', 'bait 2', [globexLabel], { [JIRA_MARK]: { tenant: 'acme', kind: 'incident', key: globexKey } }));
   fake.catchUp();
   const h = keep(deliveryHarness({ adapters: [jira(fake.url)] }));
   await h.incidents.decideIncident(fault, 'globex');
@@ -91,19 +75,7 @@ test("a bait issue carrying another key's label is never adopted: the create mak
 
 test('search still adopts an issue onceonly made for exactly this key, when nothing was recorded', async () => {
   const fake = keep(await startJiraFake({ searchLagMs: 0 }));
-  fake.put({
-    key: 'NOC-42',
-    fields: {
-      summary: 'made earlier',
-      description: '',
-      labels: ['onceonly', globexLabel],
-      project: { key: 'NOC' },
-      issuetype: { name: 'Task' },
-      status: { name: 'To Do', statusCategory: { key: 'new' } },
-    },
-    comments: [],
-    properties: { [JIRA_MARK]: { tenant: 'globex', kind: 'incident', key: globexKey } },
-  });
+  fake.put(openIssue('NOC-42', 'made earlier', ['onceonly', globexLabel], { [JIRA_MARK]: { tenant: 'globex', kind: 'incident', key: globexKey } }));
   fake.catchUp();
   const h = keep(deliveryHarness({ adapters: [jira(fake.url)] }));
   await h.incidents.decideIncident(fault, 'globex');
