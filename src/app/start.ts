@@ -24,7 +24,7 @@ import { AutoPause } from '../mute/auto-pause.js';
 import { Flapping } from '../mute/flapping.js';
 import { GroupApplier, GroupWait } from '../engine/groups.js';
 import type { DedupStore } from '../store/contract/index.js';
-import { masked, openStore, shown } from '../store/open.js';
+import { isPostgresUrl, masked, openStore, shown } from '../store/open.js';
 import { VERSION } from '../core/version.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -82,7 +82,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const logger = options.logger ?? createLogger();
   // On Postgres every time the replica uses is the server's (the store follows it from init on), as Redis's
   // scripts read its TIME: a host whose clock is wrong must not expire a live key or run out a lease early.
-  const clock = options.clock ?? (/^postgres(ql)?:\/\//.test(options.store) ? new ServerClock(systemClock) : systemClock);
+  const clock = options.clock ?? (isPostgresUrl(options.store) ? new ServerClock(systemClock) : systemClock);
   const config = ConfigHolder.fromFile(options.configPath, clock);
   const bindGuard = publicBindGuard(options.host);
   bindGuard(config.current);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { migrate } from '../store/postgres/migrate.js';
 import { openPool } from '../store/postgres/pool.js';
-import { postgresUrl, StoreUrlError } from '../store/open.js';
+import { isPostgresUrl, postgresUrl, StoreUrlError } from '../store/open.js';
 
 /** `onceonly migrate --store postgres://…`: apply the schema migrations not yet applied, and say which. */
 export function migrateCommand(program: Command): void {
@@ -10,7 +10,7 @@ export function migrateCommand(program: Command): void {
     .description('apply the Postgres schema migrations not yet applied (serve does it at start too)')
     .requiredOption('--store <url>', 'postgres://user@host:port/db[?schema=onceonly] (env ONCEONLY_STORE)', process.env.ONCEONLY_STORE)
     .action(async (o: { store: string }) => {
-      if (!/^(postgres|postgresql):\/\//.test(o.store)) {
+      if (!isPostgresUrl(o.store)) {
         process.stderr.write(
           'onceonly migrate: only postgres:// stores are migrated by this command (a SQLite file migrates itself when opened; Redis needs none)\n',
         );

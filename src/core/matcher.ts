@@ -26,6 +26,13 @@ export interface CompiledMatcher extends Matcher {
 
 export class MatcherError extends Error {}
 
+/**
+ * Label names onceonly sets itself on every entry, whatever a producer sends
+ * under them: what the entry is (`kind`, `dedup_key`), onceonly's own
+ * severity, and the caller's tenant.
+ */
+export const RESERVED_LABELS: readonly string[] = ['kind', 'dedup_key', 'oo_severity', 'tenant'];
+
 /** Label names as Alertmanager accepts them in its classic form; also the input's field names. */
 export const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

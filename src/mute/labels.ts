@@ -1,5 +1,5 @@
 import type { OutboxKind } from '../core/outbox.js';
-import type { Labels } from '../core/matcher.js';
+import { type Labels, RESERVED_LABELS } from '../core/matcher.js';
 import { alertSeverity } from '../inputs/alertmanager/severity.js';
 import { ALERTMANAGER_KEY_PREFIX, isAlertmanagerKey } from '../inputs/store-key.js';
 
@@ -14,13 +14,6 @@ export interface Mutable {
   /** the caller's tenant: where given, the `tenant` label, whatever a producer sent under that name */
   tenant?: string;
 }
-
-/**
- * Label names onceonly sets itself, whatever a producer sends under them:
- * what the entry is (`kind`, `dedup_key`), onceonly's own severity, and the
- * caller's tenant.
- */
-export const RESERVED_LABELS: readonly string[] = ['kind', 'dedup_key', 'oo_severity', 'tenant'];
 
 /**
  * The labels routes, silences, inhibition, holds and templates match: the

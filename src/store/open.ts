@@ -61,6 +61,9 @@ function failOpen(inner: SharedStore, clock: Clock, options: StoreOptions): Dedu
   return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock, { own: true }), clock, { ...fo, timeoutMs });
 }
 
+/** Whether a store URL names Postgres (`postgres://` or `postgresql://`). */
+export const isPostgresUrl = (url: string): boolean => /^(postgres|postgresql):\/\//.test(url);
+
 /** `postgres://…[?schema=NAME]`: the schema (default `onceonly`) is ours to create and migrate; the rest goes to pg. */
 export function postgresUrl(url: string): { connection: string; schema: string } {
   let u: URL;
@@ -133,7 +136,7 @@ export function openStore(url: string, clock: Clock, options: StoreOptions = {})
       options,
     );
   }
-  if (/^(postgres|postgresql):\/\//.test(url)) {
+  if (isPostgresUrl(url)) {
     const { connection, schema } = postgresUrl(url);
     const gate = new ConnectGate();
     const onError = options.onConnectionError;

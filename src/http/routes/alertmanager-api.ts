@@ -71,13 +71,13 @@ export function alertmanagerApiRoutes(
       const filter: CompiledMatcher[] = parseFilter(req.query, o.config().limits.regex_cost_per_matcher, [...STATES, 'receiver']);
       const want = { active: flag(req.query, 'active', true), silenced: flag(req.query, 'silenced', true), inhibited: flag(req.query, 'inhibited', true) };
       flag(req.query, 'unprocessed', true);
-      let receiver: RegExp | null = null;
+      // `receiver` is a regex over the adapter names: read as the matcher `receiver=~"…"`, under the same cost bound.
+      let receiver: CompiledMatcher | null = null;
       if (req.query.receiver !== undefined) {
         const r = req.query.receiver;
         if (typeof r !== 'string' || r.length > 256)
           throw new ApiError('invalid_input', 'receiver is a regex of at most 256 characters', [{ path: 'receiver', message: 'not a regex' }]);
-        const re = parseFilter({ filter: `receiver=~${JSON.stringify(r)}` }, o.config().limits.regex_cost_per_matcher)[0]!;
-        receiver = { test: (s: string) => re.test({ receiver: s }) } as RegExp;
+        receiver = parseFilter({ filter: `receiver=~${JSON.stringify(r)}` }, o.config().limits.regex_cost_per_matcher)[0]!;
       }
       const now = o.clock.now();
       const adapters = o.config().adapters.map((a) => a.name);
@@ -94,7 +94,7 @@ export function alertmanagerApiRoutes(
             };
         if (!filter.every((f) => f.test(labels))) continue;
         const receivers = rec.route ? [...rec.route] : adapters;
-        if (receiver && !receivers.some((n) => receiver!.test(n))) continue;
+        if (receiver && !receivers.some((name) => receiver!.test({ receiver: name }))) continue;
         const seen: Labels = { ...labels, oo_severity: view.severity, kind: 'incident', dedup_key: rec.key, tenant: req.tenant };
         const muted = await o.mutes.mutedBy(req.tenant, seen, now, rec.key);
         const state = muted ? 'suppressed' : 'active';

@@ -1,4 +1,4 @@
-import { LABEL_NAME } from '../../core/matcher.js';
+import { LABEL_NAME, RESERVED_LABELS } from '../../core/matcher.js';
 import { carriedProblem, MAX_LABEL_NAME, MAX_LABEL_VALUE, MAX_LABELS, textProblem } from '../limits.js';
 
 /**
@@ -140,19 +140,7 @@ function detailLabel(name: string): string {
  * opsgenie_configs sends an alert's labels as details, and its `severity` is
  * the severity as sent, which routes match (onceonly's is `oo_severity`).
  */
-const RESERVED_DETAIL_LABELS = new Set([
-  'alias',
-  'message',
-  'description',
-  'priority',
-  'tags',
-  'entity',
-  'source',
-  'kind',
-  'dedup_key',
-  'oo_severity',
-  'tenant',
-]);
+const RESERVED_DETAIL_LABELS = new Set(['alias', 'message', 'description', 'priority', 'tags', 'entity', 'source', ...RESERVED_LABELS]);
 
 /** Why details cannot be labels as given (one takes a reserved name, or two make one name), or null. */
 function detailsClash(names: readonly string[]): string | null {
