@@ -47,11 +47,13 @@ export class ServerClock implements Clock {
 
   constructor(private readonly local: Clock = systemClock) {}
 
-  now(): number {
+  // A property, not a method: a Clock's `now` is handed around on its own (an adapter's HTTP call
+  // reads Retry-After dates with it), and a method would lose its `this` there.
+  readonly now = (): number => {
     const t = this.local.now() + this.offset;
     if (t >= this.last || this.last - t > ServerClock.ABSORB_MS) this.last = t;
     return this.last;
-  }
+  };
 
   /** The offset this clock keeps from the host's (ms): what the host's clock is wrong by, as the server sees it. */
   get offsetMs(): number {

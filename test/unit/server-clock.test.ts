@@ -51,3 +51,11 @@ test('follow measures at once and keeps the last offset when a measurement fails
   assert.ok(errors.length > 0, 'the failures were reported');
   assert.equal(clock.offsetMs, 500, 'the last offset is kept');
 });
+
+test("a ServerClock's now works handed on by itself, as an adapter's HTTP call takes it to read a Retry-After", async () => {
+  const host = manualClock(1_000_000);
+  const clock = new ServerClock(host);
+  await clock.measure(async () => host.now() + 3000);
+  const { now } = clock;
+  assert.equal(now(), host.now() + 3000);
+});

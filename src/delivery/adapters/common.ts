@@ -105,5 +105,5 @@ export function defineAdapter(
 /** A JSON REST caller with fixed headers, the adapter's timeout and clock. */
 export function restCaller(headers: Record<string, string>, c: { timeout_ms: number }, deps: AdapterDeps) {
   return (url: string, method: string, body?: unknown) =>
-    http(url, { method, headers, timeoutMs: c.timeout_ms, now: deps.clock.now, ...(body !== undefined ? { body: json(body) } : {}) });
+    http(url, { method, headers, timeoutMs: c.timeout_ms, now: () => deps.clock.now(), ...(body !== undefined ? { body: json(body) } : {}) });
 }

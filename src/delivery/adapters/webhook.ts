@@ -63,7 +63,7 @@ export function webhookAdapter(c: WebhookConfig, deps: AdapterDeps): Adapter {
       const body = JSON.stringify({ ...wireBody(job.entry), ...(templated ? { fields: render(job.entry) } : {}) });
       const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', 'idempotency-key': headerValue(job.idempotencyKey) };
       if (c.secret) headers[SIGNATURE_HEADER] = sign(c.secret, Math.floor(deps.clock.now() / 1000), body);
-      await http(c.url, { method: 'POST', headers, body, timeoutMs: c.timeout_ms, now: deps.clock.now });
+      await http(c.url, { method: 'POST', headers, body, timeoutMs: c.timeout_ms, now: () => deps.clock.now() });
     },
   );
 }
