@@ -415,6 +415,37 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       );
     });
 
+    test('a replayed journal entry that changed a live key is an UPDATE with its outbox entry; one that did not change it writes none', {
+      skip: replaySkip,
+    }, async () => {
+      const incidents = fx.store.incidents as SharedIncidentStore;
+      const entries = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key);
+      await decide({ outbox: { severity: 'MAJOR', summary: 'cut', data: {}, route: ['noc'] } });
+      const now = Date.now();
+      const rec = { tenant: 'default', key, createdAt: now, lastSeenAt: now, refires: 2, updates: 0, expiresAt: now + 60 * T };
+      const payload = (severity: string) => ({ severity, summary: `now ${severity}`, data: { severity } });
+      // The journal saw what the store already holds: a duplicate, nothing to deliver.
+      assert.equal(await incidents.reconcile({ ...rec, fingerprint: 'MAJOR|0' }, 60 * T, 'j-same', payload('MAJOR')), 'merged');
+      assert.deepEqual((await entries()).map((e) => e.action), ['create'], 'a merge that changes nothing writes nothing');
+      // The journal saw a change: the receiver must hear of it.
+      assert.equal(await incidents.reconcile({ ...rec, fingerprint: 'CRITICAL|0' }, 60 * T, 'j-changed', payload('CRITICAL')), 'merged');
+      const after = await entries();
+      assert.deepEqual(
+        after.map((e) => [e.action, e.severity, e.summary, e.route]),
+        [
+          ['create', 'MAJOR', 'cut', ['noc']],
+          ['update', 'CRITICAL', 'now CRITICAL', ['noc']],
+        ],
+        'one update, with the journal’s arrival and the live key’s route',
+      );
+      assert.deepEqual(after[1]?.data, { severity: 'CRITICAL' });
+      const live = await incidents.get('default', key);
+      assert.deepEqual([live?.fingerprint, live?.updates], ['CRITICAL|0', 1]);
+      // Replayed again (a replay that crashed half-way): done, and no second update.
+      assert.equal(await incidents.reconcile({ ...rec, fingerprint: 'CRITICAL|0' }, 60 * T, 'j-changed', payload('CRITICAL')), 'done');
+      assert.equal((await entries()).length, 2);
+    });
+
     test('200 concurrent identical claims write exactly one outbox entry', async () => {
       const outbox = { severity: 'MAJOR', summary: '', data: {} };
       await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));

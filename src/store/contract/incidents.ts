@@ -130,7 +130,12 @@ export interface IncidentStore {
  * more arrival).
  */
 export interface SharedIncidentStore extends IncidentStore {
-  reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome>;
+  /**
+   * `outbox`: the journal's latest arrival as an outbox entry. A merge whose
+   * fingerprint differs from the live record's is an UPDATE and writes it
+   * (with the live key's route) in the same step.
+   */
+  reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload): Promise<ReconcileOutcome>;
 }
 
 /**

@@ -446,7 +446,11 @@ export class FailOpenStore implements DedupStore {
           const outcome =
             rec.expiresAt <= now
               ? 'expired'
-              : await storeDeadline(this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec)), this.operationMs, this.stalls);
+              : await storeDeadline(
+                  this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec), this.journal.latestOutbox(rec)),
+                  this.operationMs,
+                  this.stalls,
+                );
           // A repeat answered from the journal's memory (no CREATE of its own)
           // that the shared store did not hold live: its incident was closed
           // meanwhile, so this arrival is a new fault and is decided again, locally, as one.

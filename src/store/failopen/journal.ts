@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
+import type { OutboxPayload } from '../../core/outbox.js';
 import {
   claimShown,
   type IncidentClaim,
@@ -130,6 +131,7 @@ export class Journal extends SqliteStore {
       ),
       restoredClaim: db.prepare<[string, string, number], { claim: string }>(`SELECT claim FROM answered WHERE tenant = ? AND key = ? AND restored_at = ?`),
       forgetAnswered: db.prepare(`DELETE FROM answered`),
+      latestClaim: db.prepare<[string, string, string], { claim: string }>(`SELECT claim FROM answered WHERE tenant = ? AND key = ? AND fingerprint = ?`),
       keepSilences: db.prepare<[string]>(`INSERT OR REPLACE INTO meta (name, value) VALUES ('silences', ?)`),
       keptSilences: db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE name = 'silences'`),
     };
@@ -184,6 +186,16 @@ export class Journal extends SqliteStore {
     if (!row) return null;
     const { route: _kept, ...claim } = JSON.parse(row.claim) as IncidentClaim & { route?: string[] };
     return claim;
+  }
+
+  /**
+   * The outbox entry of the latest arrival the journal answered for this
+   * entry's key, when that arrival is what the entry holds (its fingerprint):
+   * what a replay that finds the key changed meanwhile delivers as its UPDATE.
+   */
+  latestOutbox(rec: IncidentRecord): OutboxPayload | undefined {
+    const row = this.j.latestClaim.get(rec.tenant, rec.key, rec.fingerprint);
+    return row ? (JSON.parse(row.claim) as IncidentClaim).outbox : undefined;
   }
 
   /** The outage is over: the journal forgets which keys it answered. */

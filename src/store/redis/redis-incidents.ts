@@ -262,13 +262,19 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
-  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string): Promise<ReconcileOutcome> {
+  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
     const shown = storedShown(rec);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
-      [k.incidentRecordKey(rec.tenant, rec.key), k.reconcileMarkerKey(rec.tenant, rec.key, journalId), live.key, k.incidentShownKey(rec.tenant, rec.key)],
+      [
+        k.incidentRecordKey(rec.tenant, rec.key),
+        k.reconcileMarkerKey(rec.tenant, rec.key, journalId),
+        live.key,
+        k.incidentShownKey(rec.tenant, rec.key),
+        k.outboxKeyFor(rec.tenant, rec.key),
+      ],
       [
         rec.fingerprint,
         ttlMs,
@@ -280,6 +286,8 @@ export class RedisIncidents implements SharedIncidentStore {
         encodeRoute(rec.route) ?? '',
         shown.identity ?? '',
         shown.latest ?? '',
+        // The route is the live key's (the script's): only the flag and the entry's content go.
+        ...outboxArgs(rec.tenant, rec.key, outbox).slice(0, 6),
       ],
     )) as ReconcileOutcome;
   }

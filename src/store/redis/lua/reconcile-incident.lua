@@ -6,6 +6,7 @@
 -- KEYS[2]  the marker of this journal entry (same hash slot as KEYS[1])
 -- KEYS[3]  the shard's live index
 -- KEYS[4]  what the incident shows (a hash)
+-- KEYS[5]  the shard's outbox (a stream, same slot)
 -- ARGV[1]  fingerprint the journal holds
 -- ARGV[2]  TTL in ms
 -- ARGV[3]  grace in ms
@@ -15,10 +16,16 @@
 -- ARGV[7]  the key's member in the live index
 -- ARGV[8]  the route the journal kept for the key, or "" (every adapter)
 -- ARGV[9]  the identity the journal kept (JSON), or ""   ARGV[10] its latest summary and labels (JSON), or ""
+-- ARGV[11] "1" when the journal's latest arrival has an outbox entry to give, then
+-- ARGV[12] tenant   ARGV[13] key   ARGV[14] severity   ARGV[15] summary   ARGV[16] data (JSON)
 --
 -- Returns "done" (already reconciled), "claimed" (no one else created it: the
 -- provisional CREATE stands), or "merged" (another replica created it meanwhile:
 -- the provisional one was a duplicate; its counts are folded into the record).
+-- A merge whose fingerprint differs from the live one is an UPDATE, and like
+-- every UPDATE it writes its outbox entry in this step: the receiver learns
+-- the change the journal saw, or it would hold the state before the outage
+-- while the store records the one after.
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'done' end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -27,6 +34,7 @@ local jr, ju = tonumber(ARGV[4]), tonumber(ARGV[5])
 local outcome = 'claimed'
 local created, refires, updates, route = now, jr, ju, ARGV[8]
 
+local changed = false
 local v = redis.call('GET', KEYS[1])
 if v then
   local c, d, l, r, u, oldFp, liveRoute = read_incident(v)
@@ -40,7 +48,10 @@ if v then
     updates = u + ju
     -- The journal's arrivals are the latest this replica saw: its fingerprint
     -- wins, and a difference is one more UPDATE.
-    if oldFp ~= fp then updates = updates + 1 end
+    if oldFp ~= fp then
+      updates = updates + 1
+      changed = true
+    end
   end
 end
 redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
@@ -48,5 +59,9 @@ redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, 
 keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], ARGV[10], ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
+if changed and ARGV[11] == '1' then
+  redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
+    'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
+end
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))
 return outcome
