@@ -118,3 +118,47 @@ test('postgres: every silence write leaves an audit row in its own transaction (
     await s.drop();
   }
 });
+
+test('postgres: a key whose oldest outbox entry another replica is fanning out waits; its deliveries are numbered in the order decided', async () => {
+  const s = await freshSchema();
+  const store = s.open(manualClock(Date.now()));
+  const other = new pg.Client({ connectionString: PG_URL });
+  await other.connect();
+  try {
+    const key = 'dedup:order';
+    const decide = (severity: string) =>
+      store.incidents.decide({ tenant: 't', key, fingerprint: `${severity}|0`, ttlMs: 60_000, outbox: { severity, summary: severity, data: {} } });
+    await decide('MAJOR');
+    await decide('CRITICAL');
+    await decide('MINOR');
+    // Another replica has taken the key's create and not committed yet.
+    await other.query('BEGIN');
+    await other.query(`DELETE FROM "${s.schema}".outbox WHERE id = (SELECT min(id) FROM "${s.schema}".outbox WHERE key = $1)`, [key]);
+    assert.equal(await store.deliveries.fanOut(['hook'], 100), 0, 'the younger entries wait behind the one being fanned out');
+    // That replica died before committing: its entry is back, and the three go out numbered in order.
+    await other.query('ROLLBACK');
+    assert.equal(await store.deliveries.fanOut(['hook'], 100), 3);
+    const leased = await store.deliveries.leaseDue('me', 60_000, 100);
+    assert.deepEqual(
+      leased.map((d) => [d.entry.action, d.n, d.entry.severity]),
+      [['create', 1, 'MAJOR']],
+      'one delivery of a key at a time, the oldest',
+    );
+    const rows = await other.query<{ action: string; n: number; severity: string }>(
+      `SELECT action, n, severity FROM "${s.schema}".deliveries WHERE key = $1 ORDER BY split_part(id, '.', 1)::bigint`,
+      [key],
+    );
+    assert.deepEqual(
+      rows.rows.map((r) => [r.action, Number(r.n), r.severity]),
+      [
+        ['create', 1, 'MAJOR'],
+        ['update', 1, 'CRITICAL'],
+        ['update', 2, 'MINOR'],
+      ],
+    );
+  } finally {
+    await other.end();
+    await store.close();
+    await s.drop();
+  }
+});

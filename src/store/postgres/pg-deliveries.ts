@@ -83,8 +83,19 @@ const S = {
 
 /** Postgres's own: taking from the outbox and the lease's pick, both with SKIP LOCKED. */
 const SQL = {
+  /**
+   * The oldest outbox entry of each key, as the outbox still shows them to
+   * this transaction. An entry whose older sibling another replica is fanning
+   * out right now (locked, its delete not yet committed) waits: taking it
+   * would number it before that sibling, and a key's `update:1` would reach
+   * the receiver after its `update:2`. The caller takes again within its
+   * transaction, where its own deletes have made the next entry the oldest.
+   */
   takeOutbox: `
-DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+DELETE FROM outbox WHERE id IN (
+  SELECT o.id FROM outbox o
+   WHERE NOT EXISTS (SELECT 1 FROM outbox p WHERE p.kind = o.kind AND p.tenant = o.tenant AND p.key = o.key AND p.id < o.id)
+   ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED)
 RETURNING id::text AS id, tenant, kind, action, key, severity, summary, data, at, route`,
   /**
    * One statement: the pick and the lease cannot be split, and rows another
@@ -117,9 +128,15 @@ export class PgDeliveries implements DeliveryStore {
   fanOut(adapters: readonly string[], limit: number) {
     return transaction(this.pool, null, async (c) => {
       const now = this.clock.now();
-      const taken = (
-        await c.query<Omit<Row, 'adapter' | 'n' | 'retries' | 'attempts' | 'status' | 'lease' | 'deadAt'> & { route: string | null }>(SQL.takeOutbox, [limit])
-      ).rows.sort((a, b) => Number(a.id) - Number(b.id));
+      const taken: Array<Omit<Row, 'adapter' | 'n' | 'retries' | 'attempts' | 'status' | 'lease' | 'deadAt'> & { route: string | null }> = [];
+      // Each take is the oldest entry of each key: taken again until the batch is full or nothing is left to this replica.
+      for (let more = limit; more > 0; ) {
+        const rows = (await c.query<(typeof taken)[number]>(SQL.takeOutbox, [more])).rows;
+        if (rows.length === 0) break;
+        taken.push(...rows);
+        more -= rows.length;
+      }
+      taken.sort((a, b) => Number(a.id) - Number(b.id));
       for (const { route, ...e } of taken) {
         const { n } = (await c.query<{ n: number }>(S.nextN.text, bind(S.nextN, { kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })))
           .rows[0]!;
