@@ -51,12 +51,7 @@ async function underLoad(store: string, label: string) {
     // On failure, say why each replica failed open: its own log line names the cause.
     const why = () =>
       replicas
-        .flatMap((r) =>
-          r
-            .stderr()
-            .split('\n')
-            .filter((l) => l.includes('failing open')),
-        )
+        .flatMap((r) => [...r.lines, ...r.stderr().split('\n')].filter((l) => l.includes('failing open')))
         .slice(0, 4)
         .join('\n');
     assert.equal(

@@ -10,6 +10,8 @@ export interface Recorded {
   raw: string;
   /** ms, Date.now() when it arrived */
   at: number;
+  /** the Retry-After (seconds) an injected fault answered it with */
+  answeredRetryAfterS?: number;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function startFake(handler: Handler): Promise<FakeServer> {
         return;
       }
       if (typeof fault === 'object') {
+        if (fault.retryAfter !== undefined) r.answeredRetryAfterS = fault.retryAfter;
         res.writeHead(fault.status, {
           'content-type': 'application/json',
           ...(fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {}),

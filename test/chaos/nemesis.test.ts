@@ -1,0 +1,34 @@
+// needs: redis postgres nats
+/**
+ * The nemesis: seeded random fault schedules over real processes (two
+ * replicas of the built CLI with the default fail-open settings, a Redis of
+ * its own or a Postgres schema of its own behind a fault proxy, NATS
+ * JetStream, a webhook receiver), checked at the receiver (nemesis/check.ts).
+ * Each run draws new schedules from TEST_SEED and replays every seed that
+ * ever failed (nemesis-seeds.json). `npm run nemesis -- --runs N --seed S`
+ * runs more, and shrinks a failure.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { testSeed } from '../helpers/seed.js';
+import { report, runSchedule } from './nemesis/run.js';
+import { describeSchedule, drawSchedule, type StoreKind } from './nemesis/schedule.js';
+
+const PER_STORE = 5;
+const first = testSeed('test/chaos/nemesis.test.ts', 'NEMESIS_SEED');
+const kept = (JSON.parse(readFileSync(new URL('./nemesis-seeds.json', import.meta.url), 'utf8')) as { seeds: Array<{ seed: number; store: StoreKind }> }).seeds;
+
+const runs: Array<{ seed: number; store: StoreKind; why: string }> = [
+  ...kept.map((k) => ({ ...k, why: 'a seed that once failed' })),
+  ...(['redis', 'postgres'] as const).flatMap((store) => Array.from({ length: PER_STORE }, (_, i) => ({ seed: first + i, store, why: 'drawn this run' }))),
+];
+
+for (const { seed, store, why } of runs) {
+  test(`nemesis on ${store}, seed ${seed} (${why}): one ticket per fault, nothing lost, order and Retry-After kept`, async () => {
+    const schedule = drawSchedule(seed, store);
+    const o = await runSchedule(schedule);
+    console.log(`nemesis ${store} seed ${seed}: ${o.summary}\n${describeSchedule(schedule)}`);
+    assert.equal(o.violations.length, 0, `${report(o)}\nreplay: npm run nemesis -- --runs 1 --seed ${seed} --store ${store}`);
+  });
+}
