@@ -426,7 +426,11 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       const payload = (severity: string) => ({ severity, summary: `now ${severity}`, data: { severity } });
       // The journal saw what the store already holds: a duplicate, nothing to deliver.
       assert.equal(await incidents.reconcile({ ...rec, fingerprint: 'MAJOR|0' }, 60 * T, 'j-same', payload('MAJOR')), 'merged');
-      assert.deepEqual((await entries()).map((e) => e.action), ['create'], 'a merge that changes nothing writes nothing');
+      assert.deepEqual(
+        (await entries()).map((e) => e.action),
+        ['create'],
+        'a merge that changes nothing writes nothing',
+      );
       // The journal saw a change: the receiver must hear of it.
       assert.equal(await incidents.reconcile({ ...rec, fingerprint: 'CRITICAL|0' }, 60 * T, 'j-changed', payload('CRITICAL')), 'merged');
       const after = await entries();
