@@ -31,6 +31,7 @@ if (stores.some((s) => s !== 'redis' && s !== 'postgres')) throw new Error(`--st
 
 const started = Date.now();
 const failed: number[] = [];
+const back: number[] = [];
 let done = 0;
 for (let i = 0; i < runs; i++) {
   for (const store of stores) {
@@ -38,6 +39,7 @@ for (let i = 0; i < runs; i++) {
     const t = Date.now();
     const o = await runSchedule(drawSchedule(seed, store));
     done++;
+    back.push(...o.backMs);
     const secs = ((Date.now() - t) / 1000).toFixed(1);
     if (o.violations.length === 0) {
       console.log(`ok   ${store} seed ${seed} (${secs} s): ${o.summary}`);
@@ -48,6 +50,13 @@ for (let i = 0; i < runs; i++) {
     const small = await shrink(o, Number(values['shrink-minutes']) * 60_000, (l) => console.log(`  ${l}`));
     console.log(report(small));
   }
+}
+const sorted = back.sort((a, b) => a - b);
+const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+if (sorted.length) {
+  console.log(
+    `back on the store after ${sorted.length} store outages healed: median ${at(0.5)} ms, 95th percentile ${at(0.95)} ms, slowest ${sorted[sorted.length - 1]} ms`,
+  );
 }
 console.log(
   `nemesis: ${done} schedules (${runs} per store on ${stores.join(', ')}), seeds ${first}..${first + runs - 1}, ${failed.length} failed${failed.length ? ` (seeds ${[...new Set(failed)].join(', ')})` : ''}, ${((Date.now() - started) / 60_000).toFixed(1)} min`,

@@ -55,7 +55,8 @@ export async function startRig(s: Schedule): Promise<Rig> {
     let storeUrl: (address: string) => string;
     let target: string;
     if (s.store === 'redis') {
-      redis = await startRedis(s.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : []);
+      // DEBUG (SLEEP) is refused by Redis 7 unless enabled; local connections are enough.
+      redis = await startRedis(['--enable-debug-command', 'local', ...(s.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [])]);
       const r = redis;
       cleanup.push(() => r.stop());
       target = `127.0.0.1:${redis.port}`;

@@ -16,9 +16,33 @@ export interface Outcome {
   schedule: Schedule;
   violations: string[];
   summary: string;
+  /** Per store outage: ms from its healing until every replica was ready again. */
+  backMs: number[];
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * After a store fault heals: how long until every replica is ready again
+ * (`/readyz` 200, so off its journal and deciding on the store), polled
+ * every 50 ms. A figure the run prints, not a check: the machine is shared.
+ */
+async function backAfter(rig: Rig): Promise<number> {
+  const healed = Date.now();
+  const ready = (u: string) =>
+    fetch(`${u}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+  while (Date.now() - healed < 60_000) {
+    if (rig.urls.every(Boolean) && (await Promise.all(rig.urls.map(ready))).every(Boolean)) return Date.now() - healed;
+    await sleep(50);
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+/** The store faults after which replicas fail open and must come back. */
+const STORE_OUTAGES = new Set<Fault['kind']>(['store-pause', 'store-sleep', 'store-restart', 'store-blackhole']);
 
 /** Applies one fault and resolves when it is over (healed). */
 async function apply(rig: Rig, f: Fault, busy: ChildProcess[]): Promise<void> {
@@ -29,8 +53,12 @@ async function apply(rig: Rig, f: Fault, busy: ChildProcess[]): Promise<void> {
       await rig.redis!.kill('SIGCONT');
       return;
     case 'store-sleep': {
-      const cli = spawn('redis-cli', ['-p', String(rig.redis!.port), 'DEBUG', 'SLEEP', String(f.ms / 1000)], { stdio: 'ignore' });
+      const cli = spawn('redis-cli', ['-p', String(rig.redis!.port), 'DEBUG', 'SLEEP', String(f.ms / 1000)], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let said = '';
+      cli.stdout.on('data', (d) => (said += d));
       await new Promise((r) => cli.once('exit', r));
+      // A refused DEBUG answers at once with an error: a fault that did not happen must not pass for one that did.
+      if (said.trim() !== 'OK') throw new Error(`DEBUG SLEEP was refused: ${said.trim()}`);
       return;
     }
     case 'store-restart':
@@ -102,11 +130,13 @@ export async function runSchedule(
   }, 500);
   try {
     const started = Date.now();
+    const recoveries: Array<Promise<number>> = [];
     const faults = Promise.all(
       s.faults.map(async ({ at, fault }) => {
         await sleep(at);
         log(`  ${Date.now() - started} ms: ${fault.kind}`);
         await apply(rig, fault, busy);
+        if (STORE_OUTAGES.has(fault.kind)) recoveries.push(backAfter(rig));
       }),
     );
     const work = await runWorkload(rig, s.seed, s.workloadMs, `s${s.seed}`);
@@ -152,10 +182,12 @@ export async function runSchedule(
     const violations = checkNemesis(work, rig.receiver.requests, loud);
     if (violations.length > 0) inspect?.(rig, violations);
     const provisional = work.acked.filter((a) => a.provisional).length;
+    const back = await Promise.all(recoveries);
     const summary =
       `${work.acked.length} answered of ${work.requests} requests (${provisional} provisional), ${work.natsKeys.size} NATS faults, ` +
-      `${rig.receiver.requests.length} receiver calls, ${rig.all.length - s.replicas} replica restarts, data lost ${dataLost ? 'reported' : 'no'}, dead letters ${deadLetters.size}`;
-    return { schedule: s, violations, summary };
+      `${rig.receiver.requests.length} receiver calls, ${rig.all.length - s.replicas} replica restarts, data lost ${dataLost ? 'reported' : 'no'}, dead letters ${deadLetters.size}` +
+      (back.length ? `, back on the store ${back.map((ms) => `${ms} ms`).join(', ')} after each outage healed` : '');
+    return { schedule: s, violations, summary, backMs: back };
   } finally {
     clearInterval(watch);
     for (const p of busy) p.kill('SIGKILL');
