@@ -450,6 +450,47 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal((await entries()).length, 2);
     });
 
+    test('a replayed claim writes a create in the store only when the journal’s own cannot stand for it: a repeat, or a key with earlier creates', {
+      skip: replaySkip,
+    }, async () => {
+      const incidents = fx.store.incidents as SharedIncidentStore;
+      const creates = async (k: string) => (await fx.store.queries.listOutbox()).filter((e) => e.key === k && e.action === 'create');
+      const now = Date.now();
+      const rec = (k: string) => ({
+        tenant: 'default',
+        key: k,
+        fingerprint: 'MAJOR|0',
+        createdAt: now,
+        lastSeenAt: now,
+        refires: 0,
+        updates: 0,
+        expiresAt: now + 60 * T,
+      });
+      const payload = { severity: 'MAJOR', summary: 'again', data: {} };
+      // A key the store never saw: the journal's create:1 is the store's numbering too; nothing more.
+      const fresh = `${key}-fresh`;
+      assert.equal(await incidents.reconcile(rec(fresh), 60 * T, 'j-fresh', payload), 'claimed');
+      assert.equal((await creates(fresh)).length, 0);
+      // A repeat answered from the journal's memory made no create: the claim makes it.
+      const repeat = `${key}-repeat`;
+      assert.equal(await incidents.reconcile(rec(repeat), 60 * T, 'j-repeat', payload, true), 'claimed');
+      assert.deepEqual(
+        (await creates(repeat)).map((e) => e.summary),
+        ['again'],
+      );
+      // A key created and closed before (its create counted by a fan-out): a later episode's create is the store's, behind the close.
+      const later = `${key}-later`;
+      await fx.store.incidents.decide({ tenant: 'default', key: later, fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      while ((await fx.store.deliveries.fanOut(['hook'], 1000)) > 0);
+      await fx.store.incidents.close('default', later);
+      assert.equal(await incidents.reconcile(rec(later), 60 * T, 'j-later', payload), 'claimed');
+      const queued = (await fx.store.queries.listOutbox()).filter((e) => e.key === later);
+      assert.deepEqual(
+        queued.map((e) => e.action),
+        ['close', 'create'],
+      );
+    });
+
     test('200 concurrent identical claims write exactly one outbox entry', async () => {
       const outbox = { severity: 'MAJOR', summary: '', data: {} };
       await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));

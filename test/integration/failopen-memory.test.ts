@@ -63,13 +63,19 @@ test('two degraded episodes of one outage: one provisional CREATE, then a repeat
         assert.deepEqual([r.outcome.kind, r.provisional], ['unchanged', true], `${key}: a repeat in the same outage, not a second CREATE`);
       }
     });
-    // The kept key merges; the closed one was gone from the store, so it is decided again as a new fault.
-    assert.deepEqual(reconciled.sort(), ['claimed', 'merged', 'merged']);
-    // What this replica's journal will deliver: each first-episode create, and one more create for the key that was closed.
+    // The kept key merges; the closed one was gone from the store, so its replay claims it as a new fault.
+    assert.deepEqual(reconciled.sort(), ['claimed', 'merged']);
+    // What this replica's journal delivers: each first-episode create, and nothing for the repeats.
     const local = await store.journal.queries.listOutbox();
-    const creates = local.filter((e) => e.action === 'create').map((e) => e.key);
-    assert.deepEqual(creates.sort(), [closed, closed, kept].sort());
+    assert.deepEqual(local.filter((e) => e.action === 'create').map((e) => e.key).sort(), [closed, kept].sort());
     assert.equal(local.filter((e) => e.action !== 'create').length, 0, 'the repeats deliver nothing');
+    // The new fault's create is the shared store's, queued behind the close another replica made, so it reaches the receiver after it.
+    const shared = (await other.queries.listOutbox()).filter((e) => e.key === closed);
+    assert.deepEqual(
+      shared.map((e) => e.action),
+      ['close', 'create'],
+    );
+    assert.equal(shared[1]?.severity, 'MAJOR');
     assert.ok(await store.incidents.get('default', closed), 'the closed key is live again');
   } finally {
     await other.close();

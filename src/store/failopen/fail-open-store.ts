@@ -377,17 +377,6 @@ export class FailOpenStore implements DedupStore {
     await this.journal.close();
   }
 
-  private async redecideRestored(rec: IncidentRecord): Promise<void> {
-    const claim = this.journal.restoredClaim(rec);
-    if (!claim) return;
-    this.inflightJournalWrites++;
-    try {
-      await this.journal.incidents.decide(claim);
-    } finally {
-      this.inflightJournalWrites--;
-    }
-  }
-
   private degrade(cause: unknown): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
@@ -446,15 +435,20 @@ export class FailOpenStore implements DedupStore {
           const outcome =
             rec.expiresAt <= now
               ? 'expired'
-              : await storeDeadline(
-                  this.inner.incidents.reconcile(rec, rec.expiresAt - now, this.journal.entryId(rec), this.journal.latestOutbox(rec)),
+              : // A repeat answered from the journal's memory made no create: if the store no longer holds
+                // the key live (closed meanwhile), this arrival is a new fault, and the claim writes its create
+                // in the store, queued behind the close; so does a claim of a key with earlier creates.
+                await storeDeadline(
+                  this.inner.incidents.reconcile(
+                    rec,
+                    rec.expiresAt - now,
+                    this.journal.entryId(rec),
+                    this.journal.latestOutbox(rec),
+                    this.journal.restoredClaim(rec) !== null,
+                  ),
                   this.operationMs,
                   this.stalls,
                 );
-          // A repeat answered from the journal's memory (no CREATE of its own)
-          // that the shared store did not hold live: its incident was closed
-          // meanwhile, so this arrival is a new fault and is decided again, locally, as one.
-          if (outcome === 'claimed') await this.redecideRestored(rec);
           this.events.reconciled?.(outcome);
           refusal = null;
           break;

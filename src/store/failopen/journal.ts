@@ -164,8 +164,9 @@ export class Journal extends SqliteStore {
    * a live journal record, so the arrival now is a repeat (SUPPRESS, or UPDATE
    * on a change) instead of a second CREATE. Its refires start one below zero:
    * the arrival that finds it is the one counted. Its replay is then a merge;
-   * if the shared store no longer holds the key live, the replay decides it
-   * again as a CREATE (see restoredClaim), so a fault closed meanwhile is never lost.
+   * if the shared store no longer holds the key live, the replay's claim
+   * writes a create in the shared store (see restoredClaim), so a fault
+   * closed meanwhile is never lost.
    */
   restoreAnswered(tenant: string, key: string): Promise<void> {
     return this.x.writes.submit(() => {
@@ -180,7 +181,7 @@ export class Journal extends SqliteStore {
     });
   }
 
-  /** The claim to decide again when a restored entry's replay found no live key in the shared store; null for any other entry. */
+  /** The claim a restored entry answered from memory (a repeat, with no create of its own); null for any other entry. */
   restoredClaim(rec: IncidentRecord): IncidentClaim | null {
     const row = this.j.restoredClaim.get(rec.tenant, rec.key, rec.createdAt);
     if (!row) return null;

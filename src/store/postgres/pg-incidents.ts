@@ -29,7 +29,7 @@ const SQL = {
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7) AS outcome`,
-  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) AS outcome`,
+  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) AS outcome`,
   select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = $1 AND key = $2`,
   sweep: [
     `DELETE FROM incidents WHERE (tenant, key) IN (SELECT tenant, key FROM incidents WHERE expires_at <= $1 LIMIT $2)`,
@@ -132,7 +132,7 @@ export class PgIncidents implements SharedIncidentStore {
    * `reconciledRecord`, which reconcile-incident.lua keeps too): one call of
    * oo_reconcile_incident. Idempotent per journalId; audited in ledger mode.
    */
-  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload): Promise<ReconcileOutcome> {
+  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, repeat = false): Promise<ReconcileOutcome> {
     const [audit, replica] = this.x.auditArgs('incidents');
     const args = [keyLock(rec.tenant, rec.key), rec.tenant, rec.key, rec.fingerprint, rec.refires, rec.updates, ttlMs, journalId, RECONCILE_MARKER_MS];
     const { rows } = await this.x.pool.query<{ outcome: ReconcileOutcome }>(SQL.reconcile, [
@@ -146,6 +146,7 @@ export class PgIncidents implements SharedIncidentStore {
       outbox?.severity ?? null,
       outbox?.summary ?? null,
       outbox ? JSON.stringify(outbox.data) : null,
+      repeat,
     ]);
     return rows[0]!.outcome;
   }

@@ -262,9 +262,10 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
-  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload): Promise<ReconcileOutcome> {
+  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, repeat = false): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
+    const d = k.deliveryKeysFor(rec.tenant, rec.key);
     const shown = storedShown(rec);
     return (await this.conn.evalScript(
       scripts.reconcileIncident,
@@ -273,7 +274,7 @@ export class RedisIncidents implements SharedIncidentStore {
         k.reconcileMarkerKey(rec.tenant, rec.key, journalId),
         live.key,
         k.incidentShownKey(rec.tenant, rec.key),
-        k.outboxKeyFor(rec.tenant, rec.key),
+        d.outbox,
       ],
       [
         rec.fingerprint,
@@ -288,6 +289,8 @@ export class RedisIncidents implements SharedIncidentStore {
         shown.latest ?? '',
         // The route is the live key's (the script's): only the flag and the entry's content go.
         ...outboxArgs(rec.tenant, rec.key, outbox).slice(0, 6),
+        repeat ? '1' : '',
+        d.tag,
       ],
     )) as ReconcileOutcome;
   }
