@@ -67,7 +67,13 @@ test('two degraded episodes of one outage: one provisional CREATE, then a repeat
     assert.deepEqual(reconciled.sort(), ['claimed', 'merged']);
     // What this replica's journal delivers: each first-episode create, and nothing for the repeats.
     const local = await store.journal.queries.listOutbox();
-    assert.deepEqual(local.filter((e) => e.action === 'create').map((e) => e.key).sort(), [closed, kept].sort());
+    assert.deepEqual(
+      local
+        .filter((e) => e.action === 'create')
+        .map((e) => e.key)
+        .sort(),
+      [closed, kept].sort(),
+    );
     assert.equal(local.filter((e) => e.action !== 'create').length, 0, 'the repeats deliver nothing');
     // The new fault's create is the shared store's, queued behind the close another replica made, so it reaches the receiver after it.
     const shared = (await other.queries.listOutbox()).filter((e) => e.key === closed);
