@@ -2,8 +2,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import pg from 'pg';
 import { startSink } from '../fakes/http-fake.js';
 import { fire, type Shot } from '../helpers/load.js';

@@ -1,17 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../core/clock.js';
-import type {
-  DedupStore,
-  EpochMark,
-  IncidentClaim,
-  IncidentRecord,
-  OutboxPayload,
-  KeptAnswer,
-  ReconcileOutcome,
-  SharedStore,
-  FacetName,
-  Facets,
-} from '../contract/index.js';
+import type { DedupStore, EpochMark, IncidentClaim, OutboxPayload, KeptAnswer, ReconcileOutcome, SharedStore, FacetName, Facets } from '../contract/index.js';
 import { FACET_NAMES } from '../contract/index.js';
 import { isTransportFault, refusalOf, StoreTimeoutError, StoreUnavailableError, withTimeout } from '../errors.js';
 
