@@ -125,6 +125,21 @@ adapters: [ { name: hook, type: webhook, url: "http://127.0.0.1:9/nobody", timeo
     assert.equal((await slow('GET', '/v1/stats')).status, 200, 'a token is back after a second');
   });
 
+  test('routes/test, a render a tenant pays for, is under the tenant’s rate limit too', async () => {
+    s.clock.advance(5000);
+    const slow = as(C);
+    const probe = { labels: { fault_class: 'LOS', severity: 'MAJOR' } };
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await slow('POST', '/v1/routes/test', probe));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 429],
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    assert.equal(answers[2]!.body.error.code, 'rate_limited');
+    assert.equal((await acme('POST', '/v1/routes/test', probe)).status, 200, 'another tenant is not affected');
+  });
+
   test('a generated sweep of 1,000 cross-tenant requests: every one 404 or empty, and nothing of acme’s changes', async () => {
     const mine = (await acme('POST', '/v1/incidents', { ...incident, element_id: 'only-acme-has-this' })).body.dedup_key as string;
     const snapshot = async () => ({
