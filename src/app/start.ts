@@ -120,7 +120,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           recoverAfter: cfg.failopen.recover_after,
           operationTimeoutMs: cfg.failopen.operation_timeout_ms,
           probeIntervalMs: cfg.failopen.probe_interval_ms,
-          journalPath: cfg.failopen.journal_path,
+          ...(cfg.failopen.journal_path ? { journalPath: cfg.failopen.journal_path } : {}),
+          port: options.port,
           events: failOpenEvents(metrics, logger),
         },
         onConnectionError: rateLimitedLog(logger, 'store connection error'),
@@ -158,7 +159,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   await epochs.start();
   metrics.watchStore(store);
   metrics.watchConfig(config.reloads);
-  if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
+  if (raw instanceof FailOpenStore) {
+    metrics.watchJournal(raw.journal);
+    // Which file: unset in the config, it is this port's (or one an earlier release left, taken over and replayed).
+    logger.info({ journal: raw.journal.path }, 'fail-open journal');
+  }
   if (raw instanceof SqliteStore) metrics.watchCheckpoints(raw);
 
   // Silences: this replica's copy of the shared store's, reloaded when their version moves.

@@ -3,11 +3,13 @@ import type { Command } from 'commander';
 import { loadConfigFile } from '../config/load.js';
 import { systemClock } from '../core/clock.js';
 import { Journal, type QuarantinedEntry } from '../store/failopen/journal.js';
-import { DEFAULT_JOURNAL_PATH } from '../store/open.js';
+import { LEGACY_JOURNAL_PATH, portJournalPath } from '../store/failopen/journal-path.js';
+import { parsePort } from './options.js';
 
 interface JournalOptions {
   journal?: string;
   config?: string;
+  port?: string;
 }
 
 export function formatQuarantine(list: QuarantinedEntry[]): string {
@@ -21,11 +23,12 @@ export function formatQuarantine(list: QuarantinedEntry[]): string {
     .join('\n');
 }
 
-/** The journal named by --journal, else by the config's failopen.journal_path, else the default. */
+/** The journal named by --journal, else by the config's failopen.journal_path, else the default of the replica on --port. */
 function journalPath(o: JournalOptions): string {
   if (o.journal) return o.journal;
-  if (o.config) return loadConfigFile(o.config).failopen.journal_path;
-  return DEFAULT_JOURNAL_PATH;
+  const configured = o.config ? loadConfigFile(o.config).failopen.journal_path : undefined;
+  if (configured) return configured;
+  return o.port !== undefined ? portJournalPath(parsePort(o.port)) : LEGACY_JOURNAL_PATH;
 }
 
 /**
@@ -50,8 +53,12 @@ async function withJournal(o: JournalOptions, what: string, run: (j: Journal) =>
 
 const where = (cmd: Command) =>
   cmd
-    .option('--journal <path>', "the journal file (default: the config file's failopen.journal_path, else ./data/onceonly-journal.db)")
-    .option('--config <file>', 'read failopen.journal_path from this config file (env ONCEONLY_CONFIG)', process.env.ONCEONLY_CONFIG);
+    .option(
+      '--journal <path>',
+      "the journal file (default: the config file's failopen.journal_path, else the journal of the replica on --port, ./data/onceonly-journal-<port>.db, else ./data/onceonly-journal.db)",
+    )
+    .option('--config <file>', 'read failopen.journal_path from this config file (env ONCEONLY_CONFIG)', process.env.ONCEONLY_CONFIG)
+    .option('--port <port>', 'the port of the replica whose default journal to open');
 
 /**
  * `onceonly journal list|retry|drop`: the fail-open journal entries the

@@ -122,7 +122,8 @@ export const configSchema = z
         /** a list, count or other call with no local answer, or a decision the answering store is slow for, fails alone after this */
         operation_timeout_ms: positiveInt.default(5000),
         probe_interval_ms: positiveInt.default(250),
-        journal_path: z.string().min(1).default('./data/onceonly-journal.db'),
+        /** unset: ./data/onceonly-journal-<port>.db, one per replica (store/failopen/journal-path.ts) */
+        journal_path: z.string().min(1).optional(),
       })
       .prefault({}),
     violations: z

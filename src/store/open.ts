@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { DedupStore, Ledger, SharedStore } from './contract/index.js';
 import { FailOpenStore, type FailOpenEvents } from './failopen/fail-open-store.js';
 import { Journal } from './failopen/journal.js';
+import { openDefaultJournal } from './failopen/journal-path.js';
 import { MemoryStore } from './memory/memory-store.js';
 import { redisConnection } from './redis/connection.js';
 import { RedisStore } from './redis/redis-store.js';
@@ -22,7 +23,6 @@ export const masked = (url: string) => url.replace(/(\/\/[^/@:]*:)[^/@]*@/g, '$1
 export const shown = (url: string) => JSON.stringify(masked(url));
 
 export const DEFAULT_STORE_URL = 'sqlite:./data/onceonly.db';
-export const DEFAULT_JOURNAL_PATH = './data/onceonly-journal.db';
 
 export interface StoreOptions {
   /** How long an expired, unclosed record is kept to detect premature expiry. */
@@ -34,7 +34,10 @@ export interface StoreOptions {
     recoverAfter?: number;
     operationTimeoutMs?: number;
     probeIntervalMs?: number;
+    /** The journal's file; unset, one per `port` (failopen/journal-path.ts). */
     journalPath?: string;
+    /** The port this replica listens on: names its default journal. */
+    port?: number;
     events?: FailOpenEvents;
   };
   /** Connection errors of remote stores (they reconnect on their own). */
@@ -58,7 +61,8 @@ function failOpen(inner: SharedStore, clock: Clock, options: StoreOptions): Dedu
   // loaded, was about 24 ms on Redis and 100 ms on Postgres (a function call that waits on its key's lock
   // and a commit to disk); three failures in a row are needed before failing open.
   const timeoutMs = fo.timeoutMs ?? (inner.kind === 'postgres' ? 300 : 50);
-  return new FailOpenStore(inner, new Journal(fo.journalPath ?? DEFAULT_JOURNAL_PATH, clock, { own: true }), clock, { ...fo, timeoutMs });
+  const journal = fo.journalPath ? new Journal(fo.journalPath, clock, { own: true }) : openDefaultJournal(fo.port ?? 0, clock);
+  return new FailOpenStore(inner, journal, clock, { ...fo, timeoutMs });
 }
 
 /** Whether a store URL names Postgres (`postgres://` or `postgresql://`). */
