@@ -370,23 +370,54 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     heartbeats,
     close() {
       closing ??= (async () => {
+        // Each step says when it begins: a drain that does not end names what it waits for.
+        const step = (what: string) => logger.debug({ step: what }, 'drain');
         clearInterval(sweeper);
+        step('sweeper');
         await sweeping;
         // No message is taken once the drain begins; one not yet acknowledged goes back to the broker.
+        step('mqtt ingest');
         await mqttIngest?.stop();
+        step('nats ingest');
         await natsIngest?.stop();
+        step('heartbeats');
         await heartbeats.stop();
         await epochs.stop();
-        await app.close();
+        step('http');
+        await drainHttp(app, logger);
         // After the last request: what it decided is in the outbox for the next start.
+        step('deliveries');
         await delivery.stop();
+        step('history');
         await history.close();
         silences.stop();
+        step('store');
         await store.close();
       })();
       return closing;
     },
   };
+}
+
+/** How long a drain waits for requests in flight and for clients to let their connections go. */
+const HTTP_DRAIN_MS = 10_000;
+
+/**
+ * Stops taking requests and answers those in flight; past HTTP_DRAIN_MS the
+ * connections still open are closed. A client that holds a keep-alive
+ * connection open (or a request that does not end) must not hold a replica
+ * past its orchestrator's grace period, after which it is killed with its
+ * deliveries unfinished.
+ */
+async function drainHttp(app: FastifyInstance, logger: Logger): Promise<void> {
+  const closed = app.close();
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([closed.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), HTTP_DRAIN_MS)))]);
+  clearTimeout(timer);
+  if (!late) return;
+  logger.warn(`HTTP connections still open ${HTTP_DRAIN_MS / 1000} s into the drain: closed`);
+  app.server.closeAllConnections();
+  await closed;
 }
 
 /**

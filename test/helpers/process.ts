@@ -65,7 +65,11 @@ export async function watchServer(proc: ChildProcess): Promise<ServerProcess> {
       if (first === 'late') {
         proc.kill('SIGKILL');
         await exited;
-        throw new Error(`the server did not exit within 30 s of ${signal}; its last lines:\n${lines.slice(-5).join('\n')}\n${err.slice(-2000)}`);
+        // What it said about its drain (each step logs as it begins), then its last lines.
+        const drain = lines.filter((l) => /"msg":"(drain|draining and shutting down)"/.test(l)).slice(-10);
+        throw new Error(
+          `the server did not exit within 30 s of ${signal}; its drain:\n${drain.join('\n')}\nits last lines:\n${lines.slice(-5).join('\n')}\n${err.slice(-2000)}`,
+        );
       }
       const [code] = first as [number | null];
       return code;
