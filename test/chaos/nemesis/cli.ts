@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { report, runSchedule, shrink } from './run.js';
-import { drawSchedule, type StoreKind } from './schedule.js';
+import { describeSchedule, drawSchedule, type StoreKind } from './schedule.js';
 
 // The nemesis restarts its Redis empty on purpose: the replicas are told they may lose data (and must say so).
 process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS ??= '1';
@@ -37,7 +37,17 @@ for (let i = 0; i < runs; i++) {
   for (const store of stores) {
     const seed = first + i;
     const t = Date.now();
-    const o = await runSchedule(drawSchedule(seed, store));
+    const schedule = drawSchedule(seed, store);
+    let o: Awaited<ReturnType<typeof runSchedule>>;
+    try {
+      o = await runSchedule(schedule);
+    } catch (err) {
+      // The harness itself broke (a replica that would not stop, a fault that could not be made): a failure too.
+      done++;
+      failed.push(seed);
+      console.log(`FAIL ${store} seed ${seed}: ${(err as Error).message.slice(0, 4000)}\n${describeSchedule(schedule)}`);
+      continue;
+    }
     done++;
     back.push(...o.backMs);
     const secs = ((Date.now() - t) / 1000).toFixed(1);
