@@ -13,7 +13,8 @@
  *   - order kept per key: a key's creates, updates and closes arrive
  *     numbered in order (first arrivals of each Idempotency-Key);
  *   - Retry-After respected: after a 429 with `Retry-After: N` nothing of
- *     that key arrives sooner than N seconds later.
+ *     that key arrives sooner than N seconds later (unless the store said it
+ *     lost its data: the floor is kept with the delivery).
  */
 import type { Recorded } from '../../fakes/http-fake.js';
 import type { WorkloadResult } from './workload.js';
@@ -129,8 +130,8 @@ export function checkNemesis(work: WorkloadResult, requests: readonly Recorded[]
     if (!natsCreated.has(el) && !loud.dataLost) out.push(`NATS ${el}: confirmed by the stream, and no create reached the receiver`);
   }
 
-  // Retry-After.
-  for (const [key, xs] of byKey) {
+  // Retry-After. A floor is kept with its delivery in the store: a store that lost its data (said so) lost the floors too.
+  for (const [key, xs] of loud.dataLost ? [] : byKey) {
     for (let i = 0; i < xs.length; i++) {
       const r = xs[i]!;
       const wait = r.answeredRetryAfterS;
