@@ -450,7 +450,7 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal((await entries()).length, 2);
     });
 
-    test('a replayed claim writes a create in the store only when the journal’s own cannot stand for it: a repeat, or a key with earlier creates', {
+    test('a replayed claim hands the store what the journal still owes (a create, or an update), and a create for a key with earlier creates', {
       skip: replaySkip,
     }, async () => {
       const incidents = fx.store.incidents as SharedIncidentStore;
@@ -471,12 +471,19 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       const fresh = `${key}-fresh`;
       assert.equal(await incidents.reconcile(rec(fresh), 60 * T, 'j-fresh', payload), 'claimed');
       assert.equal((await creates(fresh)).length, 0);
-      // A repeat answered from the journal's memory made no create: the claim makes it.
+      // A create the journal still owes (not delivered, or a repeat answered from its memory, which made none): the claim makes it.
       const repeat = `${key}-repeat`;
-      assert.equal(await incidents.reconcile(rec(repeat), 60 * T, 'j-repeat', payload, true), 'claimed');
+      assert.equal(await incidents.reconcile(rec(repeat), 60 * T, 'j-repeat', payload, 'create'), 'claimed');
       assert.deepEqual(
         (await creates(repeat)).map((e) => e.summary),
         ['again'],
+      );
+      // Only an update owed (its create went out from the journal): the claim queues the update.
+      const owesUpdate = `${key}-owes-update`;
+      assert.equal(await incidents.reconcile(rec(owesUpdate), 60 * T, 'j-owes-update', payload, 'update'), 'claimed');
+      assert.deepEqual(
+        (await fx.store.queries.listOutbox()).filter((e) => e.key === owesUpdate).map((e) => e.action),
+        ['update'],
       );
       // A key created and closed before (its create counted by a fan-out): a later episode's create is the store's, behind the close.
       const later = `${key}-later`;

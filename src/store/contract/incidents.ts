@@ -133,13 +133,14 @@ export interface SharedIncidentStore extends IncidentStore {
   /**
    * `outbox`: the journal's latest arrival as an outbox entry. A merge whose
    * fingerprint differs from the live record's is an UPDATE and writes it
-   * (with the live key's route) in the same step. A claim writes it as a
-   * `create` when the journal's own create cannot stand for the key: `repeat`
-   * (the entry was answered from the journal's memory and made no create),
-   * or the key had creates before (the journal numbered its create 1, and
-   * the key's last close may still be queued in the store, to arrive after it).
+   * (with the live key's route) in the same step. `owed`: what the journal
+   * has not delivered for the key (a create, or only updates), which the
+   * replay hands to the store. A claim writes a `create` when one is owed,
+   * or when the key had creates before (the journal numbered its create 1,
+   * and the key's last close may still be queued in the store, to arrive
+   * after it); else an `update` when one is owed.
    */
-  reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, repeat?: boolean): Promise<ReconcileOutcome>;
+  reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, owed?: 'create' | 'update' | null): Promise<ReconcileOutcome>;
 }
 
 /**

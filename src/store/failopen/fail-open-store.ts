@@ -424,20 +424,22 @@ export class FailOpenStore implements DedupStore {
           const outcome =
             rec.expiresAt <= now
               ? 'expired'
-              : // A repeat answered from the journal's memory made no create: if the store no longer holds
-                // the key live (closed meanwhile), this arrival is a new fault, and the claim writes its create
-                // in the store, queued behind the close; so does a claim of a key with earlier creates.
+              : // What the journal still owes the receivers for the key goes to the store with the replay, and
+                // the store's line carries it in order with the store's own decisions. A repeat answered from
+                // the journal's memory made no create: if the store no longer holds the key live (closed
+                // meanwhile), this arrival is a new fault, and its create is owed too.
                 await storeDeadline(
                   this.inner.incidents.reconcile(
                     rec,
                     rec.expiresAt - now,
                     this.journal.entryId(rec),
                     this.journal.latestOutbox(rec),
-                    this.journal.restoredClaim(rec) !== null,
+                    this.journal.restoredClaim(rec) !== null ? 'create' : this.journal.owed(rec),
                   ),
                   this.operationMs,
                   this.stalls,
                 );
+          if (outcome !== 'expired') await this.journal.dropOwed(rec);
           this.events.reconciled?.(outcome);
           refusal = null;
           break;

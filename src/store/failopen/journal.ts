@@ -131,6 +131,12 @@ export class Journal extends SqliteStore {
       ),
       restoredClaim: db.prepare<[string, string, number], { claim: string }>(`SELECT claim FROM answered WHERE tenant = ? AND key = ? AND restored_at = ?`),
       forgetAnswered: db.prepare(`DELETE FROM answered`),
+      owed: db.prepare<[string, string, string, string], { action: string }>(
+        `SELECT action FROM outbox WHERE kind = 'incident' AND tenant = ? AND key = ?
+         UNION ALL SELECT action FROM deliveries WHERE kind = 'incident' AND tenant = ? AND key = ? AND status = 'pending'`,
+      ),
+      dropOwedOutbox: db.prepare<[string, string]>(`DELETE FROM outbox WHERE kind = 'incident' AND tenant = ? AND key = ?`),
+      dropOwedDeliveries: db.prepare<[string, string]>(`DELETE FROM deliveries WHERE kind = 'incident' AND tenant = ? AND key = ? AND status = 'pending'`),
       latestClaim: db.prepare<[string, string, string], { claim: string }>(`SELECT claim FROM answered WHERE tenant = ? AND key = ? AND fingerprint = ?`),
       keepSilences: db.prepare<[string]>(`INSERT OR REPLACE INTO meta (name, value) VALUES ('silences', ?)`),
       keptSilences: db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE name = 'silences'`),
@@ -197,6 +203,31 @@ export class Journal extends SqliteStore {
   latestOutbox(rec: IncidentRecord): OutboxPayload | undefined {
     const row = this.j.latestClaim.get(rec.tenant, rec.key, rec.fingerprint);
     return row ? (JSON.parse(row.claim) as IncidentClaim).outbox : undefined;
+  }
+
+  /**
+   * What this journal still owes the receivers for an entry's key (its
+   * provisional decisions not yet delivered): 'create' if a create is among
+   * them, else 'update' if anything is, else null. A replay hands that debt
+   * to the shared store, whose line for the key then carries it in order
+   * with everything the store decided (see dropOwed).
+   */
+  owed(rec: IncidentRecord): 'create' | 'update' | null {
+    const actions = this.j.owed.all(rec.tenant, rec.key, rec.tenant, rec.key).map((r) => r.action);
+    return actions.includes('create') ? 'create' : actions.length > 0 ? 'update' : null;
+  }
+
+  /**
+   * Drops the entry's key's undelivered provisional deliveries once the
+   * shared store holds their debt: delivered from here, they could reach a
+   * receiver after the store's newer state of the key (a retry behind a
+   * 429 outlasts the outage). A call in flight still ends as it ends.
+   */
+  dropOwed(rec: IncidentRecord): Promise<void> {
+    return this.x.writes.submit(() => {
+      this.j.dropOwedOutbox.run(rec.tenant, rec.key);
+      this.j.dropOwedDeliveries.run(rec.tenant, rec.key);
+    });
   }
 
   /** The outage is over: the journal forgets which keys it answered. */

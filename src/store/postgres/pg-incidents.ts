@@ -132,7 +132,13 @@ export class PgIncidents implements SharedIncidentStore {
    * `reconciledRecord`, which reconcile-incident.lua keeps too): one call of
    * oo_reconcile_incident. Idempotent per journalId; audited in ledger mode.
    */
-  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, repeat = false): Promise<ReconcileOutcome> {
+  async reconcile(
+    rec: IncidentRecord,
+    ttlMs: number,
+    journalId: string,
+    outbox?: OutboxPayload,
+    owed: 'create' | 'update' | null = null,
+  ): Promise<ReconcileOutcome> {
     const [audit, replica] = this.x.auditArgs('incidents');
     const args = [keyLock(rec.tenant, rec.key), rec.tenant, rec.key, rec.fingerprint, rec.refires, rec.updates, ttlMs, journalId, RECONCILE_MARKER_MS];
     const { rows } = await this.x.pool.query<{ outcome: ReconcileOutcome }>(SQL.reconcile, [
@@ -146,7 +152,7 @@ export class PgIncidents implements SharedIncidentStore {
       outbox?.severity ?? null,
       outbox?.summary ?? null,
       outbox ? JSON.stringify(outbox.data) : null,
-      repeat,
+      owed,
     ]);
     return rows[0]!.outcome;
   }

@@ -262,7 +262,13 @@ export class RedisIncidents implements SharedIncidentStore {
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */
-  async reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, repeat = false): Promise<ReconcileOutcome> {
+  async reconcile(
+    rec: IncidentRecord,
+    ttlMs: number,
+    journalId: string,
+    outbox?: OutboxPayload,
+    owed: 'create' | 'update' | null = null,
+  ): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
     const d = k.deliveryKeysFor(rec.tenant, rec.key);
@@ -289,7 +295,7 @@ export class RedisIncidents implements SharedIncidentStore {
         shown.latest ?? '',
         // The route is the live key's (the script's): only the flag and the entry's content go.
         ...outboxArgs(rec.tenant, rec.key, outbox).slice(0, 6),
-        repeat ? '1' : '',
+        owed ?? '',
         d.tag,
       ],
     )) as ReconcileOutcome;

@@ -3,10 +3,12 @@
 -- every UPDATE does (with the live key's route). Before, the merge recorded
 -- the change and delivered nothing: the receiver kept the state from before
 -- the outage while the store held the one after.
--- A claim writes a create when the journal's own cannot stand for the key:
--- a repeat answered from the journal's memory (it made no create), or a key
--- that had creates before (the journal numbered its create 1, and the key's
--- last close may still be queued here, to reach the receiver after it).
+-- What the journal had not delivered for the key (p_owed: create, update or
+-- NULL) is handed to the store, whose line carries it in order with the
+-- store's own decisions. A claim writes a create when one is owed or the key
+-- had creates before (the journal numbered its create 1, and the key's last
+-- close may still be queued here, to reach the receiver after it); else an
+-- update when one is owed.
 -- The old signature is dropped, not overloaded: a replica of the previous
 -- release calls it with fifteen arguments, which the defaults still take.
 DROP FUNCTION oo_reconcile_incident(text, text, text, text, integer, integer, bigint, text, bigint, bigint, boolean, text, text, text, text);
@@ -15,7 +17,7 @@ CREATE FUNCTION oo_reconcile_incident(
   p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer,
   p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text,
   p_route text DEFAULT NULL, p_identity text DEFAULT NULL, p_latest text DEFAULT NULL,
-  p_severity text DEFAULT NULL, p_summary text DEFAULT NULL, p_data text DEFAULT NULL, p_repeat boolean DEFAULT false)
+  p_severity text DEFAULT NULL, p_summary text DEFAULT NULL, p_data text DEFAULT NULL, p_owed text DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   r incidents%ROWTYPE;
@@ -42,10 +44,13 @@ BEGIN
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
     last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
     route = excluded.route, identity = excluded.identity, latest = excluded.latest;
-  IF NOT live AND p_severity IS NOT NULL AND (p_repeat OR EXISTS (
+  IF NOT live AND p_severity IS NOT NULL AND (p_owed IS NOT NULL OR EXISTS (
       SELECT 1 FROM delivery_counters c WHERE c.kind = 'incident' AND c.tenant = p_tenant AND c.key = p_key AND c.action = 'create')) THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
-    VALUES (p_tenant, 'incident', 'create', p_key, p_severity, p_summary, p_data, p_now, p_route);
+    VALUES (p_tenant, 'incident',
+      CASE WHEN p_owed = 'create' OR EXISTS (SELECT 1 FROM delivery_counters c
+        WHERE c.kind = 'incident' AND c.tenant = p_tenant AND c.key = p_key AND c.action = 'create') THEN 'create' ELSE 'update' END,
+      p_key, p_severity, p_summary, p_data, p_now, p_route);
   END IF;
   IF live AND r.fingerprint <> p_fingerprint AND p_severity IS NOT NULL THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)

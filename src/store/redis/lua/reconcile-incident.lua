@@ -18,18 +18,18 @@
 -- ARGV[9]  the identity the journal kept (JSON), or ""   ARGV[10] its latest summary and labels (JSON), or ""
 -- ARGV[11] "1" when the journal's latest arrival has an outbox entry to give, then
 -- ARGV[12] tenant   ARGV[13] key   ARGV[14] severity   ARGV[15] summary   ARGV[16] data (JSON)
--- ARGV[17] "1" when the entry is a repeat the journal answered from its memory (no create of its own)
+-- ARGV[17] what the journal still owes the receivers for the key: "create", "update" or 
 -- ARGV[18] the shard's hash tag (its delivery counters)
 --
 -- Returns "done" (already reconciled), "claimed" (no one else created it: the
 -- provisional CREATE stands), or "merged" (another replica created it meanwhile:
 -- the provisional one was a duplicate; its counts are folded into the record).
--- A claim writes a create in the store's outbox when the journal's own create
--- cannot stand for it: the entry was a repeat answered from the journal's
--- memory (it made no create), or the key had creates before (a later episode:
--- the journal numbered its create 1, another episode's Idempotency-Key, and
--- the key's earlier close may still be queued here, to arrive after it). The
--- store's create is numbered by the store and queued behind that close.
+-- What the journal had not delivered for the key is handed to this store,
+-- whose line carries it in order with the store's own decisions. A claim
+-- writes a create when one is owed, or when the key had creates before (a
+-- later episode: the journal numbered its create 1, another episode's
+-- Idempotency-Key, and the key's earlier close may still be queued here, to
+-- arrive after it); else an update when one is owed.
 -- A merge whose fingerprint differs from the live one is an UPDATE, and like
 -- every UPDATE it writes its outbox entry in this step: the receiver learns
 -- the change the journal saw, or it would hold the state before the outage
@@ -67,10 +67,17 @@ redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, 
 keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], ARGV[10], ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
-if outcome == 'claimed' and ARGV[11] == '1' and
-    (ARGV[17] == '1' or redis.call('EXISTS', ARGV[18] .. ':n:' .. lp('incident', ARGV[12], ARGV[13], 'create')) == 1) then
-  redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'create', 'key', ARGV[13],
-    'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
+if outcome == 'claimed' and ARGV[11] == '1' then
+  local action = nil
+  if ARGV[17] == 'create' or redis.call('EXISTS', ARGV[18] .. ':n:' .. lp('incident', ARGV[12], ARGV[13], 'create')) == 1 then
+    action = 'create'
+  elseif ARGV[17] == 'update' then
+    action = 'update'
+  end
+  if action then
+    redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', action, 'key', ARGV[13],
+      'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
+  end
 end
 if changed and ARGV[11] == '1' then
   redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
