@@ -292,6 +292,7 @@ async function replay(o: SimulateOptions, steps: readonly Step[], start: number,
     policy: () => ({ maxRetries: 0, baseMs: 1, maxMs: 1 }),
     random: () => 0,
     monotonic: () => 0,
+    now: () => clock.now(),
     mutes: { source: muteSource, now: () => clock.now(), recheckMs: RECHECK_MS },
     holds: new Holds([
       new AutoPause(() => o.config.auto_pause, mem.flaps),

@@ -44,6 +44,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
       return { maxRetries: d.max_retries, baseMs: d.base_delay_ms, maxMs: d.max_delay_ms };
     },
     leaseMs: o.config().delivery.lease_ms,
+    now: () => o.clock.now(),
     ...(o.mutes ? { mutes: { source: o.mutes, now: () => o.clock.now() } } : {}),
     ...(o.holds ? { holds: o.holds } : {}),
     ...(o.groups ? { groups: o.groups } : {}),

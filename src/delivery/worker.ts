@@ -7,6 +7,7 @@ import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { DeliveryGate } from './gate/gate.js';
 import { foldStage } from './gate/fold-stage.js';
+import { floorStage, ReceiverFloors } from './gate/floor-stage.js';
 import { holdStage } from './gate/hold-stage.js';
 import { muteStage } from './gate/mute-stage.js';
 import { groupStage, type GroupSink } from './gate/group-stage.js';
@@ -69,6 +70,8 @@ export interface WorkerOptions {
   owner?: string;
   /** a monotonic clock, ms (performance.now): a paused process sees it jump */
   monotonic?: () => number;
+  /** the clock the store's due times are on (ms): the receivers' Retry-After floors kept here use it too (default Date.now) */
+  now?: () => number;
   /** What may mute a delivery (silences), and the clock its times are on; without it nothing is muted. */
   mutes?: { source: MuteSource; now: () => number; recheckMs?: number };
   /** Auto-pause and flapping: holds that end at a time of their own; on the mutes' clock. */
@@ -109,6 +112,8 @@ export class DeliveryWorker {
   private freed: (() => void) | null = null;
   /** The stages a leased delivery passes before its adapter is called (gate/). */
   private readonly gate: DeliveryGate;
+  /** The receivers' Retry-Afters, by line, for every row of the line (the journal's too). */
+  private readonly floors: ReceiverFloors;
 
   constructor(private readonly o: WorkerOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}`;
@@ -118,6 +123,7 @@ export class DeliveryWorker {
     this.idleMs = o.idleMs ?? 200;
     this.observer = o.observer ?? {};
     this.monotonic = o.monotonic ?? (() => performance.now());
+    this.floors = new ReceiverFloors(o.now ?? (() => Date.now()));
     const m = o.mutes;
     // Mute, then hold, then fold, then the last stages that settle: a hold's time needs the mutes'
     // clock, so holds come only with mutes. Every line passes them all, the group line included.
@@ -127,6 +133,7 @@ export class DeliveryWorker {
         ...(m && o.holds ? [holdStage(o.holds, m.now)] : []),
         foldStage(),
         ...(o.groups ? [groupStage(o.groups)] : []),
+        floorStage(this.floors),
         sendStage(),
       ],
       {
@@ -237,6 +244,7 @@ export class DeliveryWorker {
     const delayMs = Math.max(backoffDelay(d.retries, p, this.random), r.retryAfterMs ?? 0);
     // The receiver's Retry-After is kept as a floor: a re-fire's re-queue never sends before it.
     const floor = r.retryAfterMs !== undefined && r.retryAfterMs > 0 ? { floorMs: r.retryAfterMs } : {};
+    if (r.retryAfterMs !== undefined && r.retryAfterMs > 0) this.floors.note(d, r.retryAfterMs);
     return [{ outcome: 'retry', delayMs, error: r.error, ...floor }, 'retried', r.reason];
   }
 

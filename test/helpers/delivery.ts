@@ -51,6 +51,7 @@ export function deliveryHarness(
     policy: () => ({ maxRetries: config.delivery.max_retries, baseMs: config.delivery.base_delay_ms, maxMs: config.delivery.max_delay_ms }),
     random: () => jitter,
     leaseMs: config.delivery.lease_ms,
+    now: () => clock.now(),
     ...(monotonic ? { monotonic } : {}),
     observer: {
       settled: (d: Delivery, outcome, reason, detail) =>

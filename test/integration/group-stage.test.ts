@@ -38,6 +38,7 @@ function replica(yaml: Record<string, unknown>, groupsFrom?: MemoryStore) {
     adapters: () => registry.current(),
     policy: () => ({ maxRetries: 2, baseMs: 1000, maxMs: 1000 }),
     random: () => 0,
+    now: () => clock.now(),
     mutes: { source: new MaintenanceWindows(() => config.maintenance), now: () => clock.now() },
     holds: new Holds([new GroupWait(() => config.grouping)]),
     groups: () => (config.grouping ? groups : null),
