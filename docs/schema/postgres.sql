@@ -255,7 +255,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_repeat boolean DEFAULT false) RETURNS text
+CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -283,10 +283,13 @@ BEGIN
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
     last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
     route = excluded.route, identity = excluded.identity, latest = excluded.latest;
-  IF NOT live AND p_severity IS NOT NULL AND (p_repeat OR EXISTS (
+  IF NOT live AND p_severity IS NOT NULL AND (p_owed IS NOT NULL OR EXISTS (
       SELECT 1 FROM delivery_counters c WHERE c.kind = 'incident' AND c.tenant = p_tenant AND c.key = p_key AND c.action = 'create')) THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
-    VALUES (p_tenant, 'incident', 'create', p_key, p_severity, p_summary, p_data, p_now, p_route);
+    VALUES (p_tenant, 'incident',
+      CASE WHEN p_owed = 'create' OR EXISTS (SELECT 1 FROM delivery_counters c
+        WHERE c.kind = 'incident' AND c.tenant = p_tenant AND c.key = p_key AND c.action = 'create') THEN 'create' ELSE 'update' END,
+      p_key, p_severity, p_summary, p_data, p_now, p_route);
   END IF;
   IF live AND r.fingerprint <> p_fingerprint AND p_severity IS NOT NULL THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)

@@ -131,12 +131,19 @@ export async function runSchedule(
   try {
     const started = Date.now();
     const recoveries: Array<Promise<number>> = [];
+    /** Each store outage, from its fault to every replica back on the store (Date.now()). */
+    const outages: Array<{ from: number; to: number }> = [];
     const faults = Promise.all(
       s.faults.map(async ({ at, fault }) => {
         await sleep(at);
         log(`  ${Date.now() - started} ms: ${fault.kind}`);
+        const from = Date.now();
         await apply(rig, fault, busy);
-        if (STORE_OUTAGES.has(fault.kind)) recoveries.push(backAfter(rig));
+        if (STORE_OUTAGES.has(fault.kind)) {
+          const back = backAfter(rig);
+          recoveries.push(back);
+          void back.then((ms) => outages.push({ from, to: Date.now() + (Number.isFinite(ms) ? 0 : 60_000) }));
+        }
       }),
     );
     const work = await runWorkload(rig, s.seed, s.workloadMs, `s${s.seed}`);
@@ -178,7 +185,8 @@ export async function runSchedule(
     const deadLetters = new Set<string>();
     const dl = (await (await fetch(`${rig.urls[0]}/v1/dead-letters`)).json()) as { dead_letters?: Array<{ key?: string }> } | Array<{ key?: string }>;
     for (const d of Array.isArray(dl) ? dl : (dl.dead_letters ?? [])) if (d.key) deadLetters.add(d.key);
-    const loud: Loud = { dataLost, deadLetters };
+    await Promise.all(recoveries);
+    const loud: Loud = { dataLost, deadLetters, outages };
     const violations = checkNemesis(work, rig.receiver.requests, loud);
     if (violations.length > 0) inspect?.(rig, violations);
     const provisional = work.acked.filter((a) => a.provisional).length;
