@@ -159,11 +159,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   await epochs.start();
   metrics.watchStore(store);
   metrics.watchConfig(config.reloads);
-  if (raw instanceof FailOpenStore) {
-    metrics.watchJournal(raw.journal);
-    // Which file: unset in the config, it is this port's (or one an earlier release left, taken over and replayed).
-    logger.info({ journal: raw.journal.path }, 'fail-open journal');
-  }
+  if (raw instanceof FailOpenStore) metrics.watchJournal(raw.journal);
   if (raw instanceof SqliteStore) metrics.watchCheckpoints(raw);
 
   // Silences: this replica's copy of the shared store's, reloaded when their version moves.
@@ -299,7 +295,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = typeof addr === 'object' && addr ? addr.port : options.port;
   const hostPart = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   const url = `${https ? 'https' : 'http'}://${hostPart}:${port}`;
-  logger.info(`listening on ${url}`);
+  // With a shared store, which journal file: unset in the config, it is this port's (or one an earlier release left, taken over).
+  logger.info(raw instanceof FailOpenStore ? { journal: raw.journal.path } : {}, `listening on ${url}`);
 
   const delivery = startDelivery({
     store: store.deliveries,
