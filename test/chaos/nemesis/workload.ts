@@ -56,8 +56,9 @@ export async function runWorkload(rig: Rig, seed: number, ms: number, prefix: st
     path: (base: string) => string,
     payload: unknown,
     lane: number,
-  ): Promise<{ status: number; body: any; via: string } | null> => {
+  ): Promise<{ status: number; body: any; via: string; retried: boolean } | null> => {
     const give = Date.now() + 20_000;
+    let sent = 0;
     for (let a = 0; Date.now() < give; a++) {
       const url = rig.urls[(lane + a) % rig.urls.length];
       if (!url) {
@@ -65,6 +66,7 @@ export async function runWorkload(rig: Rig, seed: number, ms: number, prefix: st
         continue;
       }
       requests++;
+      sent++;
       try {
         const res = await fetch(path(url), {
           method,
@@ -73,7 +75,7 @@ export async function runWorkload(rig: Rig, seed: number, ms: number, prefix: st
           signal: AbortSignal.timeout(10_000),
         });
         const text = await res.text();
-        if (res.status < 500 && res.status !== 429) return { status: res.status, body: text ? JSON.parse(text) : null, via: url };
+        if (res.status < 500 && res.status !== 429) return { status: res.status, body: text ? JSON.parse(text) : null, via: url, retried: sent > 1 };
       } catch {
         // no answer: sent again below
       }
@@ -95,7 +97,8 @@ export async function runWorkload(rig: Rig, seed: number, ms: number, prefix: st
           continue;
         }
         if (r.status !== 204 && r.status !== 404) throw new Error(`close of ${key} answered ${r.status}: ${JSON.stringify(r.body)}`);
-        acked.push({ key, op: 'close', status: r.status, at: Date.now(), via: r.via });
+        // A 404 to a close sent again: an earlier try, whose answer was lost (a 503 "may have been decided"), closed it.
+        acked.push({ key, op: 'close', status: r.status === 404 && r.retried ? 204 : r.status, at: Date.now(), via: r.via });
         unknown.delete(key);
         open.delete(k);
       } else {
