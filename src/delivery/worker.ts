@@ -243,9 +243,9 @@ export class DeliveryWorker {
     }
     const delayMs = Math.max(backoffDelay(d.retries, p, this.random), r.retryAfterMs ?? 0);
     // The receiver's Retry-After is kept as a floor: a re-fire's re-queue never sends before it.
-    const floor = r.retryAfterMs !== undefined && r.retryAfterMs > 0 ? { floorMs: r.retryAfterMs } : {};
-    if (r.retryAfterMs !== undefined && r.retryAfterMs > 0) this.floors.note(d, r.retryAfterMs);
-    return [{ outcome: 'retry', delayMs, error: r.error, ...floor }, 'retried', r.reason];
+    const floorMs = r.retryAfterMs !== undefined && r.retryAfterMs > 0 ? r.retryAfterMs : undefined;
+    if (floorMs !== undefined) this.floors.note(d, floorMs);
+    return [{ outcome: 'retry', delayMs, error: r.error, ...(floorMs !== undefined ? { floorMs } : {}) }, 'retried', r.reason];
   }
 
   /**

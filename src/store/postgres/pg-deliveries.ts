@@ -131,10 +131,10 @@ export class PgDeliveries implements DeliveryStore {
       const locked = (await c.query<{ id: string; kind: string; tenant: string; key: string }>(SQL.lockOutbox, [limit])).rows;
       if (locked.length === 0) return 0;
       const first = new Map<string, { kind: string; tenant: string; key: string; first: string }>();
+      // Locked oldest first: a key's first row is its oldest.
       for (const r of locked) {
         const k = `${r.kind}\u0000${r.tenant}\u0000${r.key}`;
-        const f = first.get(k);
-        if (!f || BigInt(r.id) < BigInt(f.first)) first.set(k, { kind: r.kind, tenant: r.tenant, key: r.key, first: r.id });
+        if (!first.has(k)) first.set(k, { kind: r.kind, tenant: r.tenant, key: r.key, first: r.id });
       }
       const keys = [...first.values()];
       const held = new Set(

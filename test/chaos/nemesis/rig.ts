@@ -11,10 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import pg from 'pg';
 import { startFake, type FakeServer, type Fault as ReceiverFault } from '../../fakes/http-fake.js';
 import { startFaultProxy, type FaultProxy } from '../../helpers/fault-proxy.js';
-import { PG_URL } from '../../helpers/postgres.js';
+import { dropSchema, PG_URL } from '../../helpers/postgres.js';
 import { spawnServer, type ServerProcess } from '../../helpers/process.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -73,15 +72,7 @@ export async function startRig(s: Schedule): Promise<Rig> {
         v.searchParams.set('schema', schema);
         return v.toString();
       };
-      cleanup.push(async () => {
-        const admin = new pg.Client({ connectionString: PG_URL });
-        await admin.connect();
-        try {
-          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await admin.end();
-        }
-      });
+      cleanup.push(() => dropSchema(schema));
     }
     const proxy = await startFaultProxy(target);
     cleanup.push(() => proxy.close());
