@@ -17,15 +17,18 @@ import { describeSchedule, drawSchedule, type StoreKind } from './nemesis/schedu
 
 const PER_STORE = 5;
 const first = testSeed('test/chaos/nemesis.test.ts', 'NEMESIS_SEED');
-const kept = (JSON.parse(readFileSync(new URL('./nemesis-seeds.json', import.meta.url), 'utf8')) as { seeds: Array<{ seed: number; store: StoreKind }> }).seeds;
+const kept = (
+  JSON.parse(readFileSync(new URL('./nemesis-seeds.json', import.meta.url), 'utf8')) as { seeds: Array<{ seed: number; store: StoreKind; open?: string }> }
+).seeds;
 
-const runs: Array<{ seed: number; store: StoreKind; why: string }> = [
-  ...kept.map((k) => ({ ...k, why: 'a seed that once failed' })),
+const runs: Array<{ seed: number; store: StoreKind; why: string; open?: string }> = [
+  ...kept.map((k) => ({ ...k, why: k.open ? `a seed whose bug is open: ${k.open}` : 'a seed that once failed' })),
   ...(['redis', 'postgres'] as const).flatMap((store) => Array.from({ length: PER_STORE }, (_, i) => ({ seed: first + i, store, why: 'drawn this run' }))),
 ];
 
-for (const { seed, store, why } of runs) {
-  test(`nemesis on ${store}, seed ${seed} (${why}): one ticket per fault, nothing lost, order and Retry-After kept`, async () => {
+for (const { seed, store, why, open } of runs) {
+  // A kept seed whose bug is not fixed yet runs as a todo: its result is reported, and it fails no build.
+  test(`nemesis on ${store}, seed ${seed} (${why}): one ticket per fault, nothing lost, order and Retry-After kept`, open ? { todo: open } : {}, async () => {
     const schedule = drawSchedule(seed, store);
     const o = await runSchedule(schedule);
     console.log(`nemesis ${store} seed ${seed}: ${o.summary}\n${describeSchedule(schedule)}`);
