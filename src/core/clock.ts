@@ -42,8 +42,22 @@ export class ServerClock implements Clock {
   private offset = 0;
   private last = Number.NEGATIVE_INFINITY;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** The shortest round trip a kept measurement took: the path's own speed. */
+  private bestRttMs = Number.POSITIVE_INFINITY;
+  /** Measurements set aside in a row as too slow to trust. */
+  private setAside = 0;
   /** Corrections backwards up to this are absorbed rather than stepped. */
   static readonly ABSORB_MS = 1000;
+  /**
+   * A measurement is off by up to half its round trip. One taken across an
+   * outage (sent into a black hole, answered 2 s later) would put this
+   * replica's time 1 s ahead of its peers', and it would lease a delivery a
+   * receiver's Retry-After still forbids. So a round trip longer than twice
+   * the best seen, plus this slack, is set aside and the last offset kept.
+   */
+  static readonly RTT_SLACK_MS = 50;
+  /** After this many set aside in a row the path itself has slowed: the next is kept, and sets the new best. */
+  static readonly MAX_SET_ASIDE = 12;
 
   constructor(private readonly local: Clock = systemClock) {}
 
@@ -60,13 +74,21 @@ export class ServerClock implements Clock {
     return this.offset;
   }
 
-  /** Measures the offset once against `serverNow` (the server's time in ms). */
-  async measure(serverNow: () => Promise<number>): Promise<void> {
+  /** Measures the offset once against `serverNow` (the server's time in ms); false if the answer came too slowly to trust. */
+  async measure(serverNow: () => Promise<number>): Promise<boolean> {
     const before = this.local.now();
     const server = await serverNow();
     const after = this.local.now();
+    const rtt = after - before;
+    if (rtt > 2 * this.bestRttMs + ServerClock.RTT_SLACK_MS && this.setAside < ServerClock.MAX_SET_ASIDE) {
+      this.setAside++;
+      return false;
+    }
+    this.bestRttMs = this.setAside >= ServerClock.MAX_SET_ASIDE ? rtt : Math.min(this.bestRttMs, rtt);
+    this.setAside = 0;
     // Whole milliseconds: the stores keep times as integers.
-    this.offset = Math.round(server + (after - before) / 2 - after);
+    this.offset = Math.round(server + rtt / 2 - after);
+    return true;
   }
 
   /** Measures now, then every `everyMs` until stopped; a failed measurement keeps the last offset. */

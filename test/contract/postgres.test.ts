@@ -119,10 +119,7 @@ test('postgres: every silence write leaves an audit row in its own transaction (
   }
 });
 
-// Open: the fix tried (a fan-out that held back such keys) lost creates under faults (nemesis seed 9211) and was reverted.
-test('postgres: a key whose oldest outbox entry another replica is fanning out waits; its deliveries are numbered in the order decided', {
-  todo: 'two replicas fanning out one key at once can number its deliveries out of order',
-}, async () => {
+test('postgres: a key whose oldest outbox entry another replica is fanning out waits; its deliveries are numbered in the order decided', async () => {
   const s = await freshSchema();
   const store = s.open(manualClock(Date.now()));
   const other = new pg.Client({ connectionString: PG_URL });
@@ -161,6 +158,33 @@ test('postgres: a key whose oldest outbox entry another replica is fanning out w
     );
   } finally {
     await other.end();
+    await store.close();
+    await s.drop();
+  }
+});
+
+test('postgres: a key whose outbox entries straddle a power of ten (ids 9 and 10) is fanned out, not held behind itself', async () => {
+  // Sorted as text, '10' comes before '9': the fan-out once took 10 for the key's oldest row, found 9
+  // older, and held the key on every pass, for good (a silent loss the nemesis found past id 99).
+  const s = await freshSchema();
+  const store = s.open(manualClock(Date.now()));
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    await admin.query(`SELECT setval(pg_get_serial_sequence('"${s.schema}".outbox', 'id'), 8)`);
+    const key = 'dedup:straddle';
+    await store.incidents.decide({ tenant: 't', key, fingerprint: 'MAJOR|0', ttlMs: 60_000, outbox: { severity: 'MAJOR', summary: '', data: {} } });
+    await store.incidents.decide({ tenant: 't', key, fingerprint: 'CRITICAL|0', ttlMs: 60_000, outbox: { severity: 'CRITICAL', summary: '', data: {} } });
+    const ids = (await admin.query<{ id: string }>(`SELECT o.id::text AS id FROM "${s.schema}".outbox o ORDER BY o.id`)).rows.map((r) => r.id);
+    assert.deepEqual(ids, ['9', '10'], 'the two entries are 9 and 10');
+    assert.equal(await store.deliveries.fanOut(['hook'], 100), 2, 'both taken in one pass');
+    const leased = await store.deliveries.leaseDue('me', 60_000, 100);
+    assert.deepEqual(
+      leased.map((d) => [d.entry.action, d.n, d.entry.severity]),
+      [['create', 1, 'MAJOR']],
+    );
+  } finally {
+    await admin.end();
     await store.close();
     await s.drop();
   }

@@ -59,3 +59,38 @@ test("a ServerClock's now works handed on by itself, as an adapter's HTTP call t
   const { now } = clock;
   assert.equal(now(), host.now() + 3000);
 });
+
+/** A measurement whose request waits `waitMs` on the way (an outage) and whose server answers at once. */
+const across =
+  (host: ReturnType<typeof manualClock>, waitMs: number, serverAhead = 0) =>
+  async () => {
+    host.advance(waitMs);
+    const server = host.now() + serverAhead;
+    host.advance(1);
+    return server;
+  };
+
+test('a measurement that took an outage to answer is set aside: the offset it would give is off by half of it', async () => {
+  const host = manualClock(1_000_000);
+  const clock = new ServerClock(host);
+  assert.equal(await clock.measure(across(host, 1)), true);
+  assert.equal(clock.offsetMs, 0);
+  // Sent into a black hole, answered 2 s later: taken, it would put this replica 1 s ahead of its peers.
+  assert.equal(await clock.measure(across(host, 2000)), false, 'set aside');
+  assert.equal(clock.offsetMs, 0, 'the last offset is kept');
+  assert.equal(clock.now(), host.now());
+  // A quick one is taken again, and a real change of the server's clock with it.
+  assert.equal(await clock.measure(across(host, 1, 40)), true);
+  assert.equal(clock.offsetMs, 40);
+});
+
+test('a path that slowed for good is taken as it is after a run of slow measurements', async () => {
+  const host = manualClock(1_000_000);
+  const clock = new ServerClock(host);
+  await clock.measure(across(host, 1));
+  for (let i = 0; i < ServerClock.MAX_SET_ASIDE; i++) assert.equal(await clock.measure(across(host, 400, 700)), false);
+  assert.equal(clock.offsetMs, 0);
+  assert.equal(await clock.measure(across(host, 400, 700)), true, 'the next is kept');
+  assert.equal(clock.offsetMs, 700 + 201 - 1);
+  assert.equal(await clock.measure(across(host, 420, 700)), true, 'and the slower path is now the measure of slow');
+});

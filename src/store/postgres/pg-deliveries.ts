@@ -83,8 +83,24 @@ const S = {
 
 /** Postgres's own: taking from the outbox and the lease's pick, both with SKIP LOCKED. */
 const SQL = {
+  /**
+   * The oldest outbox entries no other replica is taking, locked for this
+   * transaction. Ordered by the column, not the text it is handed over as:
+   * `ORDER BY id` would sort by the output's `id` ('100' before '95'), a
+   * key's first row would not be its oldest, and it would wait forever.
+   */
+  lockOutbox: `SELECT o.id::text AS id, o.kind, o.tenant, o.key FROM outbox o ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+  /**
+   * Of the keys locked, those with an older entry still in the outbox: another
+   * replica is fanning it out now (locked, its delete not committed). Their
+   * entries wait: taken now, they would be numbered before that older one,
+   * and a key's `update:1` would reach the receiver after its `update:2`.
+   */
+  olderHeld: `
+SELECT DISTINCT t.kind, t.tenant, t.key FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS t(kind, tenant, key, first)
+ WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.kind = t.kind AND o.tenant = t.tenant AND o.key = t.key AND o.id < t.first)`,
   takeOutbox: `
-DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+DELETE FROM outbox WHERE id = ANY($1::bigint[])
 RETURNING id::text AS id, tenant, kind, action, key, severity, summary, data, at, route`,
   /**
    * One statement: the pick and the lease cannot be split, and rows another
@@ -117,9 +133,36 @@ export class PgDeliveries implements DeliveryStore {
   fanOut(adapters: readonly string[], limit: number) {
     return transaction(this.pool, null, async (c) => {
       const now = this.clock.now();
-      const taken = (
-        await c.query<Omit<Row, 'adapter' | 'n' | 'retries' | 'attempts' | 'status' | 'lease' | 'deadAt'> & { route: string | null }>(SQL.takeOutbox, [limit])
-      ).rows.sort((a, b) => Number(a.id) - Number(b.id));
+      const locked = (await c.query<{ id: string; kind: string; tenant: string; key: string }>(SQL.lockOutbox, [limit])).rows;
+      if (locked.length === 0) return 0;
+      const first = new Map<string, { kind: string; tenant: string; key: string; first: string }>();
+      // A key's oldest locked row, compared as the number it is, whatever order the rows came in.
+      for (const r of locked) {
+        const k = `${r.kind}\u0000${r.tenant}\u0000${r.key}`;
+        const seen = first.get(k);
+        if (!seen || BigInt(r.id) < BigInt(seen.first)) first.set(k, { kind: r.kind, tenant: r.tenant, key: r.key, first: r.id });
+      }
+      const keys = [...first.values()];
+      const held = new Set(
+        (
+          await c.query<{ kind: string; tenant: string; key: string }>(SQL.olderHeld, [
+            keys.map((k) => k.kind),
+            keys.map((k) => k.tenant),
+            keys.map((k) => k.key),
+            keys.map((k) => k.first),
+          ])
+        ).rows.map((r) => `${r.kind}\u0000${r.tenant}\u0000${r.key}`),
+      );
+      const ids = locked.filter((r) => !held.has(`${r.kind}\u0000${r.tenant}\u0000${r.key}`)).map((r) => r.id);
+      const taken =
+        ids.length === 0
+          ? []
+          : (
+              await c.query<Omit<Row, 'adapter' | 'n' | 'retries' | 'attempts' | 'status' | 'lease' | 'deadAt'> & { route: string | null }>(SQL.takeOutbox, [
+                ids,
+              ])
+            ).rows;
+      taken.sort((a, b) => Number(a.id) - Number(b.id));
       for (const { route, ...e } of taken) {
         const { n } = (await c.query<{ n: number }>(S.nextN.text, bind(S.nextN, { kind: e.kind, tenant: e.tenant, key: e.key, action: e.action, now })))
           .rows[0]!;
