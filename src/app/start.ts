@@ -192,8 +192,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return h.max_events > 0 ? { maxEvents: h.max_events, keepMs: h.retention_seconds * 1000 } : null;
     },
     clock,
-    lost: (n, err) => {
+    lost: (n, reason, err) => {
       metrics.historyLost.inc(n);
+      metrics.historyDropped.inc({ reason }, n);
       if (err) historyFailed(err instanceof Error ? err : new Error(String(err)));
     },
   });

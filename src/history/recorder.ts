@@ -1,6 +1,9 @@
 import type { Clock } from '../core/clock.js';
 import { extendRun, type HistoryAppend, type HistoryEvent, type HistoryLimits, type HistoryStore } from '../store/contract/index.js';
 
+/** Why events of a history were dropped: the store refused their batch, or the queue for a store that is away was full. */
+export type HistoryDropReason = 'store_refused' | 'queue_full';
+
 export interface RecorderOptions {
   store: Pick<HistoryStore, 'append'>;
   /** read at every flush, so a reload takes effect; null: history is off (config max_events: 0) */
@@ -12,8 +15,8 @@ export interface RecorderOptions {
   maxWaiting?: number;
   /** events that start a write at once, without waiting for the timer (a busy process writes in batches of this) */
   batch?: number;
-  /** events that could not be written (the store refused the batch, or too many waited) */
-  lost?: (events: number, err?: unknown) => void;
+  /** events that could not be written: the store refused their batch, or too many waited (`queue_full`) */
+  lost?: (events: number, reason: HistoryDropReason, err?: unknown) => void;
 }
 
 /**
@@ -69,7 +72,7 @@ export class HistoryRecorder {
       return;
     }
     if (this.waiting.length + this.writingCount >= this.maxWaiting) {
-      this.o.lost?.(1);
+      this.o.lost?.(1, 'queue_full');
       return;
     }
     // The caller's object is kept as it is (no copy): it is the recorder's from here on.
@@ -132,7 +135,7 @@ export class HistoryRecorder {
       try {
         await this.o.store.append(part, limits);
       } catch (err) {
-        this.o.lost?.(part.length, err);
+        this.o.lost?.(part.length, 'store_refused', err);
       }
     }
   }

@@ -43,6 +43,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
   readonly idlePasses: Counter;
   /** history events that could not be written (docs/history.md) */
   readonly historyLost: Counter;
+  readonly historyDropped: Counter<'reason'>;
   private readonly droppedTotal: Counter<'reason'>;
   readonly deliveryDuration: Histogram<'adapter'>;
 
@@ -157,7 +158,13 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     });
     this.historyLost = new Counter({
       name: 'onceonly_history_lost_total',
-      help: "Events of keys' histories that could not be written (the store refused them, or too many waited while it was away).",
+      help: "Events of keys' histories that could not be written (the store refused them, or too many waited while it was away); kept for 0.2.0's dashboards, onceonly_history_dropped_total says why.",
+      registers: [this.registry],
+    });
+    this.historyDropped = new Counter({
+      name: 'onceonly_history_dropped_total',
+      help: "Events of keys' histories dropped, by reason: store_refused (the store refused their batch: away, failed open, or an error), queue_full (20,000 waited for a store that was away).",
+      labelNames: ['reason'],
       registers: [this.registry],
     });
     this.droppedTotal = new Counter({

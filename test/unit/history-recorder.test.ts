@@ -60,9 +60,21 @@ test('at most maxWaiting events wait while writes lag; the rest are counted lost
   // The store's own append, held back until the gate opens: a store that is slow to answer.
   const slow = { append: async (...a: Parameters<typeof store.history.append>) => gate.then(() => store.history.append(...a)) };
   let lost = 0;
-  const h = new HistoryRecorder({ store: slow, limits: () => LIMITS, clock, batch: 10, maxWaiting: 25, lost: (n) => (lost += n) });
+  const reasons = new Set<string>();
+  const h = new HistoryRecorder({
+    store: slow,
+    limits: () => LIMITS,
+    clock,
+    batch: 10,
+    maxWaiting: 25,
+    lost: (n, reason) => {
+      lost += n;
+      reasons.add(reason);
+    },
+  });
   for (let i = 0; i < 40; i++) h.record('t', `k${i}`, { type: 'closed' });
   assert.equal(lost, 15);
+  assert.deepEqual([...reasons], ['queue_full']);
   release();
   await h.flush();
   let kept = 0;
@@ -91,4 +103,28 @@ test('a healthy store at full speed loses nothing: what is recorded during a wri
       (await store.history.read('t', key)).map((e) => e.decision),
       ['CREATE'],
     );
+});
+
+test('a batch the store refuses is dropped whole, counted as store_refused with the error, and the next batch is written', async () => {
+  const clock = manualClock(1_000);
+  const store = new MemoryStore(clock);
+  let refuse = true;
+  const flaky = {
+    append: async (...a: Parameters<typeof store.history.append>) => {
+      if (refuse) throw new Error('store away');
+      return store.history.append(...a);
+    },
+  };
+  const dropped: Array<[number, string, string]> = [];
+  const h = new HistoryRecorder({ store: flaky, limits: () => LIMITS, clock, lost: (n, reason, err) => dropped.push([n, reason, (err as Error).message]) });
+  h.record('t', 'k1', { type: 'closed' });
+  h.record('t', 'k2', { type: 'closed' });
+  await h.flush();
+  assert.deepEqual(dropped, [[2, 'store_refused', 'store away']]);
+  refuse = false;
+  h.record('t', 'k3', { type: 'closed' });
+  await h.flush();
+  assert.equal(dropped.length, 1);
+  assert.equal((await store.history.read('t', 'k3')).length, 1);
+  assert.equal((await store.history.read('t', 'k1')).length, 0);
 });
