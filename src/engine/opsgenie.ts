@@ -1,7 +1,8 @@
 import { FOREVER_MS, type Config } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
 import { type OgAlert, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
-import type { Origin } from '../store/contract/index.js';
+import type { IncidentRecord, Origin } from '../store/contract/index.js';
+import { type OgAlertRef, ogAlertId } from '../inputs/opsgenie/alert-id.js';
 import type { Deduplicator } from './deduplicator.js';
 
 /** Opsgenie's five priorities onto onceonly's four severities. */
@@ -57,6 +58,12 @@ export class OpsgenieIngest {
     return { outcome: d.decision, provisional: d.provisional };
   }
 
+  /** The live alert a read names, or null: none open, or (by id) an episode other than the id's. */
+  async get(ref: OgAlertRef, tenant: string): Promise<IncidentRecord | null> {
+    const rec = await this.dedup.store.incidents.get(tenant, opsgenieKey(ref.alias));
+    return rec && (ref.createdAt === undefined || rec.createdAt === ref.createdAt) ? rec : null;
+  }
+
   async close(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
     return (await this.dedup.closeKey(tenant, opsgenieKey(alias), undefined, origin)) ? 'closed' : 'ignored';
   }
@@ -64,4 +71,37 @@ export class OpsgenieIngest {
   async acknowledge(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
     return (await this.dedup.store.incidents.acknowledge(tenant, opsgenieKey(alias), origin)) === 'acknowledged' ? 'acknowledged' : 'ignored';
   }
+}
+
+/** The labels an alert's own fields make (opsgenieLabels): the rest are its details. */
+const OWN = new Set(['priority', 'tags', 'entity', 'source']);
+
+/**
+ * A live `og:` incident as Opsgenie's `GET /v2/alerts/{identifier}` answers
+ * an alert. What onceonly does not keep is left out rather than made up:
+ * `tinyId`, `description`, `owner`, `responders`, `teams`; `details` are the
+ * alert's details by their label names; `isSeen` is whether it was acknowledged.
+ */
+export function alertView(alias: string, rec: IncidentRecord) {
+  const labels = rec.latest?.labels ?? {};
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const acknowledged = rec.acknowledged === true;
+  return {
+    id: ogAlertId(alias, rec.createdAt),
+    alias,
+    message: rec.latest?.summary ?? '',
+    status: 'open' as const,
+    acknowledged,
+    isSeen: acknowledged,
+    tags: labels.tags ? labels.tags.split(',') : [],
+    snoozed: false,
+    count: rec.refires + 1,
+    lastOccurredAt: iso(rec.lastSeenAt),
+    createdAt: iso(rec.createdAt),
+    updatedAt: iso(rec.lastSeenAt),
+    priority: labels.priority ?? 'P3',
+    ...(labels.source !== undefined ? { source: labels.source } : {}),
+    ...(labels.entity !== undefined ? { entity: labels.entity } : {}),
+    details: Object.fromEntries(Object.entries(labels).filter(([n]) => !OWN.has(n))),
+  };
 }

@@ -165,7 +165,9 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       const acks = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key && e.summary === 'acknowledged');
       assert.equal(await fx.store.incidents.acknowledge('default', key), 'absent');
       await decide({ fingerprint: 'CRITICAL|0' });
+      assert.equal((await fx.store.incidents.get('default', key))?.acknowledged, undefined, 'not acknowledged yet');
       const r = await Promise.all(Array.from({ length: 20 }, () => fx.store.incidents.acknowledge('default', key)));
+      assert.equal((await fx.store.incidents.get('default', key))?.acknowledged, true, 'get says so');
       assert.equal(r.filter((x) => x === 'acknowledged').length, 1);
       assert.equal(r.filter((x) => x === 'repeat').length, 19);
       const [entry] = await acks();
@@ -175,7 +177,9 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal(await fx.store.incidents.acknowledge('default', key), 'absent', 'closed');
       await fx.advance(T); // a new episode has a later createdAt
       await decide();
+      assert.equal((await fx.store.incidents.get('default', key))?.acknowledged, undefined, "a new episode is not the old one's acknowledgement");
       assert.equal(await fx.store.incidents.acknowledge('default', key), 'acknowledged', 'a new episode');
+      assert.equal((await fx.store.incidents.get('default', key))?.acknowledged, true);
       assert.equal((await acks()).length, 2);
     });
 

@@ -1,12 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { OpsgenieIngest } from '../../engine/opsgenie.js';
+import { alertView, type OpsgenieIngest } from '../../engine/opsgenie.js';
+import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
 import { MAX_ALIAS, OG_PRIORITIES, parseAliasIdentifier, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
 import type { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 
 /** The routes that answer as Opsgenie does, errors included. */
 export const OPSGENIE_ALERTS = '/v2/alerts';
-export const OPSGENIE_ROUTES = new Set([OPSGENIE_ALERTS, `${OPSGENIE_ALERTS}/:identifier/close`, `${OPSGENIE_ALERTS}/:identifier/acknowledge`]);
+export const OPSGENIE_ROUTES = new Set([
+  OPSGENIE_ALERTS,
+  `${OPSGENIE_ALERTS}/:identifier`,
+  `${OPSGENIE_ALERTS}/:identifier/close`,
+  `${OPSGENIE_ALERTS}/:identifier/acknowledge`,
+]);
 
 /** Seconds since the request arrived, as Opsgenie's `took`. */
 const took = (reply: FastifyReply) => Number((reply.elapsedTime / 1000).toFixed(3));
@@ -88,6 +94,40 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
       if (!parsed.ok) return unprocessable(req, reply, parsed.errors);
       await opsgenie.create(parsed.value, req.tenant, { requestId: req.id });
       return accepted(req, reply);
+    },
+  );
+
+  app.get<{ Params: { identifier: string }; Querystring: { identifierType?: string } }>(
+    `${OPSGENIE_ALERTS}/:identifier`,
+    doc({
+      summary: "Opsgenie's Alert API: read an open alert",
+      description:
+        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`tinyId`, `description`, `owner`, `responders`, `teams`) is left out; `details` are the details as label names.',
+      access: 'tenant',
+      tag: 'drop-in',
+      params: { identifier: 'the alert’s alias or id, percent-encoded' },
+      query: {
+        identifierType: { description: '`id` (the default) or `alias`; `tiny` is refused', schema: { enum: ['id', 'alias', 'tiny'] }, required: false },
+      },
+      responses: {
+        200: {
+          description: "Opsgenie's answer: `data` the alert, `took`, `requestId`",
+          schema: {
+            type: 'object',
+            required: ['data', 'took', 'requestId'],
+            properties: { data: { type: 'object' }, took: { type: 'number' }, requestId: { type: 'string' } },
+          },
+        },
+        404: refused,
+        422: refused,
+      },
+    }),
+    async (req, reply) => {
+      const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
+      if (!ref.ok) return unprocessable(req, reply, ref.errors);
+      const rec = await opsgenie.get(ref.value, req.tenant);
+      if (!rec) return reply.code(404).send({ message: 'Alert does not exist', took: took(reply), requestId: req.id });
+      return reply.code(200).send({ data: alertView(ref.value.alias, rec), took: took(reply), requestId: req.id });
     },
   );
 

@@ -29,6 +29,8 @@ export interface IncidentRecord {
   identity?: Readonly<Record<string, string>>;
   /** The latest arrival's summary and labels. */
   latest?: IncidentLatest;
+  /** Set by `get` when this episode has been acknowledged (the first acknowledgement of it was stored). */
+  acknowledged?: true;
 }
 
 /** What a person sees of an incident's latest arrival: its summary, and its labels (an alert's, or PagerDuty's source fields). */
@@ -105,7 +107,7 @@ export interface IncidentStore {
    * leaves it out, and so does a wrapper that answers asynchronously.
    */
   decideNow?(claim: IncidentClaim, origin?: Origin): IncidentDecisionResult;
-  /** The live record, or null when absent or expired. */
+  /** The live record, or null when absent or expired; `acknowledged` when its episode was acknowledged. */
   get(tenant: string, key: string): Promise<IncidentRecord | null>;
   /**
    * Close (delete) a live incident, writing a `close` outbox entry in the same

@@ -71,7 +71,8 @@ export class MemoryIncidents implements IncidentStore {
   async get(tenant: string, key: string) {
     this.assertOpen();
     const rec = this.live(tenant, key, this.clock.now());
-    return rec ? { ...rec } : null;
+    if (!rec) return null;
+    return this.acks.get(memoryId(tenant, key)) === rec.createdAt ? { ...rec, acknowledged: true as const } : { ...rec };
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {

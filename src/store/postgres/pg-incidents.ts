@@ -30,7 +30,11 @@ const SQL = {
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7) AS outcome`,
   reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) AS outcome`,
-  select: `SELECT ${INCIDENT_COLUMNS} FROM incidents WHERE tenant = $1 AND key = $2`,
+  /** The record and whether its episode is the one acknowledged, in one read. */
+  selectWithAck: `
+SELECT ${INCIDENT_COLUMNS},
+       EXISTS (SELECT 1 FROM acks a WHERE a.tenant = incidents.tenant AND a.key = incidents.key AND a.created_at = incidents.created_at) AS acked
+  FROM incidents WHERE tenant = $1 AND key = $2`,
   sweep: [
     `DELETE FROM incidents WHERE (tenant, key) IN (SELECT tenant, key FROM incidents WHERE expires_at <= $1 LIMIT $2)`,
     `DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= $1 LIMIT $2)`,
@@ -158,8 +162,11 @@ export class PgIncidents implements SharedIncidentStore {
   }
 
   async get(tenant: string, key: string) {
-    const row = (await this.x.pool.query<IncidentRow>(SQL.select, [tenant, key])).rows[0] ?? null;
-    return row && row.expiresAt > this.x.clock.now() ? incidentOfRow(row) : null;
+    const got = (await this.x.pool.query<IncidentRow & { acked: boolean }>(SQL.selectWithAck, [tenant, key])).rows[0] ?? null;
+    if (!got || got.expiresAt <= this.x.clock.now()) return null;
+    const { acked, ...row } = got;
+    const rec = incidentOfRow(row);
+    return acked ? { ...rec, acknowledged: true as const } : rec;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<IncidentRecord | null> {

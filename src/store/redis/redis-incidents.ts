@@ -235,10 +235,14 @@ export class RedisIncidents implements SharedIncidentStore {
 
   async get(tenant: string, key: string) {
     const k = await this.at(tenant, key);
-    const reply = (await this.conn.evalScript(scripts.getIncident, [k.incidentRecordKey(tenant, key), k.incidentShownKey(tenant, key)], [])) as
-      | [number, string, string, string]
-      | null;
-    return reply ? parseRecord(tenant, key, reply[1], reply[2], reply[3]) : null;
+    const reply = (await this.conn.evalScript(
+      scripts.getIncident,
+      [k.incidentRecordKey(tenant, key), k.incidentShownKey(tenant, key), k.ackMarkerKey(tenant, key)],
+      [],
+    )) as [number, string, string, string, string] | null;
+    if (!reply) return null;
+    const rec = parseRecord(tenant, key, reply[1], reply[2], reply[3]);
+    return reply[4] !== '' && Number(reply[4]) === rec.createdAt ? { ...rec, acknowledged: true as const } : rec;
   }
 
   async close(tenant: string, key: string, resolvedAt?: number) {

@@ -1,0 +1,143 @@
+// needs: redis
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { startRedis } from '../helpers/redis.js';
+import { testSeed } from '../helpers/seed.js';
+
+const get = (s: InProcessServer, identifier: string, type?: string) =>
+  s.get(`/v2/alerts/${encodeURIComponent(identifier)}${type === undefined ? '' : `?identifierType=${type}`}`);
+
+/** One alert's life read through Opsgenie's GET, by alias and by the id the read answers. */
+async function readsAsOpsgenie(s: InProcessServer) {
+  const alert = {
+    message: 'disk full on db1',
+    alias: 'db1/disk ü',
+    priority: 'P2',
+    source: 'nagios',
+    entity: 'db1',
+    tags: ['db', 'disk'],
+    details: { team: 'dba' },
+  };
+  assert.equal((await get(s, alert.alias, 'alias')).status, 404, 'nothing open yet');
+  assert.equal((await s.post('/v2/alerts', alert)).status, 202);
+  await s.post('/v2/alerts', alert);
+  const byAlias = await get(s, alert.alias, 'alias');
+  assert.equal(byAlias.status, 200, JSON.stringify(byAlias.body));
+  const a = byAlias.body.data;
+  assert.equal(typeof byAlias.body.requestId, 'string');
+  assert.equal(typeof byAlias.body.took, 'number');
+  assert.deepEqual(
+    [a.alias, a.message, a.status, a.acknowledged, a.priority, a.source, a.entity, a.tags, a.count, a.details],
+    [alert.alias, alert.message, 'open', false, 'P2', 'nagios', 'db1', ['db', 'disk'], 2, { team: 'dba' }],
+  );
+  assert.ok(Number.isFinite(Date.parse(a.createdAt)) && Number.isFinite(Date.parse(a.lastOccurredAt)));
+  // The id is what a client keeps; the default identifierType reads by it.
+  const byId = await get(s, a.id);
+  assert.equal(byId.status, 200);
+  assert.deepEqual(byId.body.data, a);
+  assert.equal((await get(s, a.id, 'id')).body.data.alias, alert.alias);
+
+  assert.equal((await s.post(`/v2/alerts/${encodeURIComponent(alert.alias)}/acknowledge?identifierType=alias`, {})).status, 202);
+  assert.equal((await get(s, a.id)).body.data.acknowledged, true, 'the acknowledgement is read back');
+  assert.equal((await s.post(`/v2/alerts/${encodeURIComponent(alert.alias)}/close?identifierType=alias`, {})).status, 202);
+  const gone = await get(s, a.id);
+  assert.equal(gone.status, 404);
+  assert.equal(gone.body.message, 'Alert does not exist');
+  // A new episode of the alias is a new alert (a moment later): the old id finds nothing, the alias finds the new one, not acknowledged.
+  s.clock.advance(1000);
+  await new Promise((r) => setTimeout(r, 5));
+  await s.post('/v2/alerts', { ...alert, priority: 'P1' });
+  assert.equal((await get(s, a.id)).status, 404, "an earlier episode's id finds nothing");
+  const again = (await get(s, alert.alias, 'alias')).body.data;
+  assert.notEqual(again.id, a.id);
+  assert.deepEqual([again.priority, again.acknowledged, again.count], ['P1', false, 1]);
+}
+
+test('Opsgenie GET /v2/alerts/{identifier}: an open alert by alias and by id, its acknowledgement, and nothing once closed (memory)', async () => {
+  const s = await inProcessServer({ store: 'memory' });
+  try {
+    await readsAsOpsgenie(s);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('the same on Redis, where the acknowledgement is read from its own marker', async () => {
+  const redis = await startRedis();
+  process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS = '1';
+  const s = await inProcessServer({ store: redis.url });
+  try {
+    await readsAsOpsgenie(s);
+  } finally {
+    await s.stop();
+    await redis.stop();
+    delete process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS;
+  }
+});
+
+test("a read is the caller's tenant's: another tenant's alias or id finds nothing", async () => {
+  const s = await inProcessServer({
+    store: 'memory',
+    config: 'tenants:\n  - { id: acme, tokens: [acme-token-0123456789abcdef] }\n  - { id: globex, tokens: [globex-token-0123456789abcdef] }\n',
+  });
+  try {
+    const as = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
+      s.app.inject({
+        method,
+        url,
+        headers: { authorization: `GenieKey ${token}`, 'content-type': 'application/json' },
+        payload: body === undefined ? undefined : JSON.stringify(body),
+      });
+    assert.equal((await as('acme-token-0123456789abcdef', 'POST', '/v2/alerts', { message: 'm', alias: 'shared-name' })).statusCode, 202);
+    const mine = await as('acme-token-0123456789abcdef', 'GET', '/v2/alerts/shared-name?identifierType=alias');
+    assert.equal(mine.statusCode, 200);
+    const id = JSON.parse(mine.payload).data.id as string;
+    assert.equal((await as('globex-token-0123456789abcdef', 'GET', '/v2/alerts/shared-name?identifierType=alias')).statusCode, 404);
+    assert.equal((await as('globex-token-0123456789abcdef', 'GET', `/v2/alerts/${encodeURIComponent(id)}`)).statusCode, 404);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('any identifier and identifierType: a 404 or a 422 naming the parameter in Opsgenie’s shape, never a 5xx, nothing stored', async () => {
+  const s = await inProcessServer({ store: 'memory' });
+  try {
+    await s.post('/v2/alerts', { message: 'm', alias: 'real' });
+    const bad = [
+      ['tiny', 'real'],
+      ['ID', 'real'],
+      ['id', 'real'],
+      ['id', `zz.${Buffer.from('real').toString('base64')}=`],
+      ['id', `1.${Buffer.from([0xff, 0xfe]).toString('base64url')}`],
+      ['id', `1.${Buffer.from('a'.repeat(513)).toString('base64url')}`],
+      ['alias', 'a'.repeat(513)],
+      ['alias', ' '],
+    ] as const;
+    for (const [type, identifier] of bad) {
+      const r = await get(s, identifier, type);
+      assert.equal(r.status, 422, `${type} ${identifier.slice(0, 40)}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.message, 'Request body is not processable. Please check the errors.');
+      assert.ok(
+        Object.keys(r.body.errors).every((k) => k === 'identifier' || k === 'identifierType'),
+        JSON.stringify(r.body.errors),
+      );
+    }
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 600, unit: 'grapheme' }),
+        fc.constantFrom(undefined, 'id', 'alias', 'tiny', 'x'),
+        async (identifier, type) => {
+          const r = await get(s, identifier, type);
+          assert.ok([404, 422].includes(r.status) || (r.status === 200 && r.body.data.alias === 'real'), `${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          assert.equal(typeof r.body.requestId, 'string');
+        },
+      ),
+      { seed: testSeed('opsgenie-get-alert'), numRuns: 300 },
+    );
+    assert.equal((await s.get('/v1/incidents')).body.incidents.length, 1, 'reads stored nothing');
+  } finally {
+    await s.stop();
+  }
+});
