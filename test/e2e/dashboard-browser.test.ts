@@ -108,6 +108,18 @@ test('dashboard in a real browser: behind the token, an incident appears live, a
     const heldRow = page.locator('#dead tbody tr', { hasText: held });
     await heldRow.locator('td.waiting', { hasText: '1 held behind it' }).waitFor({ timeout: 10_000 });
     assert.equal(hook.requests.filter((q) => q.body.key === held && q.body.action === 'close').length, 0, 'the close waits');
+    // At 1,400 px, with its widest rows shown (a dead letter's error, its held count, its buttons), the delivery
+    // panel and the dead letters fit: neither the page nor a table scrolls sideways.
+    await page.setViewportSize({ width: 1400, height: 900 });
+    const sideways = (await page.evaluate(`[
+      document.documentElement.scrollWidth - window.innerWidth,
+      ...['#adapters', '#dead'].map((t) => { const box = document.querySelector(t).closest('.scroll'); return box.scrollWidth - box.clientWidth; }),
+    ]`)) as number[];
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-1400.png'), fullPage: true });
+    assert.ok(
+      sideways.every((px) => px <= 1),
+      `at 1,400 px: page, delivery and dead-letter tables overflow by ${sideways.join(', ')} px`,
+    );
     await heldRow.locator('button', { hasText: 'Drop' }).click();
     await until(
       () => hook.requests.some((q) => q.body.key === held && q.body.action === 'close') || null,
