@@ -8,24 +8,44 @@ const git = (args: string[], cwd = REPO_ROOT) => execFileSync('git', args, { cwd
 const versionAt = (commit: string) => (JSON.parse(git(['show', `${commit}:package.json`])) as { version: string }).version;
 
 /**
- * The last commit of the release before this one: the parent of the commit
- * that set package.json's version to the current one. Throws when history
- * holds no other version (a shallow clone, or before the first release).
+ * The release before this checkout's code: the commit that set package.json
+ * to a released version (a release is its bump commit, CHANGELOG heading
+ * and all). While the CHANGELOG's newest section is "Unreleased", this code
+ * is the current version plus unreleased work, so the previous release is
+ * the newest bump; once the newest section is a release, this code is that
+ * release, and the previous one is the bump before. (The parent of the
+ * newest bump, as this once took, is the release's own work without its
+ * version: after a bump it would upgrade a release to itself.) A tag
+ * `v<version>` on another commit of that version wins over its bump.
+ * Throws when history holds no earlier release (a shallow clone).
  */
 export function previousRelease(): { commit: string; version: string } {
   // A shallow clone holds no history to build from: fetch the rest where the origin is reachable.
   if (git(['rev-parse', '--is-shallow-repository']) === 'true') git(['fetch', '--quiet', '--unshallow']);
-  const current = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  let bump: string | null = null;
+  const bumps: Array<{ commit: string; version: string }> = [];
   for (const commit of git(['log', '--format=%H', '--', 'package.json']).split('\n').filter(Boolean)) {
-    if (versionAt(commit) !== current) {
-      if (!bump) throw new Error(`the newest change to package.json, ${commit}, is not at the current version ${current}`);
-      const parent = git(['rev-parse', `${bump}^`]);
-      return { commit: parent, version: versionAt(parent) };
+    const version = versionAt(commit);
+    let before: string | null = null;
+    try {
+      before = versionAt(`${commit}^`);
+    } catch {
+      // the first commit: no parent
     }
-    bump = commit;
+    if (version !== before && !bumps.some((b) => b.version === version)) bumps.push({ commit, version });
   }
-  throw new Error(`no version other than ${current} in this clone's history (a shallow clone?): the previous release cannot be built`);
+  const changelog = readFileSync(join(REPO_ROOT, 'CHANGELOG.md'), 'utf8');
+  const unreleased = /^## Unreleased\b/m.exec(changelog)?.index;
+  const firstRelease = /^## \d+\.\d+\.\d+/m.exec(changelog)?.index;
+  const released = unreleased === undefined || (firstRelease !== undefined && firstRelease < unreleased);
+  const found = bumps[released ? 1 : 0];
+  if (!found) throw new Error(`no release before this code in this clone's history (a shallow clone?): the previous release cannot be built`);
+  let tagged = '';
+  try {
+    tagged = git(['rev-list', '-n', '1', `v${found.version}`]);
+  } catch {
+    // not tagged: its bump commit is the release
+  }
+  return { commit: tagged || found.commit, version: found.version };
 }
 
 /** A lock file's dependency tree, without the package's own version (which a release changes). */
