@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { incidentKey } from '../core/identity.js';
 import { ValidationError } from '../core/validation.js';
-import { parseIncident } from '../inputs/incident/schema.js';
+import { parseIncident } from '../inputs/incident/parse.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

@@ -1,5 +1,8 @@
 import { pgFaultOf, sqlstateOf } from './postgres/errors.js';
 import { isRedisReply, redisFaultOf } from './redis/errors.js';
+import type { StoreFault } from './fault.js';
+
+export type { StoreFault } from './fault.js';
 
 /** The errors a store raises beyond its data's own, and how a shared store's failures are told apart. */
 
@@ -62,7 +65,6 @@ const SOCKET_CODES = new Set([
  * which is the same as not at all. Never a reason to talk to it in the clear.
  */
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH$)/;
-export type StoreFault = 'transport' | 'full' | 'refused';
 
 /**
  * What a failed shared-store call says about the store, by an allow-list:

@@ -70,15 +70,62 @@ export function breach({ from, to }: Import): string | null {
   return null;
 }
 
-/** Every relative import (type-only, re-exports and dynamic ones included) of every .ts file under `src`. */
+/**
+ * Every relative import (type-only, re-exports and dynamic ones included) of
+ * every .ts file under `src`, and of the plain .js it serves (the dashboard's
+ * scripts), whose imports name .js files as they are.
+ */
 export function importsOf(src: string): Import[] {
-  return filesUnder(src, '.ts').flatMap((file) =>
+  return [...filesUnder(src, '.ts'), ...filesUnder(src, '.js')].flatMap((file) =>
     ts
       .preProcessFile(readFileSync(file, 'utf8'), true, true)
       .importedFiles.filter((f) => f.fileName.startsWith('.'))
-      .map((f) => ({
-        from: relative(src, file),
-        to: relative(src, normalize(join(dirname(file), f.fileName))).replace(/\.js$/, '.ts'),
-      })),
+      .map((f) => {
+        const to = relative(src, normalize(join(dirname(file), f.fileName)));
+        return { from: relative(src, file), to: file.endsWith('.js') ? to : to.replace(/\.js$/, '.ts') };
+      }),
   );
+}
+
+/**
+ * The import circles among `imports`: each a list of files that reach one
+ * another (a strongly connected component of two or more, or a file that
+ * imports itself), found with Tarjan's algorithm. A circle makes the files
+ * one unit that no reader can take apart, whatever the layers say.
+ */
+export function circles(imports: readonly Import[]): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const { from, to } of imports) {
+    edges.set(from, [...(edges.get(from) ?? []), to]);
+    if (!edges.has(to)) edges.set(to, []);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v)!) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const part: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      part.push(w);
+    } while (w !== v);
+    if (part.length > 1 || edges.get(v)!.includes(v)) found.push(part.sort());
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return found;
 }

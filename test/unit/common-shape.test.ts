@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { commonIncident } from '../../src/inputs/incident/common-shape.js';
-import { incidentSchema, parseIncident } from '../../src/inputs/incident/schema.js';
+import { parseIncident } from '../../src/inputs/incident/parse.js';
+import { incidentSchema } from '../../src/inputs/incident/schema.js';
 import { ValidationError } from '../../src/core/validation.js';
 import { parseWith } from '../../src/core/validation.js';
 import { seededRandom, testSeed } from '../helpers/seed.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { breach, importsOf } from '../helpers/layers.js';
+import { breach, circles, importsOf } from '../helpers/layers.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
@@ -35,4 +35,24 @@ test('the check refuses each kind of breach it names', () => {
     if (want === null) assert.equal(got, null, `${from} → ${to} keeps the layers`);
     else assert.match(got ?? '', want, `${from} → ${to}`);
   }
+});
+
+// Planted fault it catches: a stage that takes the observer's type from the worker that imports the stage.
+test('no import circle in src/, type-only imports and the dashboard scripts included', () => {
+  const imports = importsOf(SRC);
+  assert.ok(
+    imports.some((i) => i.from.endsWith('.js') && i.to.endsWith('.js')),
+    'the dashboard scripts are read',
+  );
+  assert.deepEqual(circles(imports), [], 'files that import one another, through any chain');
+});
+
+test('the circle check finds a circle of two, of three, and a file importing itself, and nothing in a chain', () => {
+  const chain = [
+    { from: 'a.ts', to: 'b.ts' },
+    { from: 'b.ts', to: 'c.ts' },
+  ];
+  assert.deepEqual(circles(chain), []);
+  assert.deepEqual(circles([...chain, { from: 'c.ts', to: 'a.ts' }]), [['a.ts', 'b.ts', 'c.ts']]);
+  assert.deepEqual(circles([...chain, { from: 'b.ts', to: 'a.ts' }, { from: 'd.ts', to: 'd.ts' }]).sort(), [['a.ts', 'b.ts'], ['d.ts']]);
 });

@@ -1,6 +1,6 @@
 import type { Delivery, DeliveryStore } from '../../store/contract/index.js';
 import type { Adapter, AdapterResult } from '../adapter.js';
-import type { DeliveryObserver } from '../worker.js';
+import type { DeliveryObserver } from '../observer.js';
 
 /**
  * One delivery on its way through the gate: what it is now, the adapter its

@@ -1,9 +1,6 @@
 import { SEVERITIES } from '../../core/fingerprint.js';
 import { MAX_SUMMARY, textProblem } from '../limits.js';
-import type { Incident } from './schema.js';
-
-/** The most an identity field may hold (the schema's bound). */
-export const MAX_IDENTITY = 512;
+import { type Incident, MAX_IDENTITY } from './schema.js';
 
 const SEVERITY = new Set<string>(SEVERITIES);
 /** The fields of the common shape: identity, severity, and optionally cleared and summary. */

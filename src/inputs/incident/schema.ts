@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../../core/fingerprint.js';
-import { parseWith } from '../../core/validation.js';
 import { carried, freeText, identityText, labelSet, MAX_SUMMARY } from '../limits.js';
-import { commonIncident, MAX_IDENTITY } from './common-shape.js';
+
+/** The most an identity field may hold. */
+export const MAX_IDENTITY = 512;
 
 const identityField = identityText(MAX_IDENTITY);
 
@@ -21,8 +22,3 @@ export const incidentSchema = z.strictObject({
 
 export type IncidentInput = z.input<typeof incidentSchema>;
 export type Incident = z.output<typeof incidentSchema>;
-
-/** The incident `body` is, or a ValidationError naming each problem; the common shape is checked by hand first. */
-export function parseIncident(body: unknown): Incident {
-  return commonIncident(body) ?? parseWith(incidentSchema, body, 'incident');
-}

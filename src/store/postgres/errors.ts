@@ -1,4 +1,4 @@
-import type { StoreFault } from '../errors.js';
+import type { StoreFault } from '../fault.js';
 
 /** SQLSTATEs of a lost or refused connection: class 08, the server shutting down or starting (57P01-57P04), too many connections. */
 const PG_UNREACHABLE = /^(08...|57P0[1-4]|53300)$/;

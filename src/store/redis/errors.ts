@@ -1,5 +1,5 @@
 import { ErrorReply } from '@redis/client';
-import type { StoreFault } from '../errors.js';
+import type { StoreFault } from '../fault.js';
 
 /**
  * Redis replies that say the server cannot serve anyone right now, and will
