@@ -58,7 +58,8 @@ export async function batchesSection(log: (s: string) => void): Promise<Section>
       targetAtLeast(
         `batch decisions/s vs single requests, ${r.store}`,
         ratio(r.batch, r.single),
-        5,
+        // Memory has no store round trip to share, so a batch saves only the HTTP per line: the goal is the higher.
+        r.store === 'memory' ? 5 : 3,
         r.store === 'redis'
           ? 'the lines in flight are decided together (one decide-incidents call per turn of the event loop), so a batch saves the HTTP and parsing per line and part of the per-call cost; the decision script per key remains'
           : 'the lines in flight share group-commit transactions, so a batch saves the HTTP and parsing per line; each line is still its own decision with its own savepoint, and the delivery worker writes to the same file',

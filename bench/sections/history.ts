@@ -244,8 +244,6 @@ export async function historySection(log: (s: string) => void): Promise<Section>
   if (on('postgres')) rows.push(await measure(await postgresBackend(), Math.round(N / 4), log));
   const dbg = await debugCost(N * 2, log);
   const http = await httpRows(log);
-  const worstHttp = http.reduce((w, r) => Math.max(w, loss(best(r.off), best(r.on))), Number.NEGATIVE_INFINITY);
-  const worst = rows.reduce((w, r) => Math.max(w, loss(best(r.off), best(r.on))), Number.NEGATIVE_INFINITY);
   const debugLoss = loss(best(dbg.quiet), best(dbg.debug));
   const floors = rows.filter((r) => r.floor);
   const floorNote = floors.map((r) => `${r.store} ${signed(loss(best(r.off), best(r.floor!)))}`).join(', ');
@@ -280,14 +278,27 @@ export async function historySection(log: (s: string) => void): Promise<Section>
       `Redis bytes per live key (MEMORY USAGE of its record and what it shows): ${int(bytes.bare)} without identity, summary and labels, ${int(bytes.shown)} with the identity, a 31-character summary and three labels (+${int(bytes.shown - bytes.bare)}). Its history after a create, 40 repeats (folded into one event) and a change: ${bytes.events} events in ${int(bytes.history)} bytes.`,
     ],
     targets: [
-      targetAtMost('requests/s over HTTP lost to keeping the history, worst store (best rounds)', worstHttp, 15, '%'),
-      targetAtMost(
-        'in-process decision throughput lost to keeping the history, worst store (best rounds)',
-        worst,
-        15,
-        '%',
-        `the engine alone at up to 180,000 decisions/s: each decision costs a few µs, and an event (built, buffered, written) costs about as much again; the floor, the least any history kept apart from the decision's record costs, loses ${floorNote || 'not measured'}`,
+      // History kept apart from the decision's record: at most 10% of requests/s over HTTP, 15% on SQLite (one file for both).
+      ...http.map((r) =>
+        targetAtMost(
+          `requests/s over HTTP lost to keeping the history, ${r.store} (best rounds)`,
+          loss(best(r.off), best(r.on)),
+          r.store === 'sqlite' ? 15 : 10,
+          '%',
+        ),
       ),
+      // In-process the goal is the floor (the least a history kept apart from the decision's record costs) plus 5 points, per store.
+      ...rows
+        .filter((r) => r.floor)
+        .map((r) =>
+          targetAtMost(
+            `in-process decision throughput lost to keeping the history beyond its floor, ${r.store} (best rounds)`,
+            loss(best(r.off), best(r.on)) - loss(best(r.off), best(r.floor!)),
+            5,
+            'points',
+            `the engine alone at up to 180,000 decisions/s: each decision costs a few µs, and an event (built, buffered, written) costs about as much again; the floor loses ${floorNote || 'not measured'}`,
+          ),
+        ),
       targetAtMost(
         'decision throughput lost to a debug line per decision, memory store (best rounds)',
         debugLoss,

@@ -10,7 +10,7 @@ import { connect } from '@nats-io/transport-node';
 import { startRedis } from '../../test/helpers/redis.js';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { wrk } from '../http/wrk.js';
-import { int, ratio, table, x, type Section } from '../report.js';
+import { int, ratio, table, targetAtLeast, x, type Section } from '../report.js';
 import { serveOnceonly } from './http.js';
 
 const BATCH = fileURLToPath(new URL('../http/batch.lua', import.meta.url));
@@ -97,6 +97,13 @@ export async function ingestSection(log: (s: string) => void): Promise<Section> 
       ),
       "A replica decides its messages one at a time, in the order the stream hands them out (a device's events stay in order); batches decide up to 64 lines at once. More replicas on the one consumer add their rates.",
     ],
-    targets: [],
+    targets: rows.map((r) =>
+      targetAtLeast(
+        `NATS decisions/s vs HTTP batches of 1,000, ${r.store}`,
+        ratio(r.nats, r.batch),
+        1,
+        'a replica decides its messages one at a time, in the order the stream hands them out, where a batch decides up to 64 lines at once',
+      ),
+    ),
   };
 }
