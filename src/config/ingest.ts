@@ -119,6 +119,8 @@ export const natsIngestConfig = z.strictObject({
   nak_delay_ms: z.number().int().min(0).max(600_000).default(1000),
   /** messages a replica pulls at a time */
   batch: z.number().int().min(1).max(1000).default(100),
+  /** messages a replica decides at once; one incident's, device's or chart's stay in the order handed out */
+  concurrency: z.number().int().min(1).max(1024).default(64),
   tenant: z.string().min(1).optional(),
   /** where a refused message is published again, with the reason in the header `Onceonly-Reason` */
   reject_subject: z

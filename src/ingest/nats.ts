@@ -3,6 +3,8 @@ import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { Counter, Gauge } from 'prom-client';
 import type { NatsIngestConfig } from '../config/ingest.js';
 import { decideOne, type IngestOptions, type Ingests, kindOf } from './decide.js';
+import { KeyedLines } from './keyed-lines.js';
+import { orderKey } from './order-key.js';
 import { subjectMatches } from '../config/ingest.js';
 
 export { subjectMatches };
@@ -36,6 +38,8 @@ export class NatsIngest {
   private readonly pending: Gauge;
   private readonly pausedGauge: Gauge;
   private pendingTimer: NodeJS.Timeout | null = null;
+  /** The messages being decided: `concurrency` at a time, one incident's or one device's in the order handed out. */
+  private readonly lines: KeyedLines<JsMsg>;
 
   constructor(
     private readonly c: NatsIngestConfig,
@@ -54,6 +58,20 @@ export class NatsIngest {
       registers: [o.registry],
     });
     this.pausedGauge = new Gauge({ name: 'onceonly_ingest_nats_paused', help: '1 while this replica fails open and pulls nothing', registers: [o.registry] });
+    this.lines = new KeyedLines(
+      c.concurrency,
+      (m) => {
+        const kind = kindOf(c.subjects, m.subject, subjectMatches);
+        // A message too large or on no filter is refused at once: it needs no line.
+        return kind === undefined || m.data.length > o.maxBytes ? null : orderKey(kind, m.data);
+      },
+      async (m) => {
+        await this.take(m);
+        // The decision found the store gone (or a stop began): end the pull at once, not at the next message,
+        // which may not come; the loop then pauses, and what was handed out meanwhile is handed out again.
+        if (this.o.paused() || this.stopping) await this.messages?.close().catch(() => undefined);
+      },
+    );
   }
 
   /**
@@ -113,7 +131,7 @@ export class NatsIngest {
     return consumer;
   }
 
-  /** Stops pulling; the message being decided finishes, the rest are handed out again after ack_wait (or at once, when nak'd). */
+  /** Stops pulling; the messages being decided finish, the rest are handed out again after ack_wait (or at once, when nak'd). */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.pendingTimer) clearInterval(this.pendingTimer);
@@ -135,7 +153,7 @@ export class NatsIngest {
       try {
         this.messages = await consumer.consume({ max_messages: this.c.batch });
         for await (const m of this.messages) {
-          await this.take(m);
+          await this.lines.admit(m);
           // Failing open now: pulling stops until the store is back; what was pulled and not decided is handed out again after ack_wait.
           if (this.o.paused() || this.stopping) break;
         }
@@ -143,6 +161,8 @@ export class NatsIngest {
         this.o.connectionError(err as Error);
         await new Promise((r) => setTimeout(r, 1000));
       } finally {
+        // What was taken is decided, acknowledged or nak'd before pulling stops or starts again.
+        await this.lines.idle();
         await this.messages?.close().catch(() => undefined);
         this.messages = null;
       }
