@@ -25,6 +25,7 @@ import { Flapping } from '../mute/flapping.js';
 import { GroupApplier, GroupWait } from '../engine/groups.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { isPostgresUrl, masked, openStore, shown } from '../store/open.js';
+import { storeFaultOf } from '../store/errors.js';
 import { VERSION } from '../core/version.js';
 import { FailOpenStore } from '../store/failopen/fail-open-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -105,53 +106,49 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const replica = `${hostname()}:${process.pid}`;
   // Metrics come first: a journal left by a crash degrades the store while it opens.
   const metrics = new Metrics(clock, () => config.current.metrics.tenant_labels);
-  const raw = openOrExplain(
-    () =>
-      openStore(options.store, clock, {
-        expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
-        redisShards: cfg.redis.shards,
-        redisPersistence: {
-          acceptDataLoss: cfg.redis.accept_data_loss || process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS === '1',
-          onUnchecked: (why) => logger.warn(`${why}; make sure it keeps data on disk and never evicts keys (docs/deploy.md)`),
-        },
-        failOpen: {
-          timeoutMs: cfg.failopen.timeout_ms,
-          failAfter: cfg.failopen.fail_after,
-          recoverAfter: cfg.failopen.recover_after,
-          operationTimeoutMs: cfg.failopen.operation_timeout_ms,
-          probeIntervalMs: cfg.failopen.probe_interval_ms,
-          ...(cfg.failopen.journal_path ? { journalPath: cfg.failopen.journal_path } : {}),
-          port: options.port,
-          events: failOpenEvents(metrics, logger),
-        },
-        onConnectionError: rateLimitedLog(logger, 'store connection error'),
-        onCheckpointProblem: (err) => logger.warn(err.message),
-        onShardsMoved: (from, to) =>
-          logger.warn(
-            { from, to },
-            `the Redis keys are moving from ${from} to ${to} shards: this replica moved with them; set redis.shards: ${to} before its next start`,
-          ),
-        ledger: {
-          inputs: () => {
-            const c = config.current;
-            return {
-              incidents: c.incidents.retention === 'forever',
-              events: c.events.retention === 'forever',
-              violations: c.violations.retention === 'forever',
-            };
+  const open = () =>
+    openOrExplain(
+      () =>
+        openStore(options.store, clock, {
+          expiredGraceMs: cfg.incidents.expired_grace_seconds * 1000,
+          redisShards: cfg.redis.shards,
+          redisPersistence: {
+            acceptDataLoss: cfg.redis.accept_data_loss || process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS === '1',
+            onUnchecked: (why) => logger.warn(`${why}; make sure it keeps data on disk and never evicts keys (docs/deploy.md)`),
           },
-          raceWindowMs: () => config.current.incidents.race_window_ms,
-          replica,
-        },
-      }),
-    shown(options.store),
-  );
-  try {
-    await raw.init?.();
-  } catch (error) {
-    await raw.close().catch(() => {});
-    throw new StartupError(`cannot prepare the store: ${(error as Error).message}`);
-  }
+          failOpen: {
+            timeoutMs: cfg.failopen.timeout_ms,
+            failAfter: cfg.failopen.fail_after,
+            recoverAfter: cfg.failopen.recover_after,
+            operationTimeoutMs: cfg.failopen.operation_timeout_ms,
+            probeIntervalMs: cfg.failopen.probe_interval_ms,
+            ...(cfg.failopen.journal_path ? { journalPath: cfg.failopen.journal_path } : {}),
+            port: options.port,
+            events: failOpenEvents(metrics, logger),
+          },
+          onConnectionError: rateLimitedLog(logger, 'store connection error'),
+          onCheckpointProblem: (err) => logger.warn(err.message),
+          onShardsMoved: (from, to) =>
+            logger.warn(
+              { from, to },
+              `the Redis keys are moving from ${from} to ${to} shards: this replica moved with them; set redis.shards: ${to} before its next start`,
+            ),
+          ledger: {
+            inputs: () => {
+              const c = config.current;
+              return {
+                incidents: c.incidents.retention === 'forever',
+                events: c.events.retention === 'forever',
+                violations: c.violations.retention === 'forever',
+              };
+            },
+            raceWindowMs: () => config.current.incidents.race_window_ms,
+            replica,
+          },
+        }),
+      shown(options.store),
+    );
+  const raw = await preparedStore(open, logger);
   const store = instrumentStore(raw, metrics.storeLatency);
   // The store's epoch marker: this replica's baseline now, then a look every few seconds, so a store that
   // lost its data (restarted without persistence, flushed, restored from an old backup) is never silent.
@@ -451,5 +448,32 @@ function listenProblem(error: unknown, host: string, port: number): string | nul
       return `${host} is not an address of this machine: give another --host`;
     default:
       return null;
+  }
+}
+
+/**
+ * How long a starting replica keeps trying a store that does not answer (a
+ * reset, a restart, a network blip while it connects or migrates) before it
+ * gives up with exit 2. One blip at start no longer costs a replica; a store
+ * that is wrong (its shard count, its schema's generation) fails at once.
+ */
+export const STORE_START_WAIT_MS = 30_000;
+
+/** Opens the store and prepares it (connect, migrate); a transport fault is tried again on a fresh store, with backoff, for STORE_START_WAIT_MS. */
+async function preparedStore<S extends { init?(): Promise<void>; close(): Promise<void> }>(open: () => S, logger: Logger): Promise<S> {
+  const deadline = Date.now() + STORE_START_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    const raw = open();
+    try {
+      await raw.init?.();
+      return raw;
+    } catch (error) {
+      await raw.close().catch(() => {});
+      const message = (error as Error).message;
+      const waitMs = Math.min(5000, 250 * 2 ** attempt);
+      if (storeFaultOf(error) !== 'transport' || Date.now() + waitMs > deadline) throw new StartupError(`cannot prepare the store: ${message}`);
+      logger.warn({ err: message, retry_in_ms: waitMs }, 'the store did not answer at start; trying again');
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
   }
 }

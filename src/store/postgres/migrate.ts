@@ -13,6 +13,11 @@ export async function migrate(pool: Pool, schema: string): Promise<string[]> {
     .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
     .sort();
   const client = await pool.connect();
+  // A checked-out connection that dies (a reset while migrating) emits 'error' on itself, which the pool
+  // does not listen for there: unheard, it took the process down. The failed query rejects too, which is what counts.
+  const unheard = () => {};
+  client.on('error', unheard);
+  let broken = false;
   const applied: string[] = [];
   try {
     // The lock comes first: two replicas' CREATE SCHEMA IF NOT EXISTS at the same moment can both find no
@@ -41,8 +46,13 @@ export async function migrate(pool: Pool, schema: string): Promise<string[]> {
     } finally {
       await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`onceonly-migrate:${schema}`]);
     }
+  } catch (err) {
+    broken = true;
+    throw err;
   } finally {
-    client.release();
+    client.off('error', unheard);
+    // A connection that failed here is not given back to the pool (it may hold the lock, or be dead).
+    client.release(broken);
   }
   return applied;
 }

@@ -119,6 +119,7 @@ export async function startRig(s: Schedule): Promise<Rig> {
       all.push(p);
     }
     const urls = procs.map((p) => p.url);
+    const restarting: Array<Promise<void> | undefined> = [];
     await until(
       () => procs.every((p) => p.lines.some((l) => l.includes('NATS ingest pulling'))) || null,
       30_000,
@@ -133,13 +134,19 @@ export async function startRig(s: Schedule): Promise<Rig> {
       urls,
       procs,
       all,
-      async restart(i: number, signal: 'SIGKILL' | 'SIGTERM') {
-        urls[i] = '';
-        await procs[i]!.stop(signal);
-        const p = await spawnReplica(i);
-        procs[i] = p;
-        all.push(p);
-        urls[i] = p.url;
+      restart(i: number, signal: 'SIGKILL' | 'SIGTERM') {
+        // One replica's restarts one after another, as an orchestrator does: a second one drawn while the
+        // first is still starting would start a third process on the journal the second one holds.
+        const run = (restarting[i] ?? Promise.resolve()).then(async () => {
+          urls[i] = '';
+          await procs[i]!.stop(signal);
+          const p = await spawnReplica(i);
+          procs[i] = p;
+          all.push(p);
+          urls[i] = p.url;
+        });
+        restarting[i] = run.catch(() => undefined);
+        return run;
       },
       close,
     });
