@@ -67,6 +67,9 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
       return proc.pid!;
     },
     async kill(signal) {
+      // A server already gone has fired its exit: waiting for another would wait for ever (two overlapping
+      // restarts of one server in the nemesis did).
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = signal === 'SIGKILL' || signal === 'SIGTERM' ? once(proc, 'exit') : null;
       proc.kill(signal);
       await exited;

@@ -44,6 +44,9 @@ async function backAfter(rig: Rig): Promise<number> {
 /** The store faults after which replicas fail open and must come back. */
 const STORE_OUTAGES = new Set<Fault['kind']>(['store-pause', 'store-sleep', 'store-restart', 'store-blackhole']);
 
+/** Each rig's store restarts in progress, one after another. */
+const restarts = new WeakMap<Rig, Promise<void>>();
+
 /** Applies one fault and resolves when it is over (healed). */
 async function apply(rig: Rig, f: Fault, busy: ChildProcess[]): Promise<void> {
   switch (f.kind) {
@@ -61,11 +64,21 @@ async function apply(rig: Rig, f: Fault, busy: ChildProcess[]): Promise<void> {
       if (said.trim() !== 'OK') throw new Error(`DEBUG SLEEP was refused: ${said.trim()}`);
       return;
     }
-    case 'store-restart':
-      await rig.redis!.kill('SIGKILL');
-      await sleep(f.ms);
-      await rig.redis!.restart();
+    case 'store-restart': {
+      // One restart of the store at a time, as one server restarts: a second drawn during the first waits for it.
+      const run = restarts.get(rig) ?? Promise.resolve();
+      const mine = run.then(async () => {
+        await rig.redis!.kill('SIGKILL');
+        await sleep(f.ms);
+        await rig.redis!.restart();
+      });
+      restarts.set(
+        rig,
+        mine.catch(() => undefined),
+      );
+      await mine;
       return;
+    }
     case 'store-blackhole':
       rig.proxy.blackhole();
       await sleep(f.ms);
