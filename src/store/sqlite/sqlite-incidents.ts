@@ -43,8 +43,11 @@ INSERT INTO acks (tenant, key, created_at) VALUES (?, ?, ?)
 ON CONFLICT (tenant, key) DO UPDATE SET created_at = excluded.created_at WHERE acks.created_at <> excluded.created_at`,
   /** in: tenant, key. */
   deleteAck: `DELETE FROM acks WHERE tenant = ? AND key = ?`,
-  /** The episode (its created_at) the key's acknowledgement is for, if any. */
-  ackOf: `SELECT created_at AS createdAt FROM acks WHERE tenant = ? AND key = ?`,
+  /** The record and whether its episode is the one acknowledged, in one read (as Postgres's). */
+  selectWithAck: `
+SELECT ${INCIDENT_COLUMNS},
+       EXISTS (SELECT 1 FROM acks a WHERE a.tenant = incidents.tenant AND a.key = incidents.key AND a.created_at = incidents.created_at) AS acked
+  FROM incidents WHERE tenant = ? AND key = ?`,
   /** in: tenant, key, now. The recorded resolution still remembered, if any. */
   resolution: `SELECT ended_at AS endedAt FROM resolutions WHERE tenant = ? AND key = ? AND expires_at > ?`,
   /** in: tenant, key, endedAt, expiresAt, now. Keeps the later end (of a still remembered one). */
@@ -79,7 +82,7 @@ export class SqliteIncidents implements IncidentStore {
       delete: db.prepare<[string, string]>(SQL.delete),
       acknowledge: db.prepare<[string, string, number]>(SQL.acknowledge),
       deleteAck: db.prepare<[string, string]>(SQL.deleteAck),
-      ackOf: db.prepare<[string, string], { createdAt: number }>(SQL.ackOf),
+      selectWithAck: db.prepare<[string, string], IncidentRow & { acked: number }>(SQL.selectWithAck),
       resolution: db.prepare<[string, string, number], { endedAt: number }>(SQL.resolution),
       recordResolution: db.prepare<[{ tenant: string; key: string; endedAt: number; expiresAt: number; now: number }]>(SQL.recordResolution),
       sweep: db.prepare<[number, number]>(SQL.sweep),
@@ -107,10 +110,11 @@ export class SqliteIncidents implements IncidentStore {
   }
 
   async get(tenant: string, key: string) {
-    const row = this.s.select.get(tenant, key);
-    if (!row || row.expiresAt <= this.x.clock.now()) return null;
+    const got = this.s.selectWithAck.get(tenant, key);
+    if (!got || got.expiresAt <= this.x.clock.now()) return null;
+    const { acked, ...row } = got;
     const rec = incidentOfRow(row);
-    return this.s.ackOf.get(tenant, key)?.createdAt === row.createdAt ? { ...rec, acknowledged: true as const } : rec;
+    return acked ? { ...rec, acknowledged: true as const } : rec;
   }
 
   close(tenant: string, key: string, resolvedAt?: number) {
