@@ -44,7 +44,7 @@ async function backAfter(rig: Rig): Promise<number> {
 /** The store faults after which replicas fail open and must come back. */
 const STORE_OUTAGES = new Set<Fault['kind']>(['store-pause', 'store-sleep', 'store-restart', 'store-blackhole']);
 
-/** Each rig's store restarts in progress, one after another. */
+/** Each rig's store restarts and sleeps in progress, one after another. */
 const restarts = new WeakMap<Rig, Promise<void>>();
 
 /** Applies one fault and resolves when it is over (healed). */
@@ -56,12 +56,21 @@ async function apply(rig: Rig, f: Fault, busy: ChildProcess[]): Promise<void> {
       await rig.redis!.kill('SIGCONT');
       return;
     case 'store-sleep': {
-      const cli = spawn('redis-cli', ['-p', String(rig.redis!.port), 'DEBUG', 'SLEEP', String(f.ms / 1000)], { stdio: ['ignore', 'pipe', 'ignore'] });
-      let said = '';
-      cli.stdout.on('data', (d) => (said += d));
-      await new Promise((r) => cli.once('exit', r));
-      // A refused DEBUG answers at once with an error: a fault that did not happen must not pass for one that did.
-      if (said.trim() !== 'OK') throw new Error(`DEBUG SLEEP was refused: ${said.trim()}`);
+      // In the restarts' line: a restart drawn during the sleep would kill the server under it, and the
+      // sleep's answer (never OK then) would read as a refused DEBUG.
+      const mine = (restarts.get(rig) ?? Promise.resolve()).then(async () => {
+        const cli = spawn('redis-cli', ['-p', String(rig.redis!.port), 'DEBUG', 'SLEEP', String(f.ms / 1000)], { stdio: ['ignore', 'pipe', 'ignore'] });
+        let said = '';
+        cli.stdout.on('data', (d) => (said += d));
+        await new Promise((r) => cli.once('exit', r));
+        // A refused DEBUG answers at once with an error: a fault that did not happen must not pass for one that did.
+        if (said.trim() !== 'OK') throw new Error(`DEBUG SLEEP was refused: ${said.trim()}`);
+      });
+      restarts.set(
+        rig,
+        mine.catch(() => undefined),
+      );
+      await mine;
       return;
     }
     case 'store-restart': {
