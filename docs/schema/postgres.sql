@@ -165,6 +165,10 @@ BEGIN
     refires := r.refires; updates := r.updates; expires_at := r.expires_at;
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
     VALUES (p_tenant, 'incident', 'close', p_key, split_part(r.fingerprint, '|', 1), '', json_build_object('fingerprint', r.fingerprint)::text, p_now, r.route);
+    -- kept one TTL: as long as a journal may still replay an arrival from before this close
+    INSERT INTO closes AS c (tenant, key, closed_at, expires_at)
+    VALUES (p_tenant, p_key, p_now, p_now + GREATEST(r.expires_at - r.last_seen_at, 0))
+    ON CONFLICT (tenant, key) DO UPDATE SET closed_at = GREATEST(c.closed_at, excluded.closed_at), expires_at = GREATEST(c.expires_at, excluded.expires_at);
   END IF;
   IF p_audit THEN
     INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
@@ -255,7 +259,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text) RETURNS text
+CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text, p_arrived_ms_ago bigint DEFAULT 0) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -266,6 +270,15 @@ BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_lock, 0));
   PERFORM 1 FROM reconciled m WHERE m.tenant = p_tenant AND m.key = p_key AND m.journal_id = p_journal_id;
   IF FOUND THEN RETURN 'done'; END IF;
+  PERFORM 1 FROM closes c WHERE c.tenant = p_tenant AND c.key = p_key AND c.expires_at > p_now AND c.closed_at > p_now - p_arrived_ms_ago;
+  IF FOUND THEN
+    INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES (p_tenant, p_key, p_journal_id, 'closed', p_now + p_marker_ms);
+    IF p_audit THEN
+      INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
+      VALUES (p_now, p_tenant, 'incidents', p_key, 'NONE', 'replayed_closed', p_replica, 'none');
+    END IF;
+    RETURN 'closed';
+  END IF;
   SELECT * INTO r FROM incidents i WHERE i.tenant = p_tenant AND i.key = p_key;
   live := FOUND AND r.expires_at > p_now;
   outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;
@@ -422,6 +435,13 @@ CREATE SEQUENCE onceonly.audit_id_seq
     CACHE 1;
 
 ALTER SEQUENCE onceonly.audit_id_seq OWNED BY onceonly.audit.id;
+
+CREATE TABLE onceonly.closes (
+    tenant text NOT NULL,
+    key text NOT NULL,
+    closed_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+);
 
 CREATE TABLE onceonly.deliveries (
     id text NOT NULL,
@@ -679,6 +699,9 @@ ALTER TABLE ONLY onceonly.acks
 ALTER TABLE ONLY onceonly.audit
     ADD CONSTRAINT audit_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY onceonly.closes
+    ADD CONSTRAINT closes_pkey PRIMARY KEY (tenant, key);
+
 ALTER TABLE ONLY onceonly.deliveries
     ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id);
 
@@ -749,6 +772,8 @@ ALTER TABLE ONLY onceonly.windows
     ADD CONSTRAINT windows_pkey PRIMARY KEY (tenant, key);
 
 CREATE INDEX audit_key ON onceonly.audit USING btree (tenant, key, id);
+
+CREATE INDEX closes_expires ON onceonly.closes USING btree (expires_at);
 
 CREATE INDEX deliveries_due ON onceonly.deliveries USING btree (status, due_at);
 

@@ -110,11 +110,11 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     });
     this.reconciled = new Counter({
       name: 'onceonly_failopen_reconciled_total',
-      help: 'Journal entries replayed after an outage: claimed (stood), merged (a provisional duplicate), done (replayed before), expired, quarantined (refused by the store).',
+      help: 'Journal entries replayed after an outage: claimed (stood), merged (a provisional duplicate), done (replayed before), closed (the key was closed after it), expired, quarantined (refused by the store).',
       labelNames: ['outcome'],
       registers: [this.registry],
     });
-    for (const o of ['claimed', 'merged', 'done', 'expired', 'quarantined']) this.reconciled.labels(o).inc(0);
+    for (const o of ['claimed', 'merged', 'done', 'closed', 'expired', 'quarantined']) this.reconciled.labels(o).inc(0);
     this.violations = new Counter({
       name: 'onceonly_violation_decisions_total',
       help: "SPC violation decisions by decision, severity and the decision table's action for it.",

@@ -502,6 +502,43 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       );
     });
 
+    test('a journal entry from before its key was closed changes nothing; one from after it opens the key again', { skip: replaySkip }, async () => {
+      const incidents = fx.store.incidents as SharedIncidentStore;
+      const entries = async (k: string) => (await fx.store.queries.listOutbox()).filter((e) => e.key === k).map((e) => e.action);
+      const payload = (severity: string) => ({ severity, summary: severity, data: {} });
+      const now = Date.now();
+      const rec = (k: string, fingerprint = 'MAJOR|0') => ({
+        tenant: 'default',
+        key: k,
+        fingerprint,
+        createdAt: now,
+        lastSeenAt: now,
+        refires: 0,
+        updates: 0,
+        expiresAt: now + 60 * T,
+      });
+      await decide({ outbox: payload('MAJOR') });
+      assert.ok(await incidents.close('default', key));
+      // Another replica took the close; this journal's arrival came a minute before it: the episode it belonged to is over.
+      assert.equal(await incidents.reconcile(rec(key), 60 * T, 'j-before', payload('MAJOR'), 'create', 60_000), 'closed');
+      assert.equal(await incidents.get('default', key), null, 'the key stays closed');
+      assert.deepEqual(await entries(key), ['create', 'close'], 'no create after the close');
+      assert.equal(await incidents.reconcile(rec(key), 60 * T, 'j-before', payload('MAJOR'), 'create', 60_000), 'done');
+      // A new episode since: the old arrival is not folded into it either (its severity is the closed episode's).
+      await decide({ fingerprint: 'MINOR|0', outbox: payload('MINOR') });
+      assert.equal(await incidents.reconcile(rec(key, 'CRITICAL|0'), 60 * T, 'j-before-2', payload('CRITICAL'), null, 60_000), 'closed');
+      assert.equal((await incidents.get('default', key))?.fingerprint, 'MINOR|0');
+      assert.deepEqual(await entries(key), ['create', 'close', 'create']);
+      // An arrival after the close is a new fault: it merges into the live episode, and changes it.
+      assert.equal(await incidents.reconcile(rec(key, 'CRITICAL|0'), 60 * T, 'j-after', payload('CRITICAL'), null, 0), 'merged');
+      assert.deepEqual(await entries(key), ['create', 'close', 'create', 'update']);
+      // A close that found nothing live keeps no such mark: a journal's arrival for that key still stands.
+      const unseen = `${key}-unseen`;
+      assert.equal(await incidents.close('default', unseen), null);
+      assert.equal(await incidents.reconcile(rec(unseen), 60 * T, 'j-unseen', payload('MAJOR'), 'create', 60_000), 'claimed');
+      assert.deepEqual(await entries(unseen), ['create']);
+    });
+
     test('200 concurrent identical claims write exactly one outbox entry', async () => {
       const outbox = { severity: 'MAJOR', summary: '', data: {} };
       await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));

@@ -14,7 +14,7 @@ import { recordOf, STAYING } from '../../src/store/redis/reshard.js';
  * Parts that break naive parsing: colons, dots, digits after a dot, non-ASCII
  * (byte and character lengths differ). The first is always a tenant or an
  * adapter name, so it is a valid tenant id: no colon (access/tenants.ts),
- * which the colon-joined kinds (`i`, `k`, `e`, `w`, `r`) rely on.
+ * which the colon-joined kinds (`i`, `k`, `e`, `c`, `w`, `r`) rely on.
  */
 const PARTS = ['ten.a_nt-1', 'k:é:2.x', 'b:3', '7'];
 

@@ -71,8 +71,12 @@ export interface IncidentDecisionResult {
 
 export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
 
-/** A journal entry's replay: it stood (`claimed`), was a provisional duplicate (`merged`), or was replayed before (`done`). */
-export type ReconcileOutcome = 'claimed' | 'merged' | 'done';
+/**
+ * A journal entry's replay: it stood (`claimed`), was a provisional duplicate
+ * (`merged`), was replayed before (`done`), or belonged to an episode that was
+ * closed after it (`closed`: it changes nothing).
+ */
+export type ReconcileOutcome = 'claimed' | 'merged' | 'done' | 'closed';
 
 /** How long a resolution is remembered, to recognise a late firing of the episode it closed. */
 export const RESOLUTION_MEMORY_MS = 86_400_000;
@@ -141,8 +145,21 @@ export interface SharedIncidentStore extends IncidentStore {
    * or when the key had creates before (the journal numbered its create 1,
    * and the key's last close may still be queued in the store, to arrive
    * after it); else an `update` when one is owed.
+   * `arrivedMsAgo`: how long before the call the journal's latest arrival
+   * for the key was. A key closed after that arrival (another replica took
+   * the close while this one was on its journal) is not opened again by it:
+   * `closed`, nothing written. Measured as an age, not a time, so that a
+   * replica whose clock is wrong is not misread; 0 (the default) is an
+   * arrival now, after any close.
    */
-  reconcile(rec: IncidentRecord, ttlMs: number, journalId: string, outbox?: OutboxPayload, owed?: 'create' | 'update' | null): Promise<ReconcileOutcome>;
+  reconcile(
+    rec: IncidentRecord,
+    ttlMs: number,
+    journalId: string,
+    outbox?: OutboxPayload,
+    owed?: 'create' | 'update' | null,
+    arrivedMsAgo?: number,
+  ): Promise<ReconcileOutcome>;
 }
 
 /**

@@ -435,6 +435,8 @@ export class FailOpenStore implements DedupStore {
                     this.journal.entryId(rec),
                     this.journal.latestOutbox(rec),
                     this.journal.restoredClaim(rec) !== null ? 'create' : this.journal.owed(rec),
+                    // Its age on this replica's clock: a close another replica took after it ends its episode.
+                    now - rec.lastSeenAt,
                   ),
                   this.operationMs,
                   this.stalls,

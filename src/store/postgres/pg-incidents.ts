@@ -29,7 +29,7 @@ const SQL = {
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7) AS outcome`,
-  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) AS outcome`,
+  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS outcome`,
   /** The record and whether its episode is the one acknowledged, in one read. */
   selectWithAck: `
 SELECT ${INCIDENT_COLUMNS},
@@ -39,6 +39,7 @@ SELECT ${INCIDENT_COLUMNS},
     `DELETE FROM incidents WHERE (tenant, key) IN (SELECT tenant, key FROM incidents WHERE expires_at <= $1 LIMIT $2)`,
     `DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= $1 LIMIT $2)`,
     `DELETE FROM reconciled WHERE (tenant, key, journal_id) IN (SELECT tenant, key, journal_id FROM reconciled WHERE expires_at <= $1 LIMIT $2)`,
+    `DELETE FROM closes WHERE (tenant, key) IN (SELECT tenant, key FROM closes WHERE expires_at <= $1 LIMIT $2)`,
   ],
   /**
    * The function labels a SUPPRESS inside the race window `lost_race` (it
@@ -142,6 +143,7 @@ export class PgIncidents implements SharedIncidentStore {
     journalId: string,
     outbox?: OutboxPayload,
     owed: 'create' | 'update' | null = null,
+    arrivedMsAgo = 0,
   ): Promise<ReconcileOutcome> {
     const [audit, replica] = this.x.auditArgs('incidents');
     const args = [keyLock(rec.tenant, rec.key), rec.tenant, rec.key, rec.fingerprint, rec.refires, rec.updates, ttlMs, journalId, RECONCILE_MARKER_MS];
@@ -157,6 +159,7 @@ export class PgIncidents implements SharedIncidentStore {
       outbox?.summary ?? null,
       outbox ? JSON.stringify(outbox.data) : null,
       owed,
+      Math.max(0, Math.round(arrivedMsAgo)),
     ]);
     return rows[0]!.outcome;
   }

@@ -37,6 +37,7 @@ export const adoptSets = {
       [l.incidentShownKey(tenant, key), 'd'],
       [l.ackMarkerKey(tenant, key), 'd'],
       [l.resolutionKey(tenant, key), 'd'],
+      [l.closedKey(tenant, key), 'd'],
       ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),
     ],
     // A getter: the member is a hash, needed only while the count changes (most calls never read it).

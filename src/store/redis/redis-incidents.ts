@@ -250,7 +250,14 @@ export class RedisIncidents implements SharedIncidentStore {
     const live = k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
       scripts.closeIncident,
-      [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.resolutionKey(tenant, key), live.key, k.incidentShownKey(tenant, key)],
+      [
+        k.incidentRecordKey(tenant, key),
+        k.outboxKeyFor(tenant, key),
+        k.resolutionKey(tenant, key),
+        live.key,
+        k.incidentShownKey(tenant, key),
+        k.closedKey(tenant, key),
+      ],
       [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member],
     )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
@@ -272,6 +279,7 @@ export class RedisIncidents implements SharedIncidentStore {
     journalId: string,
     outbox?: OutboxPayload,
     owed: 'create' | 'update' | null = null,
+    arrivedMsAgo = 0,
   ): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
@@ -285,6 +293,7 @@ export class RedisIncidents implements SharedIncidentStore {
         live.key,
         k.incidentShownKey(rec.tenant, rec.key),
         d.outbox,
+        k.closedKey(rec.tenant, rec.key),
       ],
       [
         rec.fingerprint,
@@ -301,6 +310,7 @@ export class RedisIncidents implements SharedIncidentStore {
         ...outboxArgs(rec.tenant, rec.key, outbox).slice(0, 6),
         owed ?? '',
         d.tag,
+        Math.max(0, Math.round(arrivedMsAgo)),
       ],
     )) as ReconcileOutcome;
   }

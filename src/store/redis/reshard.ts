@@ -74,6 +74,7 @@ export function recordOf(l: KeyLayout, key: string): { kind: string; id: string;
     case 'ia':
     case 'k':
     case 'e':
+    case 'c':
       return of('incident', colonPair(rest), ([t, k]) => adoptSets.incident(l, t!, k!), 2);
     case 'w':
       return of('window', colonPair(rest), ([t, k]) => adoptSets.window(t!, k!), 2);

@@ -128,7 +128,7 @@ export function checkNemesis(work: WorkloadResult, requests: readonly Recorded[]
     const final = xs[xs.length - 1];
     if (a.op === 'close') {
       if (a.status === 204 && final?.body.action !== 'close')
-        out.push(`${key}: closed (204), and the receiver's last word is ${final ? final.body.action : 'nothing'}`);
+        out.push(`${key}: closed (204), and the receiver's last word is ${final ? final.body.action : 'nothing'}\n${trail(key)}`);
     } else if (!final || final.body.action === 'close' || final.body.severity !== a.severity) {
       out.push(
         `${key}: last sent ${a.severity} (answered ${a.decision}${a.provisional ? ', provisional' : ''}), the receiver's last word is ${final ? `${final.body.action} ${final.body.severity}` : 'nothing'}\n${trail(key)}`,

@@ -9,6 +9,7 @@
 -- ARGV[3]  an alert episode's end (ms) to record (the later one wins), or ""
 -- ARGV[4]  how long the resolution is remembered (ms)
 -- ARGV[5]  the key's member in the live index
+-- KEYS[6]  when the key's last live episode was closed (ms, the server's clock)
 --
 -- Returns {now, record} when it was live, or nil. An expired record kept for the
 -- grace is deleted too, so the next arrival is a plain CREATE/new.
@@ -27,6 +28,9 @@ redis.call('ZREM', KEYS[4], ARGV[5])
 oo_list_drop(KEYS[1])
 local c, d, l, _, _, fp, route = read_incident(v)
 if c + d + l <= now then return nil end
+-- Kept as long as a fail-open journal may still replay an arrival from before this close (an arrival
+-- lives one TTL): reconcile-incident.lua reads it so that arrival does not open a new episode.
+redis.call('SET', KEYS[6], string.format('%.0f', now), 'PX', l)
 -- The close entry carries the last severity (the fingerprint is "SEVERITY|cleared"), and goes where the create went.
 redis.call('XADD', KEYS[2], '*', 'tenant', ARGV[1], 'kind', 'incident', 'action', 'close', 'key', ARGV[2],
   'severity', string.match(fp, '^[^|]*'), 'summary', '', 'data', cjson.encode({fingerprint = fp}),

@@ -20,10 +20,18 @@
 -- ARGV[12] tenant   ARGV[13] key   ARGV[14] severity   ARGV[15] summary   ARGV[16] data (JSON)
 -- ARGV[17] what the journal still owes the receivers for the key: "create", "update" or 
 -- ARGV[18] the shard's hash tag (its delivery counters)
+-- ARGV[19] how long ago (ms) the journal's latest arrival for the key was, by the replica's clock
+-- KEYS[6]  when the key's last live episode was closed (close-incident.lua), if it still is kept
 --
--- Returns "done" (already reconciled), "claimed" (no one else created it: the
+-- Returns "done" (already reconciled), "closed" (the key was closed after the
+-- journal's latest arrival: that arrival belonged to the episode the close
+-- ended, and changes nothing), "claimed" (no one else created it: the
 -- provisional CREATE stands), or "merged" (another replica created it meanwhile:
 -- the provisional one was a duplicate; its counts are folded into the record).
+-- The arrival's time is the server's now less its age, so the replica's own
+-- clock, however wrong, never enters; the age is measured before the call
+-- travels, so the arrival reads as later than it was, never earlier: a doubt
+-- opens an episode too many, never closes a live fault.
 -- What the journal had not delivered for the key is handed to this store,
 -- whose line carries it in order with the store's own decisions. A claim
 -- writes a create when one is owed, or when the key had creates before (a
@@ -39,6 +47,11 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local fp, ttl, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local jr, ju = tonumber(ARGV[4]), tonumber(ARGV[5])
+local closed = redis.call('GET', KEYS[6])
+if closed and tonumber(closed) > now - tonumber(ARGV[19]) then
+  redis.call('SET', KEYS[2], 'closed', 'PX', tonumber(ARGV[6]))
+  return 'closed'
+end
 local outcome = 'claimed'
 local created, refires, updates, route = now, jr, ju, ARGV[8]
 
