@@ -1,15 +1,16 @@
 /**
- * `npm run nemesis -- [--runs N] [--seed S] [--store redis|postgres|both] [--shrink-minutes M]`
+ * `npm run nemesis -- [--runs N] [--seed S] [--store redis|postgres|both] [--menu V] [--shrink-minutes M]`
  *
  * Runs N seeded schedules per store (seeds S, S+1, …; S defaults to the
  * clock), prints each seed's summary, and on a failure the seed, the
  * schedule shrunk while it still fails, and what broke. Exits 1 if any
- * schedule failed. A failing seed belongs in test/chaos/nemesis-seeds.json,
+ * schedule failed. A failing seed belongs in test/chaos/nemesis-seeds.json
+ * (with the menu it was drawn from, `--menu`, the newest by default),
  * which `npm test` replays on every run.
  */
 import { parseArgs } from 'node:util';
 import { report, runSchedule, shrink } from './run.js';
-import { describeSchedule, drawSchedule, type StoreKind } from './schedule.js';
+import { describeSchedule, drawSchedule, MENU, type StoreKind } from './schedule.js';
 
 // The nemesis restarts its Redis empty on purpose: the replicas are told they may lose data (and must say so).
 process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS ??= '1';
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     seed: { type: 'string' },
     store: { type: 'string', default: 'both' },
+    menu: { type: 'string', default: String(MENU) },
     'shrink-minutes': { type: 'string', default: '10' },
   },
 });
@@ -26,6 +28,8 @@ const runs = Number(values.runs);
 const first = values.seed !== undefined ? Number(values.seed) : Date.now() % 2 ** 31;
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number of at least 1, not ${JSON.stringify(values.runs)}`);
 if (!Number.isInteger(first) || first < 0) throw new Error(`--seed must be a whole number, not ${JSON.stringify(values.seed)}`);
+const menu = Number(values.menu);
+if (!Number.isInteger(menu) || menu < 1 || menu > MENU) throw new Error(`--menu must be 1 to ${MENU}, not ${JSON.stringify(values.menu)}`);
 const stores: StoreKind[] = values.store === 'both' ? ['redis', 'postgres'] : [values.store as StoreKind];
 if (stores.some((s) => s !== 'redis' && s !== 'postgres')) throw new Error(`--store must be redis, postgres or both, not ${JSON.stringify(values.store)}`);
 
@@ -37,7 +41,7 @@ for (let i = 0; i < runs; i++) {
   for (const store of stores) {
     const seed = first + i;
     const t = Date.now();
-    const schedule = drawSchedule(seed, store);
+    const schedule = drawSchedule(seed, store, menu);
     let o: Awaited<ReturnType<typeof runSchedule>>;
     try {
       o = await runSchedule(schedule);

@@ -1,6 +1,7 @@
 /**
  * The nemesis's real parts: a store (a redis-server of its own, or a
- * Postgres schema of its own) behind a fault proxy, a NATS JetStream stream,
+ * Postgres schema of its own, on a server of its own when the schedule
+ * crashes it) behind a fault proxy, a NATS JetStream stream,
  * a webhook receiver whose answers a fault can change, and replicas of the
  * built CLI with the default fail-open settings, each with its own journal,
  * that a fault can kill and the rig starts again on the same journal.
@@ -15,6 +16,7 @@ import { startFake, type FakeServer, type Fault as ReceiverFault } from '../../f
 import { startFaultProxy, type FaultProxy } from '../../helpers/fault-proxy.js';
 import { dropSchema, PG_URL } from '../../helpers/postgres.js';
 import { spawnServer, type ServerProcess } from '../../helpers/process.js';
+import { startPostgres, type PostgresServer } from '../../helpers/postgres-server.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { until } from '../../helpers/wait.js';
@@ -27,6 +29,8 @@ export const RECEIVER_TIMEOUT_MS = 1000;
 
 export interface Rig {
   readonly redis: RedisServer | null;
+  /** A Postgres of the schedule's own, when it crashes the store (else the machine's, a schema of its own). */
+  readonly pgServer: PostgresServer | null;
   readonly proxy: FaultProxy;
   readonly receiver: FakeServer;
   /** Where the receiver's answers come from while no fault is on. */
@@ -51,6 +55,7 @@ export async function startRig(s: Schedule): Promise<Rig> {
   };
   try {
     let redis: RedisServer | null = null;
+    let pgServer: PostgresServer | null = null;
     let storeUrl: (address: string) => string;
     let target: string;
     if (s.store === 'redis') {
@@ -62,17 +67,23 @@ export async function startRig(s: Schedule): Promise<Rig> {
       storeUrl = (address) => `redis://${address}`;
     } else {
       const schema = `oo_nemesis_${run}`;
-      const u = new URL(PG_URL);
+      // A schedule that crashes the store gets a server of its own: the machine's shared one serves every other test.
+      const own = s.faults.some((f) => f.fault.kind === 'store-restart') ? await startPostgres() : null;
+      if (own) {
+        pgServer = own;
+        cleanup.push(() => own.stop());
+      } else cleanup.push(() => dropSchema(schema));
+      const base = own?.url ?? PG_URL;
+      const u = new URL(base);
       target = `${u.hostname}:${u.port || 5432}`;
       storeUrl = (address) => {
-        const v = new URL(PG_URL);
+        const v = new URL(base);
         const [h, p] = [address.slice(0, address.lastIndexOf(':')), address.slice(address.lastIndexOf(':') + 1)];
         v.hostname = h;
         v.port = p;
         v.searchParams.set('schema', schema);
         return v.toString();
       };
-      cleanup.push(() => dropSchema(schema));
     }
     const proxy = await startFaultProxy(target);
     cleanup.push(() => proxy.close());
@@ -127,6 +138,7 @@ export async function startRig(s: Schedule): Promise<Rig> {
     );
     return Object.assign(rig, {
       redis,
+      pgServer,
       proxy,
       receiver,
       nc,

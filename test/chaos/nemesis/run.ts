@@ -77,6 +77,13 @@ async function apply(rig: Rig, f: Fault, busy: ChildProcess[]): Promise<void> {
       // One restart of the store at a time, as one server restarts: a second drawn during the first waits for it.
       const run = restarts.get(rig) ?? Promise.resolve();
       const mine = run.then(async () => {
+        if (rig.pgServer) {
+          // Postgres crashed (pg_ctl stop -m immediate): what it committed survives, through crash recovery.
+          await rig.pgServer.crash();
+          await sleep(f.ms);
+          await rig.pgServer.start();
+          return;
+        }
         await rig.redis!.kill('SIGKILL');
         await sleep(f.ms);
         await rig.redis!.restart();

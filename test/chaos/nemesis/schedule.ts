@@ -14,7 +14,10 @@ export type Fault =
   | { kind: 'store-pause'; ms: number }
   /** Redis: `DEBUG SLEEP`, the server busy in one command. */
   | { kind: 'store-sleep'; ms: number }
-  /** Redis: SIGKILL, then started again after `ms` (empty unless the run keeps an append-only file). */
+  /**
+   * Redis: SIGKILL, then started again after `ms` (empty unless the run keeps an append-only file).
+   * Postgres (menu 2): `pg_ctl stop -m immediate`, then started again after `ms`, through crash recovery.
+   */
   | { kind: 'store-restart'; ms: number }
   /** Every connection to the store stops moving bytes for `ms`, then resumes or dies. */
   | { kind: 'store-blackhole'; ms: number; drop: boolean }
@@ -34,8 +37,16 @@ export interface Scheduled {
   fault: Fault;
 }
 
+/**
+ * The menu a schedule is drawn from. A kept seed replays the schedule it
+ * failed with, so a menu is never changed, only followed by a new one:
+ * 1, the first; 2 adds a Postgres crash and restart.
+ */
+export const MENU = 2;
+
 export interface Schedule {
   seed: number;
+  menu: number;
   store: StoreKind;
   /** Redis keeps an append-only file fsynced on every write: a restart loses nothing. */
   persistent: boolean;
@@ -49,7 +60,8 @@ export interface Schedule {
 const REPLICAS = 2;
 
 /** Draws a schedule: `count` faults inside the workload's span, from the menu the store allows. */
-export function drawSchedule(seed: number, store: StoreKind, workloadMs = 12_000, count = 4): Schedule {
+export function drawSchedule(seed: number, store: StoreKind, menuVersion = MENU, workloadMs = 12_000, count = 4): Schedule {
+  if (!Number.isInteger(menuVersion) || menuVersion < 1 || menuVersion > MENU) throw new Error(`there is no nemesis menu ${menuVersion} (1 to ${MENU})`);
   const rnd = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
@@ -71,9 +83,11 @@ export function drawSchedule(seed: number, store: StoreKind, workloadMs = 12_000
       () => ({ kind: 'store-restart', ms: int(100, 1500) }),
     );
   }
+  if (store === 'postgres' && menuVersion >= 2) menu.push(() => ({ kind: 'store-restart', ms: int(100, 1500) }));
   const faults: Scheduled[] = Array.from({ length: count }, () => ({ at: int(500, workloadMs - 1500), fault: pick(menu)() })).sort((a, b) => a.at - b.at);
   return {
     seed,
+    menu: menuVersion,
     store,
     persistent: store === 'redis' && rnd() < 0.5,
     skewed: rnd() < 0.3 ? int(0, REPLICAS - 1) : -1,
@@ -85,6 +99,6 @@ export function drawSchedule(seed: number, store: StoreKind, workloadMs = 12_000
 
 /** One line per fault, for the failure message and `npm run nemesis`. */
 export function describeSchedule(s: Schedule): string {
-  const head = `seed ${s.seed} on ${s.store}${s.persistent ? ' (append-only file)' : ''}, ${s.replicas} replicas${s.skewed >= 0 ? `, replica ${s.skewed} 2 h ahead` : ''}, ${s.workloadMs} ms of workload`;
+  const head = `seed ${s.seed} on ${s.store}${s.menu < MENU ? ` (menu ${s.menu})` : ''}${s.persistent ? ' (append-only file)' : ''}, ${s.replicas} replicas${s.skewed >= 0 ? `, replica ${s.skewed} 2 h ahead` : ''}, ${s.workloadMs} ms of workload`;
   return [head, ...s.faults.map((f) => `  at ${String(f.at).padStart(5)} ms: ${JSON.stringify(f.fault)}`)].join('\n');
 }
