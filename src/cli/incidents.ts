@@ -35,9 +35,25 @@ export function formatIncidents(list: IncidentView[]): string {
   return textTable(['key', 'severity', 'refires', 'updates', 'created', 'last seen', 'what'], rows);
 }
 
-/** `onceonly incidents list|show|close`: the live incidents of a running server. */
+/** `onceonly incidents ack KEY` and `onceonly ack KEY`: one acknowledgement, as POST /v1/incidents/{key}/ack takes it. */
+function ackCommand(cmd: Command, what: string): void {
+  remoteOptions(cmd.description("acknowledge a live incident's episode: its adapters get one update saying so").argument('<key>', 'its dedup_key'))
+    .option('--by <name>', 'who acknowledges, as the history shows it')
+    .action(async (key: string, o: RemoteOptions & { by?: string }) => {
+      await withServer(o, async (client) => {
+        const a = await client.post(`/v1/incidents/${encodeURIComponent(key)}/ack`, JSON.stringify(o.by !== undefined ? { by: o.by } : {}));
+        if (a.status !== 200) return fail(what, failed(key, a));
+        const outcome = (a.body as { outcome: string }).outcome;
+        process.stdout.write(`${outcome === 'repeat' ? 'already acknowledged' : 'acknowledged'} ${key}\n`);
+      });
+    });
+}
+
+/** `onceonly incidents list|show|ack|close`, and `onceonly ack`: the live incidents of a running server. */
 export function incidentsCommand(program: Command): void {
-  const cmd = program.command('incidents').description('list, show or close the live incidents of a running server');
+  ackCommand(program.command('ack'), 'ack');
+  const cmd = program.command('incidents').description('list, show, acknowledge or close the live incidents of a running server');
+  ackCommand(cmd.command('ack'), 'incidents ack');
 
   remoteOptions(cmd.command('list').description('live incidents, most recently seen first'))
     .option('--limit <n>', 'at most this many (1..1000)', '100')

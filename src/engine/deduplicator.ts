@@ -10,7 +10,15 @@ import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
 import { parseIncident } from '../inputs/incident/parse.js';
 import type { IncidentInput } from '../inputs/incident/schema.js';
 import { parseWith } from '../core/validation.js';
-import { fromJsonBody, type DedupStore, type FlapStore, type IncidentClaim, type IncidentDecisionResult, type Origin } from '../store/contract/index.js';
+import {
+  type AckOutcome,
+  fromJsonBody,
+  type DedupStore,
+  type FlapStore,
+  type IncidentClaim,
+  type IncidentDecisionResult,
+  type Origin,
+} from '../store/contract/index.js';
 import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
@@ -294,7 +302,25 @@ export class Deduplicator {
   async getIncident(key: string, tenant = DEFAULT_TENANT): Promise<IncidentView | null> {
     assertKey(key);
     const rec = await this.store.incidents.get(tenant, key);
-    return rec ? incidentView(rec) : null;
+    return rec ? { ...incidentView(rec), acknowledged: rec.acknowledged === true } : null;
+  }
+
+  /**
+   * Acknowledges a live key's episode, whoever says so (the API, PagerDuty,
+   * Opsgenie): the first acknowledgement writes an `update` for its adapters
+   * in the store's one step, and is recorded in the key's history; a repeat,
+   * or a key that is not live, changes nothing.
+   */
+  async acknowledgeKey(tenant: string, key: string, via: AckVia, origin?: Origin, by?: string): Promise<AckOutcome> {
+    const outcome = await this.store.incidents.acknowledge(tenant, key, origin);
+    if (outcome === 'acknowledged') this.history?.recorder.record(tenant, key, { type: 'acknowledged', via, ...(by !== undefined ? { by } : {}) });
+    return outcome;
+  }
+
+  /** `POST /v1/incidents/{key}/ack`: `acknowledgeKey` for a key as GET /v1/incidents lists it. */
+  async acknowledgeIncident(key: string, tenant = DEFAULT_TENANT, origin?: Origin, by?: string): Promise<AckOutcome> {
+    assertKey(key);
+    return this.acknowledgeKey(tenant, key, 'api', origin, by);
   }
 
   /** Live incidents of a tenant, most recently seen first (all kinds of key: incidents, pd:, am:, og:). */
@@ -312,6 +338,9 @@ export class Deduplicator {
     return this.store.close();
   }
 }
+
+/** Who acknowledged a key: onceonly's API, or an integration speaking PagerDuty's or Opsgenie's. */
+export type AckVia = 'api' | 'pagerduty' | 'opsgenie';
 
 function assertKey(key: string): void {
   if (!isStoreKey(key)) throw new ValidationError(`invalid dedup_key: ${STORE_KEY_RULE}`, [{ path: 'dedup_key', message: STORE_KEY_RULE }]);

@@ -69,7 +69,7 @@ export class OpsgenieIngest {
   }
 
   async acknowledge(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
-    return (await this.dedup.store.incidents.acknowledge(tenant, opsgenieKey(alias), origin)) === 'acknowledged' ? 'acknowledged' : 'ignored';
+    return (await this.dedup.acknowledgeKey(tenant, opsgenieKey(alias), 'opsgenie', origin)) === 'acknowledged' ? 'acknowledged' : 'ignored';
   }
 }
 

@@ -32,7 +32,7 @@ export class PagerdutyIngest {
       return { dedup_key: dedupKey, outcome: (await this.dedup.closeKey(tenant, key, undefined, origin)) ? 'closed' : 'ignored', provisional: false };
     }
     if (e.event_action === 'acknowledge') {
-      const ack = await this.dedup.store.incidents.acknowledge(tenant, key, origin);
+      const ack = await this.dedup.acknowledgeKey(tenant, key, 'pagerduty', origin);
       return { dedup_key: dedupKey, outcome: ack === 'acknowledged' ? 'acknowledged' : 'ignored', provisional: false };
     }
     const p = e.payload!;

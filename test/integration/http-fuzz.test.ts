@@ -230,3 +230,35 @@ test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx ea
     await s.stop();
   }
 });
+
+test('2,000 generated malformed acknowledgements of a live key: a 400 naming the problem each, and the key stays unacknowledged', async () => {
+  const s = await inProcessServer({ store: 'memory' });
+  try {
+    const key: string = (await s.post('/v1/incidents', VALID['/v1/incidents'])).body.dedup_key;
+    const url = `/v1/incidents/${key}/ack`;
+    // A body is valid only as an object with at most `by`, text of 1..128 characters that fools no terminal.
+    const body = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }).filter((v) => !(typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)),
+      wrongFor('by', 'ann').map((by) => ({ by })),
+      fc.constantFrom('ann\u202e', 'a\u0085b', 'a\u0007', '\u2028', 'x'.repeat(129), '').map((by) => ({ by })),
+      fc
+        .string({ minLength: 1, maxLength: 12 })
+        .filter((k) => k !== 'by')
+        .map((k) => ({ by: 'ann', [k]: 1 })),
+    );
+    const statuses = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const res = await s.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(b) });
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+        return res.statusCode === 400 && typeof JSON.parse(res.payload).error?.message === 'string';
+      }),
+      { numRuns: 2000, seed: testSeed('integration/http-fuzz/ack') },
+    );
+    console.log('ack statuses:', Object.fromEntries(statuses));
+    assert.equal((await s.get(`/v1/incidents/${key}`)).body.acknowledged, false, 'no malformed acknowledgement acknowledged it');
+    assert.equal((await s.get('/healthz')).status, 200, 'healthy');
+  } finally {
+    await s.stop();
+  }
+});

@@ -58,6 +58,7 @@ const PROMISED = [
   'GET /v1/incidents',
   'GET /v1/incidents/{key}',
   'GET /v1/incidents/{key}/history',
+  'POST /v1/incidents/{key}/ack',
   'GET /v1/stats',
   'GET /v2/heartbeats/{name}/ping',
   'GET /api/v2/alerts',

@@ -7,6 +7,12 @@ import { decisionBody, errorBody, incidentView, limitQuery } from '../openapi/sc
 import { incidentSchema } from '../../inputs/incident/schema.js';
 import { answerBatch, Batch, BATCH_DOC } from '../batch.js';
 import type { ChargeItems } from '../access.js';
+import { z } from 'zod';
+import { parseWith } from '../../core/validation.js';
+import { identityText } from '../../inputs/limits.js';
+
+/** An acknowledgement's body, all optional: who acknowledged, as the key's history shows it. */
+const ackSchema = z.strictObject({ by: identityText(128).optional() });
 
 const LIST = { default: 100, max: 1000 };
 
@@ -77,6 +83,38 @@ export function incidentRoutes(app: FastifyInstance, dedup: Deduplicator, charge
       const view = await dedup.getIncident(req.params.key, req.tenant);
       if (!view) throw new ApiError('not_found', `incident ${req.params.key} is not live`);
       return view;
+    },
+  );
+
+  app.post<{ Params: { key: string } }>(
+    '/v1/incidents/:key/ack',
+    doc({
+      summary: "Acknowledge a live incident's episode: its adapters get one update saying so",
+      description:
+        "The first acknowledgement of an episode writes an `update` with `acknowledged: true` for the adapters its create went to (PagerDuty gets `acknowledge`), in the store's one step, and a line in the key's history; a repeat changes nothing and answers `repeat`. The body may be empty.",
+      access: 'tenant',
+      tag: 'incidents',
+      params: { key: 'a key as GET /v1/incidents lists it: dedup:…, am:… (Alertmanager), pd:… (PagerDuty) or og:… (Opsgenie), percent-encoded' },
+      body: ackSchema,
+      responses: {
+        200: {
+          description: 'acknowledged now, or before (`repeat`)',
+          schema: {
+            type: 'object',
+            required: ['dedup_key', 'outcome'],
+            properties: { dedup_key: { type: 'string' }, outcome: { type: 'string', enum: ['acknowledged', 'repeat'] } },
+          },
+        },
+        400: { description: 'not a key GET /v1/incidents could list, or a body that is not `{"by"?: text}`', schema: errorBody },
+        404: { description: 'not live', schema: errorBody },
+        503: { description: 'the store cannot serve this now; retry', schema: errorBody },
+      },
+    }),
+    async (req) => {
+      const { by } = parseWith(ackSchema, req.body === undefined ? {} : req.body, 'acknowledgement');
+      const outcome = await dedup.acknowledgeIncident(req.params.key, req.tenant, { requestId: req.id }, by);
+      if (outcome === 'absent') throw new ApiError('not_found', `incident ${req.params.key} is not live`);
+      return { dedup_key: req.params.key, outcome };
     },
   );
 

@@ -53,6 +53,8 @@ export function describeEvent(e) {
       return `${str(e.action)} to ${str(e.adapter)} dropped: ${str(e.reason)}`;
     case 'retried':
       return `${str(e.action)} to ${str(e.adapter)}: dead letter retried by an operator`;
+    case 'acknowledged':
+      return `acknowledged${e.by !== undefined ? ` by ${quote(e.by)}` : ''} (via ${str(e.via)})`;
     case 'closed':
       return 'closed';
     case 'expired':
