@@ -40,7 +40,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION onceonly.oo_acknowledge_incident(p_lock text, p_tenant text, p_key text, p_now bigint, p_audit boolean, p_replica text, p_request_id text) RETURNS text
+CREATE FUNCTION onceonly.oo_acknowledge_incident(p_lock text, p_tenant text, p_key text, p_now bigint, p_audit boolean, p_replica text, p_request_id text, p_episode bigint DEFAULT NULL::bigint) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -49,7 +49,7 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_lock, 0));
   SELECT * INTO r FROM incidents i WHERE i.tenant = p_tenant AND i.key = p_key;
-  IF NOT FOUND OR r.expires_at <= p_now THEN RETURN 'absent'; END IF;
+  IF NOT FOUND OR r.expires_at <= p_now OR r.created_at <> COALESCE(p_episode, r.created_at) THEN RETURN 'absent'; END IF;
   INSERT INTO acks AS a (tenant, key, created_at) VALUES (p_tenant, p_key, r.created_at)
   ON CONFLICT (tenant, key) DO UPDATE SET created_at = excluded.created_at WHERE a.created_at <> excluded.created_at;
   GET DIAGNOSTICS n = ROW_COUNT;
@@ -143,7 +143,7 @@ BEGIN
   RETURN claim;
 END $$;
 
-CREATE FUNCTION onceonly.oo_close_incident(p_lock text, p_tenant text, p_key text, p_resolved_at bigint, p_resolution_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_request_id text, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint) RETURNS record
+CREATE FUNCTION onceonly.oo_close_incident(p_lock text, p_tenant text, p_key text, p_resolved_at bigint, p_resolution_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_request_id text, p_episode bigint DEFAULT NULL::bigint, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -151,6 +151,10 @@ DECLARE
   live boolean;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_lock, 0));
+  -- another episode than the one named (an id read earlier): nothing of this key is the caller's to close
+  IF p_episode IS NOT NULL AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.tenant = p_tenant AND i.key = p_key AND i.created_at = p_episode) THEN
+    RETURN;
+  END IF;
   IF p_resolved_at IS NOT NULL THEN
     INSERT INTO resolutions AS s (tenant, key, ended_at, expires_at) VALUES (p_tenant, p_key, p_resolved_at, p_now + p_resolution_ms)
     ON CONFLICT (tenant, key) DO UPDATE SET

@@ -275,8 +275,8 @@ export class Deduplicator {
   }
 
   /** Closes an alert by its store key (no format check), recording its episode's end when given; false when it was not live. */
-  async closeKey(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<boolean> {
-    const last = await this.store.incidents.close(tenant, key, resolvedAt, origin);
+  async closeKey(tenant: string, key: string, resolvedAt?: number, origin?: Origin, episode?: number): Promise<boolean> {
+    const last = await this.store.incidents.close(tenant, key, resolvedAt, origin, episode);
     if (last) this.observer.ended(last.updates, 'closed');
     if (last) await this.inhibition?.forget(tenant, key);
     if (last) await this.transition(tenant, key, 'close');
@@ -309,10 +309,10 @@ export class Deduplicator {
    * Acknowledges a live key's episode, whoever says so (the API, PagerDuty,
    * Opsgenie): the first acknowledgement writes an `update` for its adapters
    * in the store's one step, and is recorded in the key's history; a repeat,
-   * or a key that is not live, changes nothing.
+   * or a key that is not live (or, with `episode`, not in that episode), changes nothing.
    */
-  async acknowledgeKey(tenant: string, key: string, via: AckVia, origin?: Origin, by?: string): Promise<AckOutcome> {
-    const outcome = await this.store.incidents.acknowledge(tenant, key, origin);
+  async acknowledgeKey(tenant: string, key: string, via: AckVia, origin?: Origin, by?: string, episode?: number): Promise<AckOutcome> {
+    const outcome = await this.store.incidents.acknowledge(tenant, key, origin, episode);
     if (outcome === 'acknowledged') this.history?.recorder.record(tenant, key, { type: 'acknowledged', via, ...(by !== undefined ? { by } : {}) });
     return outcome;
   }

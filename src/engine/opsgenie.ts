@@ -64,12 +64,15 @@ export class OpsgenieIngest {
     return rec && (ref.createdAt === undefined || rec.createdAt === ref.createdAt) ? rec : null;
   }
 
-  async close(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
-    return (await this.dedup.closeKey(tenant, opsgenieKey(alias), undefined, origin)) ? 'closed' : 'ignored';
+  /** Closes the alert a call names: any open episode of an alias, or (by id) that episode only, in the store's one step. */
+  async close(ref: OgAlertRef, tenant: string, origin?: Origin): Promise<OgOutcome> {
+    return (await this.dedup.closeKey(tenant, opsgenieKey(ref.alias), undefined, origin, ref.createdAt)) ? 'closed' : 'ignored';
   }
 
-  async acknowledge(alias: string, tenant: string, origin?: Origin): Promise<OgOutcome> {
-    return (await this.dedup.acknowledgeKey(tenant, opsgenieKey(alias), 'opsgenie', origin)) === 'acknowledged' ? 'acknowledged' : 'ignored';
+  async acknowledge(ref: OgAlertRef, tenant: string, origin?: Origin): Promise<OgOutcome> {
+    return (await this.dedup.acknowledgeKey(tenant, opsgenieKey(ref.alias), 'opsgenie', origin, undefined, ref.createdAt)) === 'acknowledged'
+      ? 'acknowledged'
+      : 'ignored';
   }
 }
 

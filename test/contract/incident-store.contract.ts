@@ -539,6 +539,33 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.deepEqual(await entries(unseen), ['create']);
     });
 
+    test('a close or an acknowledgement that names an episode acts on that episode only; another, or none, changes nothing', async () => {
+      const incidents = fx.store.incidents;
+      const actions = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key).map((e) => e.action);
+      const first = (await decide({ outbox: { severity: 'MAJOR', summary: 's', data: {} } })).record.createdAt;
+      const other = first + 1;
+      assert.equal(await incidents.acknowledge('default', key, undefined, other), 'absent', 'another episode is not live to this call');
+      assert.equal(await incidents.close('default', key, undefined, undefined, other), null);
+      const still = await incidents.get('default', key);
+      assert.ok(still, 'still live');
+      assert.equal(still.acknowledged, undefined, 'not acknowledged');
+      assert.deepEqual(await actions(), ['create']);
+      assert.equal(await incidents.acknowledge('default', key, undefined, first), 'acknowledged');
+      assert.equal(await incidents.acknowledge('default', key, undefined, first), 'repeat');
+      assert.equal((await incidents.close('default', key, undefined, undefined, first))?.createdAt, first);
+      assert.equal(await incidents.get('default', key), null);
+      // A new episode, later: the first one's name finds nothing in it.
+      await fx.advance(T);
+      const second = (await decide({ outbox: { severity: 'MAJOR', summary: 's', data: {} } })).record.createdAt;
+      assert.ok(second > first);
+      assert.equal(await incidents.close('default', key, undefined, undefined, first), null);
+      assert.equal(await incidents.acknowledge('default', key, undefined, first), 'absent');
+      assert.deepEqual(await actions(), ['create', 'update', 'close', 'create']);
+      assert.ok(await incidents.get('default', key), 'the new episode is untouched');
+      // A key that was never live, named by an episode: nothing.
+      assert.equal(await incidents.close('default', `${key}-never`, undefined, undefined, first), null);
+    });
+
     test('200 concurrent identical claims write exactly one outbox entry', async () => {
       const outbox = { severity: 'MAJOR', summary: '', data: {} };
       await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));

@@ -55,10 +55,50 @@ async function readsAsOpsgenie(s: InProcessServer) {
   assert.deepEqual([again.priority, again.acknowledged, again.count], ['P1', false, 1]);
 }
 
-test('Opsgenie GET /v2/alerts/{identifier}: an open alert by alias and by id, its acknowledgement, and nothing once closed (memory)', async () => {
+/** Acknowledge and close by the id a read answered: that episode only; an earlier episode's id acts on nothing. */
+async function actsById(s: InProcessServer) {
+  const alert = { message: 'queue stuck', alias: 'mq/orders', priority: 'P3' };
+  const act = (identifier: string, action: 'close' | 'acknowledge') => s.post(`/v2/alerts/${encodeURIComponent(identifier)}/${action}`, { user: 'ann' });
+  const key = `/v1/incidents/${encodeURIComponent(`og:${alert.alias}`)}`;
+  await s.post('/v2/alerts', alert);
+  const first = (await get(s, alert.alias, 'alias')).body.data.id as string;
+  assert.equal((await act(first, 'acknowledge')).status, 202);
+  assert.equal((await get(s, first)).body.data.acknowledged, true, 'acknowledged by its id (the default identifierType)');
+  assert.equal((await act(first, 'close')).status, 202);
+  assert.equal((await s.get(key)).status, 404, 'closed by its id');
+  // The alias again, a moment later: a new alert, which the first id names no more.
+  s.clock.advance(1000);
+  await new Promise((r) => setTimeout(r, 5));
+  await s.post('/v2/alerts', alert);
+  const second = (await get(s, alert.alias, 'alias')).body.data.id as string;
+  assert.notEqual(second, first);
+  assert.equal((await act(first, 'acknowledge')).status, 202, 'answered as Opsgenie answers for a closed alert');
+  assert.equal((await act(first, 'close')).status, 202);
+  const open = await get(s, second);
+  assert.deepEqual([open.status, open.body.data.acknowledged], [200, false], 'the old id neither acknowledged nor closed the new episode');
+  // An identifier that is not an id onceonly answered, with the default type: 422 naming it, and nothing changes.
+  const notId = await act(alert.alias, 'close');
+  assert.equal(notId.status, 422);
+  assert.deepEqual(Object.keys(notId.body.errors), ['identifier']);
+  assert.equal((await get(s, second)).status, 200);
+  assert.equal((await act(second, 'close')).status, 202);
+  assert.equal((await s.get(key)).status, 404);
+  const history = (await s.get(`${key}/history`)).body.events as Array<{ type: string; via?: string }>;
+  assert.deepEqual(
+    history.filter((e) => e.type === 'acknowledged' || e.type === 'closed').map((e) => [e.type, e.via]),
+    [
+      ['acknowledged', 'opsgenie'],
+      ['closed', undefined],
+      ['closed', undefined],
+    ],
+  );
+}
+
+test('Opsgenie GET /v2/alerts/{identifier}: an open alert by alias and by id, its acknowledgement, and nothing once closed; acknowledge and close by id (memory)', async () => {
   const s = await inProcessServer({ store: 'memory' });
   try {
     await readsAsOpsgenie(s);
+    await actsById(s);
   } finally {
     await s.stop();
   }
@@ -70,6 +110,7 @@ test('the same on Redis, where the acknowledgement is read from its own marker',
   const s = await inProcessServer({ store: redis.url });
   try {
     await readsAsOpsgenie(s);
+    await actsById(s);
   } finally {
     await s.stop();
     await redis.stop();

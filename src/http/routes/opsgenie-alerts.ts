@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { alertView, type OpsgenieIngest } from '../../engine/opsgenie.js';
 import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
-import { MAX_ALIAS, OG_PRIORITIES, parseAliasIdentifier, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
+import { MAX_ALIAS, OG_PRIORITIES, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
 import type { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 
@@ -55,7 +55,11 @@ const refused = {
   },
 };
 const identifierQuery = {
-  identifierType: { description: 'must be `alias`: an alert is known by the alias its sender gave', schema: { const: 'alias' }, required: true },
+  identifierType: {
+    description: '`id` (the default: an id a read answered, that episode only) or `alias` (any open episode); `tiny` is refused',
+    schema: { enum: ['id', 'alias', 'tiny'] },
+    required: false,
+  },
 };
 const actionBody = { type: 'object', properties: { user: { type: 'string' }, source: { type: 'string' }, note: { type: 'string' } } };
 
@@ -138,20 +142,20 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
         summary: action === 'close' ? "Opsgenie's Alert API: close an alert" : "Opsgenie's Alert API: acknowledge an alert",
         description:
           action === 'close'
-            ? 'Closes the incident `og:<alias>`; the next create of the alias opens a new one. An alias with no open alert is answered as Opsgenie answers it: 202.'
-            : 'Acknowledges the incident `og:<alias>` (delivered as an update, once per episode).',
+            ? 'Closes the incident `og:<alias>`, named by its alias or by the `id` a read answered (that episode only: an id from an earlier episode closes nothing); the next create of the alias opens a new one. An alert with nothing open to close is answered as Opsgenie answers it: 202.'
+            : 'Acknowledges the incident `og:<alias>`, named by its alias or by the `id` a read answered (that episode only); delivered as an update, once per episode.',
         access: 'tenant',
         tag: 'drop-in',
-        params: { identifier: 'the alert’s alias, percent-encoded' },
+        params: { identifier: 'the alert’s id or alias, percent-encoded' },
         query: identifierQuery,
         body: actionBody,
         responses: { 202: processing, 422: refused },
       }),
       async (req, reply) => {
-        const alias = parseAliasIdentifier(req.params.identifier, req.query.identifierType);
-        if (!alias.ok) return unprocessable(req, reply, alias.errors);
+        const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
+        if (!ref.ok) return unprocessable(req, reply, ref.errors);
         const origin = { requestId: req.id };
-        await (action === 'close' ? opsgenie.close(alias.value, req.tenant, origin) : opsgenie.acknowledge(alias.value, req.tenant, origin));
+        await (action === 'close' ? opsgenie.close(ref.value, req.tenant, origin) : opsgenie.acknowledge(ref.value, req.tenant, origin));
         return accepted(req, reply);
       },
     );

@@ -118,14 +118,18 @@ export interface IncidentStore {
    * step; returns its last record, or null when it was not live. With
    * `resolvedAt` (an alert's episode end, ms) the key's resolution is recorded
    * too (the later of the two when one is already recorded), live or not.
+   * With `episode` (a live record's `createdAt`, as an id a client read
+   * names it) only that episode is closed: a key in another episode, or none,
+   * answers null and nothing changes.
    */
-  close(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<IncidentRecord | null>;
+  close(tenant: string, key: string, resolvedAt?: number, origin?: Origin, episode?: number): Promise<IncidentRecord | null>;
   /**
    * The first acknowledgement of a live incident's episode writes an `update`
    * outbox entry; a repeat, or a key that is not live, changes nothing. One
-   * atomic step.
+   * atomic step. With `episode`, only that episode (as `close`): another
+   * answers `absent`.
    */
-  acknowledge(tenant: string, key: string, origin?: Origin): Promise<AckOutcome>;
+  acknowledge(tenant: string, key: string, origin?: Origin, episode?: number): Promise<AckOutcome>;
 }
 
 /**

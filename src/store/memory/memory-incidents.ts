@@ -7,6 +7,7 @@ import {
   type IncidentDecisionResult,
   type IncidentRecord,
   type IncidentStore,
+  type Origin,
   assertSerializable,
   isStale,
   nextIncidentRecord,
@@ -75,10 +76,11 @@ export class MemoryIncidents implements IncidentStore {
     return this.acks.get(memoryId(tenant, key)) === rec.createdAt ? { ...rec, acknowledged: true as const } : { ...rec };
   }
 
-  async close(tenant: string, key: string, resolvedAt?: number) {
+  async close(tenant: string, key: string, resolvedAt?: number, _origin?: Origin, episode?: number) {
     this.assertOpen();
     const now = this.clock.now();
     const id = memoryId(tenant, key);
+    if (episode !== undefined && this.records.get(id)?.createdAt !== episode) return null;
     if (resolvedAt !== undefined) {
       const old = this.resolutions.get(id);
       this.resolutions.set(id, { endedAt: Math.max(resolvedAt, old && old.until > now ? old.endedAt : resolvedAt), until: now + RESOLUTION_MEMORY_MS });
@@ -90,11 +92,11 @@ export class MemoryIncidents implements IncidentStore {
     return live ? { ...live } : null;
   }
 
-  async acknowledge(tenant: string, key: string): Promise<AckOutcome> {
+  async acknowledge(tenant: string, key: string, _origin?: Origin, episode?: number): Promise<AckOutcome> {
     this.assertOpen();
     const now = this.clock.now();
     const live = this.live(tenant, key, now);
-    if (!live) return 'absent';
+    if (!live || (episode !== undefined && live.createdAt !== episode)) return 'absent';
     const id = memoryId(tenant, key);
     if (this.acks.get(id) === live.createdAt) return 'repeat';
     this.acks.set(id, live.createdAt);

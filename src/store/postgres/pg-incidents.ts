@@ -27,8 +27,8 @@ const SQL = {
   created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest
   FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
-  FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-  acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7) AS outcome`,
+  FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+  acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7, $8) AS outcome`,
   reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS outcome`,
   /** The record and whether its episode is the one acknowledged, in one read. */
   selectWithAck: `
@@ -172,14 +172,15 @@ export class PgIncidents implements SharedIncidentStore {
     return acked ? { ...rec, acknowledged: true as const } : rec;
   }
 
-  async close(tenant: string, key: string, resolvedAt?: number, origin?: Origin): Promise<IncidentRecord | null> {
+  async close(tenant: string, key: string, resolvedAt?: number, origin?: Origin, episode?: number): Promise<IncidentRecord | null> {
     const args = [keyLock(tenant, key), tenant, key, resolvedAt ?? null, RESOLUTION_MEMORY_MS, this.x.clock.now()];
-    const r = (await this.x.pool.query<Omit<IncidentRecord, 'tenant' | 'key'>>(SQL.close, [...args, ...this.x.auditArgs('incidents', origin)])).rows[0]!;
+    const r = (await this.x.pool.query<Omit<IncidentRecord, 'tenant' | 'key'>>(SQL.close, [...args, ...this.x.auditArgs('incidents', origin), episode ?? null]))
+      .rows[0]!;
     return r.fingerprint === null ? null : { tenant, key, ...r };
   }
 
-  async acknowledge(tenant: string, key: string, origin?: Origin): Promise<AckOutcome> {
-    const args = [keyLock(tenant, key), tenant, key, this.x.clock.now(), ...this.x.auditArgs('incidents', origin)];
+  async acknowledge(tenant: string, key: string, origin?: Origin, episode?: number): Promise<AckOutcome> {
+    const args = [keyLock(tenant, key), tenant, key, this.x.clock.now(), ...this.x.auditArgs('incidents', origin), episode ?? null];
     return (await this.x.pool.query<{ outcome: AckOutcome }>(SQL.acknowledge, args)).rows[0]!.outcome;
   }
 

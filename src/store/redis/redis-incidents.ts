@@ -7,6 +7,7 @@ import {
   type IncidentClaim,
   type IncidentDecisionResult,
   type IncidentRecord,
+  type Origin,
   RECONCILE_MARKER_MS,
   type ReconcileOutcome,
   RESOLUTION_MEMORY_MS,
@@ -245,7 +246,7 @@ export class RedisIncidents implements SharedIncidentStore {
     return reply[4] !== '' && Number(reply[4]) === rec.createdAt ? { ...rec, acknowledged: true as const } : rec;
   }
 
-  async close(tenant: string, key: string, resolvedAt?: number) {
+  async close(tenant: string, key: string, resolvedAt?: number, _origin?: Origin, episode?: number) {
     const k = await this.at(tenant, key);
     const live = k.liveIndex(tenant, key);
     const reply = (await this.conn.evalScript(
@@ -258,17 +259,17 @@ export class RedisIncidents implements SharedIncidentStore {
         k.incidentShownKey(tenant, key),
         k.closedKey(tenant, key),
       ],
-      [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member],
+      [tenant, key, resolvedAt ?? '', RESOLUTION_MEMORY_MS, live.member, episode ?? ''],
     )) as [number, string] | null;
     return reply ? parseRecord(tenant, key, reply[1]) : null;
   }
 
-  async acknowledge(tenant: string, key: string) {
+  async acknowledge(tenant: string, key: string, _origin?: Origin, episode?: number) {
     const k = await this.at(tenant, key);
     return (await this.conn.evalScript(
       scripts.acknowledgeIncident,
       [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.ackMarkerKey(tenant, key)],
-      [tenant, key, ACK_MEMORY_MS],
+      [tenant, key, ACK_MEMORY_MS, episode ?? ''],
     )) as AckOutcome;
   }
 

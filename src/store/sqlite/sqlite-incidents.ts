@@ -5,6 +5,7 @@ import {
   incidentOfRow,
   type IncidentRow,
   type IncidentStore,
+  type Origin,
   isStale,
   nextIncidentRecord,
   outboxEntries,
@@ -117,11 +118,13 @@ export class SqliteIncidents implements IncidentStore {
     return acked ? { ...rec, acknowledged: true as const } : rec;
   }
 
-  close(tenant: string, key: string, resolvedAt?: number) {
+  close(tenant: string, key: string, resolvedAt?: number, _origin?: Origin, episode?: number) {
     return this.x.writes.submit(() => {
       const now = this.x.clock.now();
-      if (resolvedAt !== undefined) this.s.recordResolution.run({ tenant, key, endedAt: resolvedAt, expiresAt: now + RESOLUTION_MEMORY_MS, now });
       const row = this.s.select.get(tenant, key);
+      // Another episode than the one named (an id read earlier): nothing of this key is the caller's to close.
+      if (episode !== undefined && row?.createdAt !== episode) return null;
+      if (resolvedAt !== undefined) this.s.recordResolution.run({ tenant, key, endedAt: resolvedAt, expiresAt: now + RESOLUTION_MEMORY_MS, now });
       this.s.delete.run(tenant, key);
       this.s.deleteAck.run(tenant, key);
       const live = row && row.expiresAt > now ? incidentOfRow(row) : null;
@@ -131,11 +134,11 @@ export class SqliteIncidents implements IncidentStore {
   }
 
   /** One INSERT … ON CONFLICT … WHERE marks the episode; the update entry is in the same transaction. */
-  acknowledge(tenant: string, key: string) {
+  acknowledge(tenant: string, key: string, _origin?: Origin, episode?: number) {
     return this.x.writes.submit((): AckOutcome => {
       const now = this.x.clock.now();
       const row = this.s.select.get(tenant, key);
-      if (!row || row.expiresAt <= now) return 'absent';
+      if (!row || row.expiresAt <= now || (episode !== undefined && row.createdAt !== episode)) return 'absent';
       if (this.s.acknowledge.run(tenant, key, row.createdAt).changes === 0) return 'repeat';
       this.x.append(outboxEntries.acknowledged(incidentOfRow(row), now));
       return 'acknowledged';

@@ -9,19 +9,22 @@
 -- ARGV[3]  an alert episode's end (ms) to record (the later one wins), or ""
 -- ARGV[4]  how long the resolution is remembered (ms)
 -- ARGV[5]  the key's member in the live index
+-- ARGV[6]  the episode (its createdAt) the caller names, or "" for whatever is there
 -- KEYS[6]  when the key's last live episode was closed (ms, the server's clock)
 --
 -- Returns {now, record} when it was live, or nil. An expired record kept for the
 -- grace is deleted too, so the next arrival is a plain CREATE/new.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local v = redis.call('GET', KEYS[1])
+-- Another episode than the one named (an id read earlier): nothing of this key is the caller's to close.
+if ARGV[6] ~= '' and (not v or (read_incident(v)) ~= tonumber(ARGV[6])) then return nil end
 if ARGV[3] ~= '' then
   local old = redis.call('GET', KEYS[3])
   local ended = ARGV[3]
   if old and tonumber(old) > tonumber(ended) then ended = old end
   redis.call('SET', KEYS[3], ended, 'PX', ARGV[4])
 end
-local v = redis.call('GET', KEYS[1])
 if not v then return nil end
 redis.call('DEL', KEYS[1], KEYS[5])
 redis.call('ZREM', KEYS[4], ARGV[5])
