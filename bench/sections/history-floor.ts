@@ -27,6 +27,7 @@ function memoryFloor(): FloorStore {
         if (events) events.push(a.event);
         else keys.set(a.key, [a.event]);
       }
+      return { overTenantBytes: 0 };
     },
   };
 }
@@ -41,6 +42,7 @@ function sqliteFloor(store: BenchSqliteStore): FloorStore {
     append: (entries) =>
       writes.submit(() => {
         for (const a of entries) insert.run(a.tenant, a.key, a.event.at, bodyOf(a.event));
+        return { overTenantBytes: 0 };
       }),
   };
 }
@@ -50,10 +52,11 @@ const RPUSH_EACH = `for i, k in ipairs(KEYS) do redis.call('RPUSH', k, ARGV[i]) 
 function redisFloor(store: RedisStore): FloorStore {
   return {
     async append(entries) {
-      if (entries.length === 0) return;
+      if (entries.length === 0) return { overTenantBytes: 0 };
       const keys = entries.map((a) => `{oo:floor}:hf:${a.tenant}:${a.key}`);
       const items = entries.map((a) => `${a.event.at}\u001f${bodyOf(a.event)}`);
       await store.conn.send(keys[0]!, ['EVAL', RPUSH_EACH, String(keys.length), ...keys, ...items]);
+      return { overTenantBytes: 0 };
     },
   };
 }

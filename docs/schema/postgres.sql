@@ -3,40 +3,87 @@
 
 CREATE SCHEMA onceonly;
 
-CREATE FUNCTION onceonly.history_append(p_entries jsonb, p_max integer, p_keep bigint) RETURNS void
+CREATE FUNCTION onceonly.history_append(p_entries jsonb, p_max integer, p_keep bigint, p_max_bytes bigint DEFAULT NULL::bigint) RETURNS integer
     LANGUAGE plpgsql
     AS $$
 DECLARE
   e jsonb;
   l record;
+  t text;
+  base jsonb := '{}'::jsonb;
+  cur jsonb := '{}'::jsonb;
+  b bigint;
+  freed bigint;
+  over integer := 0;
 BEGIN
   FOR e IN
     SELECT x.v FROM jsonb_array_elements(p_entries) WITH ORDINALITY AS x(v, n)
     ORDER BY hashtextextended('history/' || (x.v->>'tenant') || '/' || (x.v->>'key'), 0), x.n
   LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended('history/' || (e->>'tenant') || '/' || (e->>'key'), 0));
-    SELECT h.id, h.fold, h.seq INTO l FROM history h WHERE h.tenant = e->>'tenant' AND h.key = e->>'key' ORDER BY h.id DESC LIMIT 1;
+    t := e->>'tenant';
+    IF NOT (base ? t) THEN
+      b := COALESCE((SELECT h.bytes FROM history_bytes h WHERE h.tenant = t), 0);
+      base := base || jsonb_build_object(t, b);
+      cur := cur || jsonb_build_object(t, b);
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('history/' || t || '/' || (e->>'key'), 0));
+    SELECT h.id, h.fold, h.seq INTO l FROM history h WHERE h.tenant = t AND h.key = e->>'key' ORDER BY h.id DESC LIMIT 1;
     IF l.id IS NOT NULL AND e->>'fold' IS NOT NULL AND l.fold = e->>'fold' THEN
       UPDATE history SET count = count + (e->>'count')::bigint,
         gap = GREATEST(gap, (e->>'gap')::bigint, (e->>'first_at')::bigint - last_at),
         last_at = (e->>'last_at')::bigint, expires_at = (e->>'last_at')::bigint + p_keep
       WHERE id = l.id;
     ELSE
+      b := octet_length(e->>'body');
+      IF p_max_bytes IS NOT NULL AND (cur->>t)::bigint + b > p_max_bytes THEN
+        over := over + 1;
+        CONTINUE;
+      END IF;
       INSERT INTO history (tenant, key, at, last_at, fold, count, gap, seq, body, expires_at)
-      VALUES (e->>'tenant', e->>'key', (e->>'first_at')::bigint, (e->>'last_at')::bigint, e->>'fold',
+      VALUES (t, e->>'key', (e->>'first_at')::bigint, (e->>'last_at')::bigint, e->>'fold',
         (e->>'count')::bigint, (e->>'gap')::bigint, COALESCE(l.seq, 0) + 1, e->>'body', (e->>'last_at')::bigint + p_keep);
+      freed := 0;
       IF l.id IS NOT NULL THEN
         -- Beyond the newest p_max; and among the oldest few, those past their time as of this append
         -- (the rest go with the sweep, and no read answers them).
         IF l.seq + 1 > p_max THEN
-          DELETE FROM history WHERE tenant = e->>'tenant' AND key = e->>'key' AND seq <= l.seq + 1 - p_max;
+          WITH d AS (DELETE FROM history WHERE tenant = t AND key = e->>'key' AND seq <= l.seq + 1 - p_max RETURNING octet_length(body) AS n)
+          SELECT freed + COALESCE(sum(d.n), 0) INTO freed FROM d;
         END IF;
-        DELETE FROM history WHERE id IN (
-          SELECT h.id FROM history h WHERE h.tenant = e->>'tenant' AND h.key = e->>'key' ORDER BY h.id LIMIT 8
-        ) AND expires_at <= (e->>'last_at')::bigint;
+        WITH d AS (DELETE FROM history WHERE id IN (
+          SELECT h.id FROM history h WHERE h.tenant = t AND h.key = e->>'key' ORDER BY h.id LIMIT 8
+        ) AND expires_at <= (e->>'last_at')::bigint RETURNING octet_length(body) AS n)
+        SELECT freed + COALESCE(sum(d.n), 0) INTO freed FROM d;
       END IF;
+      cur := jsonb_set(cur, ARRAY[t], to_jsonb((cur->>t)::bigint + b - freed));
     END IF;
   END LOOP;
+  FOR t IN SELECT k FROM jsonb_object_keys(cur) AS k ORDER BY k LOOP
+    b := (cur->>t)::bigint - (base->>t)::bigint;
+    IF b <> 0 THEN
+      INSERT INTO history_bytes AS h (tenant, bytes) VALUES (t, GREATEST(b, 0))
+      ON CONFLICT (tenant) DO UPDATE SET bytes = GREATEST(h.bytes + b, 0);
+    END IF;
+  END LOOP;
+  RETURN over;
+END;
+$$;
+
+CREATE FUNCTION onceonly.history_sweep(p_now bigint, p_batch integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  g record;
+  n integer := 0;
+BEGIN
+  FOR g IN
+    WITH d AS (DELETE FROM history WHERE id IN (SELECT id FROM history WHERE expires_at <= p_now LIMIT p_batch) RETURNING tenant, octet_length(body) AS b)
+    SELECT d.tenant, sum(d.b)::bigint AS b, count(*)::integer AS c FROM d GROUP BY d.tenant ORDER BY d.tenant
+  LOOP
+    UPDATE history_bytes SET bytes = GREATEST(bytes - g.b, 0) WHERE tenant = g.tenant;
+    n := n + g.c;
+  END LOOP;
+  RETURN n;
 END;
 $$;
 
@@ -562,6 +609,11 @@ CREATE TABLE onceonly.history (
     expires_at bigint NOT NULL
 );
 
+CREATE TABLE onceonly.history_bytes (
+    tenant text NOT NULL,
+    bytes bigint NOT NULL
+);
+
 CREATE SEQUENCE onceonly.history_id_seq
     START WITH 1
     INCREMENT BY 1
@@ -735,6 +787,9 @@ ALTER TABLE ONLY onceonly.groups
 
 ALTER TABLE ONLY onceonly.heartbeats
     ADD CONSTRAINT heartbeats_pkey PRIMARY KEY (tenant, name);
+
+ALTER TABLE ONLY onceonly.history_bytes
+    ADD CONSTRAINT history_bytes_pkey PRIMARY KEY (tenant);
 
 ALTER TABLE ONLY onceonly.history
     ADD CONSTRAINT history_pkey PRIMARY KEY (id);

@@ -186,7 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     store: store.history,
     limits: () => {
       const h = config.current.history;
-      return h.max_events > 0 ? { maxEvents: h.max_events, keepMs: h.retention_seconds * 1000 } : null;
+      return h.max_events > 0 ? { maxEvents: h.max_events, keepMs: h.retention_seconds * 1000, maxTenantBytes: h.max_bytes_per_tenant } : null;
     },
     clock,
     lost: (n, reason, err) => {

@@ -234,6 +234,12 @@ export const configSchema = z
           .min(60)
           .max(31_536_000)
           .default(7 * 86_400),
+        /**
+         * Bytes one tenant's histories may hold at once, every key together (their stored
+         * events); an event past it is not kept (onceonly_history_dropped_total{reason="tenant_bytes"})
+         * until retention or the per-key bound frees room. On Redis each shard keeps its share.
+         */
+        max_bytes_per_tenant: z.number().int().min(1_048_576).max(1_099_511_627_776).default(1_073_741_824),
       })
       .prefault({}),
     /**

@@ -1,8 +1,12 @@
 import type { Clock } from '../core/clock.js';
 import { extendRun, type HistoryAppend, type HistoryEvent, type HistoryLimits, type HistoryStore } from '../store/contract/index.js';
 
-/** Why events of a history were dropped: the store refused their batch, or the queue for a store that is away was full. */
-export type HistoryDropReason = 'store_refused' | 'queue_full';
+/**
+ * Why events of a history were dropped: the store refused their batch, the
+ * queue for a store that is away was full, or their tenant's histories held
+ * `history.max_bytes_per_tenant` already.
+ */
+export type HistoryDropReason = 'store_refused' | 'queue_full' | 'tenant_bytes';
 
 export interface RecorderOptions {
   store: Pick<HistoryStore, 'append'>;
@@ -133,7 +137,8 @@ export class HistoryRecorder {
     for (let i = 0; i < batch.length; i += this.batch) {
       const part = batch.length <= this.batch ? batch : batch.slice(i, i + this.batch);
       try {
-        await this.o.store.append(part, limits);
+        const { overTenantBytes } = await this.o.store.append(part, limits);
+        if (overTenantBytes > 0) this.o.lost?.(overTenantBytes, 'tenant_bytes');
       } catch (err) {
         this.o.lost?.(part.length, 'store_refused', err);
       }

@@ -163,7 +163,7 @@ export class Metrics implements DecisionObserver, DeliveryObserver {
     });
     this.historyDropped = new Counter({
       name: 'onceonly_history_dropped_total',
-      help: "Events of keys' histories dropped, by reason: store_refused (the store refused their batch: away, failed open, or an error), queue_full (20,000 waited for a store that was away).",
+      help: "Events of keys' histories dropped, by reason: store_refused (the store refused their batch: away, failed open, or an error), queue_full (20,000 waited for a store that was away), tenant_bytes (their tenant's histories held history.max_bytes_per_tenant).",
       labelNames: ['reason'],
       registers: [this.registry],
     });

@@ -55,6 +55,36 @@ export function historyStoreContract(backend: string, open: (clock: ManualClock)
       assert.deepEqual([e!.count, e!.first_at, e!.last_at, e!.max_gap_ms], [5, T0, T0 + 560, 500]);
     });
 
+    test("a tenant's events hold at most maxTenantBytes: past it an event is not kept (and counted), another tenant is not touched, and trimming frees room", async () => {
+      const h = fx.store.history;
+      const [a, b] = [`ta-${seq}`, `tb-${seq}`];
+      // Redis keeps the bound per shard, each its share: one key per tenant here, so one shard's share is what binds.
+      const shards = (fx.store as { layout?: { shards: number } }).layout?.shards ?? 1;
+      const body = 'x'.repeat(1000);
+      const event = (tenant: string, at: number, k = key): HistoryAppend => ({
+        tenant,
+        key: k,
+        event: { at, type: 'decision', decision: 'UPDATE', note: body },
+      });
+      // About 1 KiB an event (the Redis element a few bytes more): the share holds three, not four.
+      const limits = { maxEvents: 5, keepMs: 600_000, maxTenantBytes: 3500 * shards };
+      const kept = async (tenant: string) => (await h.read(tenant, key)).length;
+      assert.deepEqual(await h.append([event(a, T0), event(a, T0 + 1), event(a, T0 + 2)], limits), { overTenantBytes: 0 });
+      assert.deepEqual(await h.append([event(a, T0 + 3), event(a, T0 + 4)], limits), { overTenantBytes: 2 }, 'past the bound: not kept, counted');
+      assert.equal(await kept(a), 3);
+      assert.deepEqual(await h.append([event(b, T0 + 5)], limits), { overTenantBytes: 0 }, 'another tenant has its own bound');
+      assert.equal(await kept(b), 1);
+      // A run folding into a kept event adds no bytes: it is counted in, bound or not.
+      await h.append([suppress(T0 + 6, `${key}-run`, b)], limits);
+      assert.deepEqual(await h.append([suppress(T0 + 7, `${key}-run`, b), suppress(T0 + 8, `${key}-run`, b)], limits), { overTenantBytes: 0 });
+      // Room comes back as events go: a smaller per-key bound trims the oldest, and the next event fits.
+      const fewer = { ...limits, maxEvents: 1 };
+      assert.deepEqual(await h.append([event(a, T0 + 9)], fewer), { overTenantBytes: 1 }, 'no room before a trim');
+      assert.deepEqual(await h.append([suppress(T0 + 10, key, a)], fewer), { overTenantBytes: 0 }, 'a small event fits; the trim to one event frees the rest');
+      assert.deepEqual(await h.append([event(a, T0 + 11), event(a, T0 + 12)], limits), { overTenantBytes: 0 });
+      assert.equal(await kept(a), 3);
+    });
+
     test('a key keeps its newest maxEvents events, and drops those past their time', async () => {
       const h = fx.store.history;
       const limits = { maxEvents: 5, keepMs: 1000 };

@@ -43,3 +43,47 @@ test('history events a store refuses while a replica fails open are counted by r
     delete process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS;
   }
 });
+
+test("a tenant's histories past history.max_bytes_per_tenant keep no more events (counted), and another tenant's history is untouched", async () => {
+  const tokens = { acme: 'acme-token-0123456789abcdef', globex: 'globex-token-0123456789abcdef' };
+  // The SQLite file npm start serves on: 1 MiB a tenant, and events of about 8 KiB (labels at their cap).
+  const s = await inProcessServer({
+    config: `history: { max_bytes_per_tenant: 1048576 }\ntenants:\n  - { id: acme, tokens: [${tokens.acme}] }\n  - { id: globex, tokens: [${tokens.globex}] }\n`,
+  });
+  try {
+    const post = async (tenant: keyof typeof tokens, n: number) => {
+      const labels = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`l${i}`, `${n}`.padEnd(1000, 'x')]));
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/v1/incidents',
+        headers: { authorization: `Bearer ${tokens[tenant]}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ element_id: `el-${n}`, fault_class: 'LOS', root_cause_id: 'rc', severity: 'MAJOR', labels }),
+      });
+      assert.equal(r.statusCode, 200, r.payload);
+      return r.json().dedup_key as string;
+    };
+    const history = async (tenant: keyof typeof tokens, key: string) =>
+      s.app.inject({ method: 'GET', url: `/v1/incidents/${key}/history`, headers: { authorization: `Bearer ${tokens[tenant]}` } });
+    const dropped = () => metric(s.url, /^onceonly_history_dropped_total\{reason="tenant_bytes"\} (\d+)$/m);
+    // 200 new keys of about 8 KiB each: about 1.6 MiB asked, 1 MiB kept.
+    const keys: string[] = [];
+    for (let n = 0; n < 200; n++) keys.push(await post('acme', n));
+    let seen = 0;
+    await until(
+      async () => ((seen = await dropped()) >= 50 ? true : null),
+      20_000,
+      () => `dropped ${seen}`,
+    );
+    // Every decision still answered (above); the first keys keep their history, the last have none.
+    assert.equal((await history('acme', keys[0]!)).statusCode, 200);
+    assert.equal((await history('acme', keys[199]!)).statusCode, 404, 'the last key: its event found no room');
+    const globex = await post('globex', 1000);
+    await until(
+      async () => ((await history('globex', globex)).statusCode === 200 ? true : null),
+      10_000,
+      () => "globex's history is kept",
+    );
+  } finally {
+    await s.stop();
+  }
+});

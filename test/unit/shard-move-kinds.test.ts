@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adoptedKey, deliveryKeys, keyLayout, type KeyLayout, movedKey, orderKey } from '../../src/store/redis/keys.js';
+import { adoptedKey, deliveryKeys, historyTallyKeys, keyLayout, type KeyLayout, movedKey, orderKey } from '../../src/store/redis/keys.js';
 import { recordOf, STAYING } from '../../src/store/redis/reshard.js';
 
 /**
@@ -57,6 +57,7 @@ test('every key kind the layout builds is carried by a shard move with its own r
     orderKey(2, 'jira', 'incident', PARTS[0]!, PARTS[1]!),
     movedKey(1, 4),
     adoptedKey(layout.incidentRecordKey(PARTS[0]!, PARTS[1]!)),
+    ...historyTallyKeys(layout.historyKey(PARTS[0]!, PARTS[1]!), PARTS[0]!),
   ];
   const kinds = new Set(built.map(kindOf));
   assert.ok(kinds.size >= 25, `the builders were found (${[...kinds].join(' ')})`);

@@ -46,6 +46,15 @@ export interface HistoryLimits {
   maxEvents: number;
   /** how long an event is kept after its last time (ms) */
   keepMs: number;
+  /**
+   * Bytes a tenant's kept events may hold at once (their stored bodies,
+   * UTF-8; on Redis each element with its run header), all its keys
+   * together; absent: no bound. An event that would take its tenant past it
+   * is not kept; a run folding into a kept event adds nothing. On Redis the
+   * bound is kept per shard, each holding its share (the bound over the
+   * shard count), since one script sees one shard.
+   */
+  maxTenantBytes?: number;
 }
 
 /** A key's history as the store answers it: its events, a folded run's with its `HistoryRun` fields. */
@@ -57,7 +66,7 @@ export interface HistoryStore {
    * fold reads and writes the key's last event in it); a batch is one step
    * per transaction or per Redis shard.
    */
-  append(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<void>;
+  append(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<AppendResult>;
   /** A key's events, oldest first (empty when none is kept). */
   read(tenant: string, key: string): Promise<StoredHistoryEvent[]>;
   /**
@@ -67,6 +76,14 @@ export interface HistoryStore {
    */
   keysSince(since: number, limit: number): Promise<HistoryKey[]>;
 }
+
+/** What an append could not keep: events past their tenant's byte bound (`HistoryLimits.maxTenantBytes`). */
+export interface AppendResult {
+  overTenantBytes: number;
+}
+
+/** The UTF-8 bytes of a stored body: what the tenant bound counts. */
+export const bodyBytes = (body: string): number => Buffer.byteLength(body, 'utf8');
 
 /** A key that has a history. */
 export interface HistoryKey {

@@ -1,4 +1,14 @@
-import { bodyOf, eventOf, runOf, SWEEP_BATCH, type HistoryAppend, type HistoryKey, type HistoryLimits, type HistoryStore } from '../contract/index.js';
+import {
+  type AppendResult,
+  bodyOf,
+  eventOf,
+  runOf,
+  SWEEP_BATCH,
+  type HistoryAppend,
+  type HistoryKey,
+  type HistoryLimits,
+  type HistoryStore,
+} from '../contract/index.js';
 import * as shared from '../sql/history.js';
 import { bind, forPg } from '../sql/named.js';
 import type { PgDb } from './pg-db.js';
@@ -15,7 +25,6 @@ const SQL = {
   audit: `SELECT at, kind, decision, reason, replica, request_id FROM audit
     WHERE tenant = $1 AND key = $2 AND at < $3 ORDER BY id DESC LIMIT $4`,
   read: forPg(shared.READ_HISTORY),
-  sweep: forPg(shared.SWEEP_HISTORY),
   keys: forPg(shared.HISTORY_KEYS_SINCE),
 };
 
@@ -23,8 +32,8 @@ const SQL = {
 export class PgHistory implements HistoryStore {
   constructor(private readonly x: PgDb) {}
 
-  async append(entries: readonly HistoryAppend[], limits: HistoryLimits) {
-    if (entries.length === 0) return;
+  async append(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<AppendResult> {
+    if (entries.length === 0) return { overTenantBytes: 0 };
     const rows = entries.map((a) => {
       const r = runOf(a);
       return {
@@ -38,7 +47,13 @@ export class PgHistory implements HistoryStore {
         body: bodyOf(a.event),
       };
     });
-    await this.x.pool.query('SELECT history_append($1::jsonb, $2, $3)', [JSON.stringify(rows), limits.maxEvents, Math.ceil(limits.keepMs)]);
+    const { rows: answer } = await this.x.pool.query<{ over: number }>('SELECT history_append($1::jsonb, $2, $3, $4) AS over', [
+      JSON.stringify(rows),
+      limits.maxEvents,
+      Math.ceil(limits.keepMs),
+      limits.maxTenantBytes ?? null,
+    ]);
+    return { overTenantBytes: answer[0]?.over ?? 0 };
   }
 
   /**
@@ -60,7 +75,8 @@ export class PgHistory implements HistoryStore {
     return (await this.x.pool.query<HistoryKey>(SQL.keys.text, bind(SQL.keys, { since, limit, now: this.x.clock.now() }))).rows;
   }
 
+  /** Events past their time, and the bytes they held given back to their tenants, in one call (history_sweep, migration 026). */
   async sweep(): Promise<number> {
-    return (await this.x.pool.query(SQL.sweep.text, bind(SQL.sweep, { now: this.x.clock.now(), batch: SWEEP_BATCH }))).rowCount ?? 0;
+    return (await this.x.pool.query<{ n: number }>('SELECT history_sweep($1, $2) AS n', [this.x.clock.now(), SWEEP_BATCH])).rows[0]?.n ?? 0;
   }
 }

@@ -40,6 +40,8 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
  *   {oo:S}:rq:LPB(tenant,key)             a producer's Idempotency-Key and its answer
  *   {oo:S}:tk:LPB(adapter,tenant,kind,key) the ticket id an adapter's receiver gave the key
  *   {oo:S}:fl:LPB(tenant,key)             the key's recent creates and closes (list of c|x + ms)
+ *   {oo:S}:hb:LPB(tenant)                 the bytes each of the tenant's history lists in the shard holds ("" → their sum)
+ *   {oo:S}:hx:LPB(tenant)                 when each of those lists lapses (zset list → ms)
  *   {oo:S}:g:LP(tenant,group)             a group of incidents (JSON), in the group key's shard
  *   {oo:S}:gm:LPB(tenant,member)          the group a member incident is in
  * (LPB: length-prefixed by UTF-8 bytes, as the Lua side computes it.)
@@ -127,6 +129,17 @@ export function requestQuotaKeys(tenant: string): string[] {
   const t = `{oo:rq:${createHash('sha256').update(tenant).digest().subarray(0, 9).toString('base64url')}}`;
   const id = lpBytes(tenant);
   return [`${t}:z:${id}`, `${t}:b:${id}`, `${t}:n:${id}`];
+}
+
+/**
+ * A tenant's history tally in the shard of one of its history lists
+ * (lua/history-append.lua): the bytes each of its lists there holds, and
+ * when each lapses. Beside the list, so one script keeps both.
+ */
+export function historyTallyKeys(listKey: string, tenant: string): [string, string] {
+  const tag = shardTagOf(listKey);
+  const id = lpBytes(tenant);
+  return [`${tag}:hb:${id}`, `${tag}:hx:${id}`];
 }
 
 /** The delivery keys of shard S. */

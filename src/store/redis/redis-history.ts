@@ -1,8 +1,8 @@
-import { bodyOf, eventOf, runOf, type HistoryAppend, type HistoryKey, type HistoryLimits, type HistoryStore } from '../contract/index.js';
+import { type AppendResult, bodyOf, eventOf, runOf, type HistoryAppend, type HistoryKey, type HistoryLimits, type HistoryStore } from '../contract/index.js';
 import type { RedisConnection } from './connection.js';
 import { scripts } from './scripts.js';
 import { adoptSets } from './adopt-sets.js';
-import { shardTagOf, unLpBytes } from './keys.js';
+import { historyTallyKeys, shardTagOf, unLpBytes } from './keys.js';
 import type { LayoutSeam } from './layout-seam.js';
 
 /** What history-append.lua puts between a run's fields and the body. */
@@ -13,7 +13,8 @@ const CALL_MAX = 500;
 
 /** A part of a batch that one script call writes, or one shard move refuses, whole. */
 export interface HistoryWrites {
-  write(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<void>;
+  /** Answers how many events were past their tenant's bound, and not kept. */
+  write(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<number>;
 }
 
 /**
@@ -37,21 +38,30 @@ export class RedisHistoryWrites implements HistoryWrites {
     );
     // On a single server one call for every shard (the script guards each key's shard). On a cluster one shard's
     // keys, unless this is a part made again after a move spread them over the new count's shards.
-    const calls = new Map<string, { keys: string[]; args: Array<string | number> }>();
+    // A tenant's bound is kept per shard (one script sees one shard): each shard holds its share.
+    const budget = limits.maxTenantBytes === undefined ? '' : Math.ceil(limits.maxTenantBytes / this.l.keys.shards);
+    const calls = new Map<string, { keys: string[]; tallies: string[]; args: Array<string | number> }>();
     entries.forEach((a, i) => {
       const k = keys[i]!;
       const group = this.cluster ? shardTagOf(k) : '';
       let c = calls.get(group);
-      if (!c) calls.set(group, (c = { keys: [], args: [limits.maxEvents, Math.ceil(limits.keepMs)] }));
+      if (!c) calls.set(group, (c = { keys: [], tallies: [], args: [limits.maxEvents, Math.ceil(limits.keepMs), 0, budget] }));
       const r = runOf(a);
       c.keys.push(k);
+      c.tallies.push(...historyTallyKeys(k, a.tenant));
       // A fold is an equality token: one that held the separator could not be read back, so it never does.
       const fold = (a.fold ?? '').replaceAll(US, ' ');
       // The element as the script stores it (its header's numbers whole, as the script reads them back).
       const last = Math.trunc(r.last_at);
       c.args.push(fold, last, [fold, Math.trunc(r.count), Math.trunc(r.first_at), last, Math.trunc(r.max_gap_ms), bodyOf(a.event)].join(US));
     });
-    await Promise.all([...calls.values()].map((c) => this.l.conn.evalScript(scripts.historyAppend, c.keys, c.args)));
+    const over = await Promise.all(
+      [...calls.values()].map((c) => {
+        c.args[2] = c.keys.length;
+        return this.l.conn.evalScript(scripts.historyAppend, [...c.keys, ...c.tallies], c.args);
+      }),
+    );
+    return over.reduce<number>((sum, n) => sum + Number(n), 0);
   }
 }
 
@@ -77,7 +87,7 @@ export class RedisHistory implements HistoryStore {
     return this.l.at(adoptSets.history(tenant, key), (k) => k.historyKey(tenant, key));
   }
 
-  async append(entries: readonly HistoryAppend[], limits: HistoryLimits) {
+  async append(entries: readonly HistoryAppend[], limits: HistoryLimits): Promise<AppendResult> {
     // Parts by shard on a cluster, on the count as it is now (a part made again after a move is placed anew).
     const parts = new Map<string, HistoryAppend[]>();
     for (const a of entries) {
@@ -86,9 +96,9 @@ export class RedisHistory implements HistoryStore {
       if (part) part.push(a);
       else parts.set(tag, [a]);
     }
-    const writes: Array<Promise<void>> = [];
+    const writes: Array<Promise<number>> = [];
     for (const part of parts.values()) for (let i = 0; i < part.length; i += CALL_MAX) writes.push(this.writes.write(part.slice(i, i + CALL_MAX), limits));
-    await Promise.all(writes);
+    return { overTenantBytes: (await Promise.all(writes)).reduce((sum, n) => sum + n, 0) };
   }
 
   async read(tenant: string, key: string) {

@@ -58,6 +58,8 @@ export const STAYING: Readonly<Record<string, string>> = {
   tf: 'an index, rebuilt by the records adopted into the new shard',
   tl: 'an index, rebuilt by the records adopted into the new shard',
   r: "a journal-replay marker: its replay's outcome, kept in the shard that replayed it",
+  hb: "a tenant's history bytes in one shard: a list adopted into the new shard is counted there at its next append, and the old shard's count gives a list back when it lapses",
+  hx: "when each list a tenant's history count in one shard holds lapses (see hb)",
   mv: "the move's own freeze marker",
   ad: "the move's own adopted marker",
 };
