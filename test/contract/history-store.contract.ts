@@ -59,7 +59,8 @@ export function historyStoreContract(backend: string, open: (clock: ManualClock)
       const h = fx.store.history;
       const [a, b] = [`ta-${seq}`, `tb-${seq}`];
       // Redis keeps the bound per shard, each its share: one key per tenant here, so one shard's share is what binds.
-      const shards = (fx.store as { layout?: { shards: number } }).layout?.shards ?? 1;
+      type Layered = { layout?: { shards: number }; inner?: { layout?: { shards: number } } };
+      const shards = (fx.store as Layered).layout?.shards ?? (fx.store as Layered).inner?.layout?.shards ?? 1;
       const body = 'x'.repeat(1000);
       const event = (tenant: string, at: number, k = key): HistoryAppend => ({
         tenant,
