@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis.js';
+import { freePort } from './free-port.js';
 import { tempDir } from './tmp.js';
 
 export interface PostgresServer {

@@ -1,20 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 import { tempDir } from './tmp.js';
 import { evenSlotRanges } from './slots.js';
 
-/** A free TCP port on loopback (bound, read, released). */
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as { port: number }).port;
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
+export { freePort } from './free-port.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
