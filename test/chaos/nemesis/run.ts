@@ -44,6 +44,12 @@ async function backAfter(rig: Rig): Promise<number> {
 /** The store faults after which replicas fail open and must come back. */
 const STORE_OUTAGES = new Set<Fault['kind']>(['store-pause', 'store-sleep', 'store-restart', 'store-blackhole']);
 
+/** The replicas' fail-open timeout (the default the rig runs with): a store answering slower than this is away for them. */
+const FAILOPEN_TIMEOUT_MS = 50;
+
+/** Whether the replicas fail open under a fault: an outage, or latency whose round trip passes their timeout. */
+const isOutage = (f: Fault) => STORE_OUTAGES.has(f.kind) || (f.kind === 'store-latency' && 2 * f.oneWayMs >= FAILOPEN_TIMEOUT_MS);
+
 /** Each rig's store restarts and sleeps in progress, one after another. */
 const restarts = new WeakMap<Rig, Promise<void>>();
 
@@ -168,7 +174,7 @@ export async function runSchedule(
         log(`  ${Date.now() - started} ms: ${fault.kind}`);
         const from = Date.now();
         await apply(rig, fault, busy);
-        if (STORE_OUTAGES.has(fault.kind)) {
+        if (isOutage(fault)) {
           const back = backAfter(rig);
           recoveries.push(back);
           void back.then((ms) => outages.push({ from, to: Date.now() + (Number.isFinite(ms) ? 0 : 60_000) }));
