@@ -302,7 +302,7 @@ export class Deduplicator {
   async getIncident(key: string, tenant = DEFAULT_TENANT): Promise<IncidentView | null> {
     assertKey(key);
     const rec = await this.store.incidents.get(tenant, key);
-    return rec ? { ...incidentView(rec), acknowledged: rec.acknowledged === true } : null;
+    return rec ? incidentView(rec) : null;
   }
 
   /**

@@ -19,8 +19,6 @@ export interface IncidentView {
   refires: number;
   updates: number;
   expires_at: string;
-  /** one key's view only (GET /v1/incidents/{key}): whether this episode was acknowledged */
-  acknowledged?: boolean;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

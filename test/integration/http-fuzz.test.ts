@@ -256,7 +256,8 @@ test('2,000 generated malformed acknowledgements of a live key: a 400 naming the
       { numRuns: 2000, seed: testSeed('integration/http-fuzz/ack') },
     );
     console.log('ack statuses:', Object.fromEntries(statuses));
-    assert.equal((await s.get(`/v1/incidents/${key}`)).body.acknowledged, false, 'no malformed acknowledgement acknowledged it');
+    const first = await s.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '{}' });
+    assert.equal(first.json().outcome, 'acknowledged', 'no malformed acknowledgement acknowledged it: the first good one does');
     assert.equal((await s.get('/healthz')).status, 200, 'healthy');
   } finally {
     await s.stop();

@@ -69,10 +69,6 @@ export const incidentView = {
     refires: { type: 'integer', description: 'arrivals after the CREATE' },
     updates: { type: 'integer', description: 'arrivals that were UPDATEs' },
     expires_at: { type: 'string', format: 'date-time' },
-    acknowledged: {
-      type: 'boolean',
-      description: 'one key only (GET /v1/incidents/{key}): whether this episode was acknowledged (POST …/ack, PagerDuty or Opsgenie)',
-    },
   },
 };
 
