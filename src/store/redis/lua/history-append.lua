@@ -118,8 +118,11 @@ for i = 1, lists do
       s.sum = s.sum + change
     end
     redis.call('ZADD', hx, now + keep, key)
-    redis.call('PEXPIRE', hb, keep)
-    redis.call('PEXPIRE', hx, keep)
   end
+end
+-- Each tally lives as long as the longest list it counts: once a call, not once a key.
+for hb, s in pairs(tallies) do
+  redis.call('PEXPIRE', hb, keep)
+  redis.call('PEXPIRE', s.hx, keep)
 end
 return over
