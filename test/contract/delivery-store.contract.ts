@@ -479,6 +479,32 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       assert.deepEqual([close?.entry.key, close?.entry.action], [key(2), 'close'], 'the close is due at once');
     });
 
+    test('a create tried once is never dropped with its close: it goes with the state before the close, then the close', async () => {
+      // A try that timed out may have made the ticket though its answer was lost; dropped with the close behind it,
+      // the receiver's last word on the key would be that create: a ticket open for a fault that cleared.
+      const d = fx.store.deliveries;
+      await fx.store.incidents.decide(claim(key(1), 'MAJOR'));
+      await fanOutAll(['hook']);
+      const [created] = await lease();
+      assert.ok(await d.settle(created!, { outcome: 'retry', delayMs: 0, error: 'timed out after 1000 ms' }));
+      await fx.store.incidents.decide(claim(key(1), 'CRITICAL'));
+      await fx.store.incidents.close('t', key(1));
+      await fanOutAll(['hook']);
+      const [again] = await lease();
+      assert.deepEqual([again?.id, again?.entry.action], [created!.id, 'create']);
+      // A Retry-After floor (or a mute) folds it and holds it.
+      assert.deepEqual(await d.fold(again!, 5 * T), { kind: 'held', folded: 1 }, 'the update between goes into it; the close stays');
+      await fx.advance(6 * T);
+      const [head] = await lease();
+      const r = await d.fold(head!, null);
+      assert.equal(r.kind, 'ready');
+      if (r.kind !== 'ready') return;
+      assert.deepEqual([r.delivery.entry.action, r.delivery.entry.severity], ['create', 'CRITICAL'], 'the create carries the state before the close');
+      assert.ok(await d.settle(r.delivery, { outcome: 'delivered' }));
+      const [close] = await lease();
+      assert.deepEqual([close?.entry.key, close?.entry.action], [key(1), 'close'], 'and the close follows it');
+    });
+
     test('a held create dropped with its close: the key opened again behind them is due at once', async () => {
       const d = fx.store.deliveries;
       await fx.store.incidents.decide(claim(key(1), 'MAJOR'));

@@ -87,6 +87,14 @@ export type FoldOutcome =
 export function foldPlan(
   head: OutboxAction,
   younger: readonly OutboxAction[],
+  /**
+   * The head was tried before (a failed attempt is on it). A create tried
+   * once may have reached the receiver though its answer did not (a
+   * timeout): it is never dropped with the close behind it, or the
+   * receiver's last word would be that create, a ticket open for a fault
+   * the producer said had cleared.
+   */
+  tried = false,
 ): { outcome: 'dropped' | 'superseded' | 'folded'; drop: number; latest: number | null } {
   const close = younger.indexOf('close');
   if (head === 'close') {
@@ -96,9 +104,14 @@ export function foldPlan(
     const last = Math.max(younger.lastIndexOf('create'), younger.lastIndexOf('close'));
     return last < 0 ? { outcome: 'folded', drop: 0, latest: null } : { outcome: 'superseded', drop: last, latest: null };
   }
+  // A tried create keeps its place, carrying the state just before the close; what was between goes, the close stays behind it.
+  if (close >= 0 && head === 'create' && tried) return { outcome: 'folded', drop: close, latest: close > 0 ? close - 1 : null };
   if (close >= 0) return head === 'create' ? { outcome: 'dropped', drop: close + 1, latest: null } : { outcome: 'superseded', drop: close, latest: null };
   return { outcome: 'folded', drop: younger.length, latest: younger.length > 0 ? younger.length - 1 : null };
 }
+
+/** A delivery row's attempts as the SQL stores keep them (JSON text): was it ever tried? */
+export const triedRow = (attempts: string) => attempts !== '[]' && attempts !== '';
 
 /** Failed attempts kept on a delivery: the most recent ones. */
 export const MAX_ATTEMPTS_KEPT = 20;

@@ -6,7 +6,25 @@ const LOCAL = 'local:';
 /** Delivery calls are not on the answer path: they get longer, and their failure alone does not fail the store open. */
 const TIMEOUT_MS = 5000;
 
+/**
+ * How long a journal's update waits, held, while the shared store is away:
+ * about a probe or four, so one that outlives the replay of its key (a
+ * replay that set the entry aside) goes out soon after, as before.
+ */
+const WAIT_FOR_STORE_MS = 1000;
+
 const local = (d: Delivery): Delivery => ({ ...d, id: LOCAL + d.id });
+
+/**
+ * A journal numbers its deliveries of a key from 1, not knowing the store's
+ * count: its update of a key the store had updated before would carry a
+ * number the store already sent (update:1 after the store's update:3), and
+ * a receiver that deduplicates by Idempotency-Key would drop the newer state.
+ * So while the store is away the journal sends its creates (a new fault
+ * still pages) and holds its updates; the replay hands them to the store,
+ * which numbers them after its own, in the key's one line.
+ */
+const waitsForStore = (d: Delivery) => d.entry.kind === 'incident' && d.entry.action === 'update';
 const byDeath = (a: Delivery, b: Delivery) => (a.deadAt ?? 0) - (b.deadAt ?? 0);
 
 /**
@@ -33,7 +51,11 @@ export class FailOpenDeliveries implements DeliveryStore {
   }
 
   async leaseDue(owner: string, leaseMs: number, limit: number) {
-    const mine = (await this.journal.leaseDue(owner, leaseMs, limit)).map(local);
+    const mine: Delivery[] = [];
+    for (const d of await this.journal.leaseDue(owner, leaseMs, limit)) {
+      if (this.degraded() && waitsForStore(d)) await this.journal.fold(d, WAIT_FOR_STORE_MS);
+      else mine.push(local(d));
+    }
     if (this.degraded()) return mine;
     return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit), TIMEOUT_MS).catch(() => []))];
   }

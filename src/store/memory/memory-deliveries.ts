@@ -115,6 +115,7 @@ export class MemoryDeliveries implements DeliveryStore {
     const plan = foldPlan(
       head.entry.action,
       younger.map((r) => r.entry.action),
+      head.attempts.length > 0,
     );
     for (const r of younger.slice(0, plan.drop)) this.forget(r);
     if (plan.outcome !== 'folded') {

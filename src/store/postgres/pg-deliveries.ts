@@ -8,6 +8,7 @@ import {
   type DeliveryStore,
   type FoldOutcome,
   foldPlan,
+  triedRow,
   type Settlement,
   SWEEP_BATCH,
   withAttempt,
@@ -198,6 +199,7 @@ export class PgDeliveries implements DeliveryStore {
       const plan = foldPlan(
         head.action,
         younger.map((y) => y.action),
+        triedRow(head.attempts),
       );
       if (plan.latest !== null) await run(S.takePayload, { id: head.id, from: younger[plan.latest]!.id });
       for (const y of younger.slice(0, plan.drop)) await run(S.delete, { id: y.id });

@@ -8,6 +8,7 @@ import {
   type DeliveryStore,
   type FoldOutcome,
   foldPlan,
+  triedRow,
   type Settlement,
   withAttempt,
 } from '../contract/index.js';
@@ -125,6 +126,7 @@ export class SqliteDeliveries implements DeliveryStore {
       const plan = foldPlan(
         head.action,
         younger.map((y) => y.action),
+        triedRow(head.attempts),
       );
       if (plan.latest !== null) this.s.takePayload.run({ id: head.id, from: younger[plan.latest]!.id });
       for (const y of younger.slice(0, plan.drop)) this.s.delete.run({ id: y.id });

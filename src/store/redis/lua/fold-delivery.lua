@@ -3,7 +3,9 @@
 -- mute) or releases it; all in one step. The rules are foldPlan's in
 -- src/store/contract/deliveries.ts:
 --   a close behind a create that never went out: both go, with what was
---   between (dropped); a close behind anything else: the head and what was
+--   between (dropped); behind a create tried before (it may have reached the
+--   receiver): what was between goes, the create takes the state just before
+--   the close, and the close stays behind it (folded); a close behind anything else: the head and what was
 --   between go, the close is due now (superseded); otherwise the younger ones
 --   go and the head takes the latest one's payload (folded). A held close
 --   (only flapping holds one) with the key opened again behind it: the close
@@ -15,7 +17,7 @@
 --
 -- Returns { outcome, folded, fields of the head when released }.
 local tag, m = ARGV[1], ARGV[2]
-local head = redis.call('HMGET', KEYS[3], 'lease', 'status', 'order', 'seq', 'action')
+local head = redis.call('HMGET', KEYS[3], 'lease', 'status', 'order', 'seq', 'action', 'attempts')
 if head[1] ~= ARGV[3] or head[2] ~= 'pending' then return { 'lost', 0 } end
 local now = now_ms()
 local order = head[3]
@@ -52,7 +54,18 @@ local close = nil
 for i, y in ipairs(younger) do
   if y.action == 'close' then close = i break end
 end
-if head[5] ~= 'close' and close then
+local tried = head[6] and head[6] ~= '[]' and head[6] ~= ''
+-- The head takes younger[i]'s state, and younger[1..i] go.
+local function take(i)
+  local latest = redis.call('HMGET', tag .. ':x:' .. younger[i].m, 'severity', 'summary', 'data', 'at')
+  redis.call('HSET', KEYS[3], 'severity', latest[1], 'summary', latest[2], 'data', latest[3], 'at', latest[4])
+  for j = 1, i do gone(younger[j].m) end
+end
+local folded = 0
+if head[5] == 'create' and close and tried then
+  if close > 1 then take(close - 1) end
+  folded = close - 1
+elseif head[5] ~= 'close' and close then
   local drop = close - 1
   if head[5] == 'create' then drop = close end
   for i = 1, drop do gone(younger[i].m) end
@@ -64,12 +77,8 @@ if head[5] ~= 'close' and close then
   end
   redis.call('ZADD', KEYS[1], now, younger[close].m)
   return { 'superseded', drop }
-end
-local folded = 0
-if head[5] ~= 'close' and #younger > 0 then
-  local latest = redis.call('HMGET', tag .. ':x:' .. younger[#younger].m, 'severity', 'summary', 'data', 'at')
-  redis.call('HSET', KEYS[3], 'severity', latest[1], 'summary', latest[2], 'data', latest[3], 'at', latest[4])
-  for _, y in ipairs(younger) do gone(y.m) end
+elseif head[5] ~= 'close' and #younger > 0 then
+  take(#younger)
   folded = #younger
 end
 if ARGV[4] ~= '' then

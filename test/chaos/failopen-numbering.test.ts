@@ -1,0 +1,120 @@
+// needs: redis
+/**
+ * A replica failing open numbers its journal's deliveries of a key from 1:
+ * it cannot know how many the store already sent. An update it sent itself
+ * would carry a number the store had used for that key (update:1 after the
+ * store's update:3), and a receiver that deduplicates by Idempotency-Key, as
+ * the webhook contract invites, would drop the newer severity. The journal
+ * holds its updates while the store is away and the replay hands them to the
+ * store, which numbers them after its own. Found by the nemesis on a
+ * Postgres crash; made here on purpose, on Redis cut off by a proxy.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFake } from '../fakes/http-fake.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
+import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
+import { until } from '../helpers/wait.js';
+import { startReplicas } from './harness.js';
+
+const fault = (severity: string) => ({ element_id: 'olt-numbering', fault_class: 'LINK_DOWN', root_cause_id: 'uplink-9', severity });
+
+test("a journal's update never reuses an Idempotency-Key the store sent for the key", async () => {
+  const redis = await startRedis();
+  const proxy = await startFaultProxy(`127.0.0.1:${redis.port}`);
+  const receiver = await startFake(() => ({ status: 200, body: {} }));
+  const dir = tempDir('onceonly-numbering-');
+  const replicas = await startReplicas(
+    1,
+    `redis://${proxy.address}`,
+    dir.path,
+    `adapters: [ { name: hook, type: webhook, url: "${receiver.url}/in", timeout_ms: 2000 } ]\ndelivery: { base_delay_ms: 50, max_delay_ms: 500 }\n`,
+    300,
+  );
+  const url = replicas.urls[0]!;
+  const send = async (severity: string) => {
+    const r = await fetch(`${url}/v1/incidents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fault(severity)) });
+    assert.equal(r.status, 200, await r.clone().text());
+    return (await r.json()) as { decision: string; provisional: boolean };
+  };
+  const ids = () => receiver.requests.map((r) => String(r.headers['idempotency-key']));
+  const arrived = (suffix: string) =>
+    until(
+      () => ids().some((id) => id.endsWith(suffix)),
+      30_000,
+      () => `waiting for ${suffix}; the receiver has ${ids().join(', ')}`,
+    );
+  try {
+    // On the store: a create and three updates.
+    assert.equal((await send('MAJOR')).decision, 'CREATE');
+    const onStore = ['MINOR', 'CRITICAL', 'MAJOR'];
+    for (const [i, s] of onStore.entries()) {
+      assert.equal((await send(s)).decision, 'UPDATE');
+      await arrived(`:update:${i + 1}`);
+    }
+    // The store goes away: the replica fails open. Its journal has never seen the key.
+    proxy.blackhole();
+    let first = await send('INFO');
+    await until(
+      async () => {
+        if (!first.provisional) first = await send('INFO');
+        return first.provisional;
+      },
+      30_000,
+      () => 'the replica never failed open',
+    );
+    assert.equal(first.decision, 'CREATE', 'the journal answers a key it never saw as new: a fault must page while the store is away');
+    const raised = await send('CRITICAL');
+    assert.deepEqual([raised.decision, raised.provisional], ['UPDATE', true]);
+    await new Promise((r) => setTimeout(r, 1500)); // time for the journal to send what it would
+    // The store comes back; the replay hands the journal's update to the store.
+    proxy.heal({ dropConnections: true });
+    await until(
+      async () => (await fetch(`${url}/readyz`)).status === 200,
+      30_000,
+      () => 'the replica never came back to the store',
+    );
+    await until(
+      () => receiver.requests.at(-1)?.body && (receiver.requests.at(-1)!.body as { severity?: string }).severity === 'CRITICAL',
+      30_000,
+      () => `the raised severity never arrived; the receiver has ${ids().join(', ')}`,
+    );
+    // One state per update Idempotency-Key: one the receiver had seen never comes back with another.
+    // (A provisional create does carry the store's create:1: a receiver that deduplicates by it sees one create.)
+    const bodies = new Map<string, string>();
+    for (const r of receiver.requests.filter((x) => (x.body as { action?: string }).action === 'update')) {
+      const id = String(r.headers['idempotency-key']);
+      const sev = String((r.body as { severity?: string }).severity);
+      assert.equal(
+        bodies.get(id) ?? sev,
+        sev,
+        `${id} came as ${bodies.get(id)} and then as ${sev}: a deduplicating receiver dropped the second (${ids().join(', ')})`,
+      );
+      bodies.set(id, sev);
+    }
+    console.log(
+      `receiver, in arrival order: ${receiver.requests.map((r) => `${String(r.headers['idempotency-key']).split(':').slice(-2).join(':')} ${(r.body as { severity?: string }).severity}`).join(', ')}`,
+    );
+    const last = /:update:(\d+)$/.exec(ids().at(-1)!);
+    assert.ok(
+      last && Number(last[1]) > onStore.length,
+      `the raised severity went out as an update numbered by the store, after its update:3, not as ${ids().at(-1)}`,
+    );
+    // And the updates arrive numbered in order.
+    const updates = ids()
+      .filter((id) => id.includes(':update:'))
+      .map((id) => Number(id.slice(id.lastIndexOf(':') + 1)));
+    assert.deepEqual(
+      updates.filter((n, i) => i > 0 && n <= updates[i - 1]!),
+      [],
+      `updates in arrival order: ${updates.join(', ')}`,
+    );
+  } finally {
+    await replicas.stop();
+    await proxy.close();
+    await receiver.close();
+    await redis.stop();
+    dir.remove();
+  }
+});
