@@ -32,6 +32,7 @@ export const tenantsConfig = z
 
 /** An event for another tenant than the caller's (403, nothing changed). */
 export class ForbiddenError extends Error {
+  readonly code = 'forbidden';
   override name = 'ForbiddenError';
 }
 

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 
 /** Start-up refused: the message says what to change. */
 export class StartupError extends Error {
+  readonly code = 'startup_failed';
   override name = 'StartupError';
 }
 

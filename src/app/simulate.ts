@@ -11,7 +11,8 @@ import { HttpFailure } from '../delivery/http.js';
 import { AdapterRegistry } from '../delivery/registry.js';
 import { DeliveryWorker } from '../delivery/worker.js';
 import { Deduplicator } from '../engine/deduplicator.js';
-import { GroupApplier, GroupWait } from '../engine/groups.js';
+import { GroupApplier } from '../engine/groups.js';
+import { GroupWait } from '../mute/group-wait.js';
 import { historyObserver } from '../history/deliveries.js';
 import { countOutcomes, firstDifference, noCounts, outcomeOf, type KeyOutcome, type OutcomeCounts } from '../history/outcome.js';
 import { HistoryRecorder } from '../history/recorder.js';
@@ -70,7 +71,9 @@ export interface SimulationReport {
   approximate: Array<{ tenant: string; key: string; why: string }>;
 }
 
-export class SimulateError extends Error {}
+export class SimulateError extends Error {
+  readonly code = 'simulate_failed';
+}
 
 interface Arrival {
   severity: string;

@@ -22,6 +22,7 @@ function summary(c: Config): string {
 
 /** A file with problems beyond unset environment variables: the problems, and the warnings found on the way. */
 class CheckFailed extends Error {
+  readonly code = 'check_failed';
   constructor(
     readonly problems: string[],
     readonly warnings: string[],

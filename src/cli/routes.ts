@@ -3,7 +3,7 @@ import { ConfigError, loadConfigFile } from '../config/load.js';
 import { defaultConfig } from '../config/schema.js';
 import { LABEL_NAME } from '../core/matcher.js';
 import { reachedAdapters } from '../delivery/routing.js';
-import { labelsAsSent } from '../mute/labels.js';
+import { labelsAsSent } from '../inputs/labels.js';
 import { MAX_LABEL_VALUE } from '../inputs/limits.js';
 // The adapters' config schemas: a config naming them parses.
 import '../delivery/adapters/index.js';

@@ -23,7 +23,9 @@ interface SimulateOpts {
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Bad input: one line, exit 2, nothing read. */
-class Usage extends Error {}
+class Usage extends Error {
+  readonly code = 'usage';
+}
 
 /**
  * `onceonly simulate --config CANDIDATE`: replays the arrivals the store's

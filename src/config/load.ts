@@ -5,6 +5,7 @@ import { formatIssues } from '../core/validation.js';
 import { maskSecrets, type ReadSecret, resolveSecretRefs } from './secret-refs.js';
 
 export class ConfigError extends Error {
+  readonly code = 'config_invalid';
   override name = 'ConfigError';
   /** Each problem on its own, `field: what is wrong` (one, the message, when the file cannot be read or parsed). */
   readonly problems: string[];

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 const REF = /\$(\$)?\{(env|file):([^}]*)\}/g;
 
 export class SecretRefError extends Error {
+  readonly code = 'secret_ref';
   override name = 'SecretRefError';
 }
 

@@ -24,7 +24,9 @@ export interface CompiledMatcher extends Matcher {
   test(labels: Labels): boolean;
 }
 
-export class MatcherError extends Error {}
+export class MatcherError extends Error {
+  readonly code = 'matcher_invalid';
+}
 
 /**
  * Label names onceonly sets itself on every entry, whatever a producer sends

@@ -32,7 +32,9 @@ export interface TimeInterval {
   location: string;
 }
 
-export class TimeIntervalError extends Error {}
+export class TimeIntervalError extends Error {
+  readonly code = 'time_interval_invalid';
+}
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];

@@ -119,6 +119,7 @@ export function formatIssues(issues: readonly RawIssue[], input?: unknown): Issu
 
 /** Thrown for bad input, at any boundary (HTTP, CLI, library). */
 export class ValidationError extends Error {
+  readonly code = 'invalid_input';
   override name = 'ValidationError';
   constructor(
     message: string,

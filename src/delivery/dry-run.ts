@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { AdapterConfig } from '../config/adapters.js';
 import type { OutboxEntry } from '../core/outbox.js';
-import { entryAsSent, labelsOf } from '../mute/labels.js';
+import { entryAsSent, labelsOf } from '../inputs/labels.js';
 import { reachedAdapters } from './routing.js';
 import type { Labels } from '../core/matcher.js';
 import { HttpFailure } from './http.js';

@@ -10,6 +10,7 @@ export interface HttpAnswer {
 
 /** A failed answer, classified as docs/adapters.md says: 408, 429 and 5xx retry; any other non-2xx is permanent. */
 export class HttpFailure extends Error {
+  readonly code = 'receiver_failed';
   constructor(readonly result: Extract<AdapterResult, { ok: false }>) {
     super(result.error);
   }

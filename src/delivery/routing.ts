@@ -3,7 +3,7 @@ import { compileRoute } from '../config/route.js';
 import { labelValue, type Labels } from '../core/matcher.js';
 import type { OutboxKind } from '../core/outbox.js';
 import { type RouteNode, routeReceivers } from '../core/route.js';
-import { labelsOf } from '../mute/labels.js';
+import { labelsOf } from '../inputs/labels.js';
 
 /** A compiled tree, the routes it has answered (each kept once), and its answers by the values it reads. */
 interface Tree {

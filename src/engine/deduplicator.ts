@@ -22,7 +22,7 @@ import {
 import { flapKeepMs } from '../mute/flapping.js';
 import { DEFAULT_STORE_URL, openStore } from '../store/open.js';
 import { incidentView, type IncidentView } from './views.js';
-import { labelsOf } from '../mute/labels.js';
+import { labelsOf } from '../inputs/labels.js';
 import type { OutboxPayload } from '../core/outbox.js';
 import { routeOf } from '../delivery/routing.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';

@@ -6,7 +6,7 @@ import { joinIdentity, sha256Hex } from '../core/identity.js';
 import type { OutboxAction, OutboxEntry } from '../core/outbox.js';
 import type { GroupSink } from '../delivery/gate/group-stage.js';
 import { labelValue } from '../core/matcher.js';
-import { labelsOf } from '../mute/labels.js';
+import { labelsOf } from '../inputs/labels.js';
 import { routeOf } from '../delivery/routing.js';
 import type { HoldSource, HoldVerdict } from '../mute/holds.js';
 import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
@@ -199,17 +199,5 @@ export class GroupApplier implements GroupSink {
       severity: groupSeverity(live),
       created_at: new Date(g.createdAt).toISOString(),
     };
-  }
-}
-
-/** A group's create waits `wait_seconds` after its first member, so that a storm arrives as one ticket. */
-export class GroupWait implements HoldSource {
-  constructor(private readonly config: () => GroupingConfig | undefined) {}
-
-  async verdict(d: Delivery, now: number): Promise<HoldVerdict> {
-    const c = this.config();
-    if (!c || d.entry.kind !== 'group' || d.entry.action !== 'create') return null;
-    const until = Date.parse(String(d.entry.data.created_at)) + c.wait_seconds * 1000;
-    return Number.isFinite(until) && now < until ? { hold: { by: 'group_wait', id: d.entry.key, until } } : null;
   }
 }

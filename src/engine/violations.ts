@@ -3,7 +3,7 @@ import { FOREVER_MS, type Config } from '../config/schema.js';
 import { parseViolation, type Violation } from '../inputs/violation/schema.js';
 import type { DedupStore, Origin } from '../store/contract/index.js';
 import { DEFAULT_TENANT } from './deduplicator.js';
-import { labelsOf } from '../mute/labels.js';
+import { labelsOf } from '../inputs/labels.js';
 import { routeOf } from '../delivery/routing.js';
 import type { Muted, MuteSource } from '../mute/mutes.js';
 

@@ -1,7 +1,7 @@
 import type { AutoPauseConfig } from '../config/holds.js';
 import type { Delivery, FlapStore } from '../store/contract/index.js';
 import type { HoldSource, HoldVerdict } from './holds.js';
-import { labelsOf } from './labels.js';
+import { labelsOf } from '../inputs/labels.js';
 import { type CompiledMatcher, matchesAll, parseMatcher } from '../core/matcher.js';
 
 /**

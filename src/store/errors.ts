@@ -8,10 +8,12 @@ export type { StoreFault } from './fault.js';
 
 /** The store cannot serve now (unreachable, or refusing while degraded): the caller answers 503 and the producer retries. */
 export class StoreUnavailableError extends Error {
+  readonly code = 'store_unavailable';
   override name = 'StoreUnavailableError';
 }
 
 export class StoreTimeoutError extends Error {
+  readonly code = 'store_timeout';
   override name = 'StoreTimeoutError';
 }
 
@@ -22,6 +24,7 @@ export class StoreTimeoutError extends Error {
  * The request fails alone with this message; the replica does not fail open.
  */
 export class StoreRefusedError extends Error {
+  readonly code = 'store_refused';
   override name = 'StoreRefusedError';
   constructor(
     message: string,

@@ -14,6 +14,7 @@ import { ProbeConnection } from './postgres/probe-connection.js';
 import { SCHEMA_NAME } from './postgres/migrate.js';
 
 export class StoreUrlError extends Error {
+  readonly code = 'store_url';
   override name = 'StoreUrlError';
 }
 

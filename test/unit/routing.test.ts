@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { configSchema, type Config } from '../../src/config/schema.js';
 import '../../src/delivery/adapters/index.js';
 import { reachedAdapters, routeOf } from '../../src/delivery/routing.js';
-import { labelsOf } from '../../src/mute/labels.js';
+import { labelsOf } from '../../src/inputs/labels.js';
 import { seededRandom, testSeed } from '../helpers/seed.js';
 
 const SEED = testSeed('unit/routing');

@@ -4,7 +4,7 @@ import type { Clock } from '../../core/clock.js';
 import type { TicketStore } from '../../store/contract/index.js';
 import type { Adapter, DeliveryJob } from '../adapter.js';
 import { parseTemplate, renderTemplate, TemplateError } from '../../core/template.js';
-import { labelsOf } from '../../mute/labels.js';
+import { labelsOf } from '../../inputs/labels.js';
 import { attempt, http, HttpFailure, json, type Done } from '../http.js';
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });

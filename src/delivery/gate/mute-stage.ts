@@ -1,4 +1,4 @@
-import { labelsOf } from '../../mute/labels.js';
+import { labelsOf } from '../../inputs/labels.js';
 import type { MuteSource } from '../../mute/mutes.js';
 import type { GateStage } from './stage.js';
 

@@ -4,6 +4,7 @@ import { makeDirs } from '../make-dirs.js';
 
 /** A second replica opening a journal that another process owns. */
 export class JournalInUseError extends Error {
+  readonly code = 'journal_in_use';
   constructor(readonly path: string) {
     super(
       `the fail-open journal ${JSON.stringify(path)} belongs to another running process; ` +

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { newerSchema } from './migrate.js';
 
 export class BackupError extends Error {
+  readonly code = 'backup_failed';
   override name = 'BackupError';
 }
 

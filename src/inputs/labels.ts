@@ -1,7 +1,7 @@
 import type { OutboxKind } from '../core/outbox.js';
 import { type Labels, RESERVED_LABELS } from '../core/matcher.js';
-import { alertSeverity } from '../inputs/alertmanager/severity.js';
-import { ALERTMANAGER_KEY_PREFIX, isAlertmanagerKey } from '../inputs/store-key.js';
+import { alertSeverity } from './alertmanager/severity.js';
+import { ALERTMANAGER_KEY_PREFIX, isAlertmanagerKey } from './store-key.js';
 
 /** What a mute matches against: the kind of input, its severity, and what an adapter receives as data. */
 export interface Mutable {
