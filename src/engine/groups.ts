@@ -1,5 +1,4 @@
 import type { Config } from '../config/schema.js';
-import type { GroupingConfig } from '../config/holds.js';
 import type { Clock } from '../core/clock.js';
 import { SEVERITIES } from '../core/fingerprint.js';
 import { joinIdentity, sha256Hex } from '../core/identity.js';
@@ -8,8 +7,7 @@ import type { GroupSink } from '../delivery/gate/group-stage.js';
 import { labelValue } from '../core/matcher.js';
 import { labelsOf } from '../inputs/labels.js';
 import { routeOf } from '../delivery/routing.js';
-import type { HoldSource, HoldVerdict } from '../mute/holds.js';
-import type { Delivery, GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
+import type { GroupState, GroupStore, IncidentStore } from '../store/contract/index.js';
 
 /** `group:` + the first 32 hex digits of SHA-256 over the `by` values, joined and escaped as an incident key's fields are. */
 export const groupKeyOf = (values: readonly string[]) => `group:${sha256Hex(joinIdentity(values)).slice(0, 32)}`;
