@@ -355,7 +355,9 @@ BEGIN
         WHERE c.kind = 'incident' AND c.tenant = p_tenant AND c.key = p_key AND c.action = 'create') THEN 'create' ELSE 'update' END,
       p_key, p_severity, p_summary, p_data, p_now, p_route);
   END IF;
-  IF live AND r.fingerprint <> p_fingerprint AND p_severity IS NOT NULL THEN
+  -- A merge the journal owes updates for writes one too, changed or not (the journal held them while
+  -- the store was away; its provisional create may have reached the receiver after the store's newer state).
+  IF live AND (r.fingerprint <> p_fingerprint OR p_owed = 'update') AND p_severity IS NOT NULL THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
     VALUES (p_tenant, 'incident', 'update', p_key, p_severity, p_summary, p_data, p_now, r.route);
   END IF;

@@ -143,7 +143,10 @@ export interface SharedIncidentStore extends IncidentStore {
   /**
    * `outbox`: the journal's latest arrival as an outbox entry. A merge whose
    * fingerprint differs from the live record's is an UPDATE and writes it
-   * (with the live key's route) in the same step. `owed`: what the journal
+   * (with the live key's route) in the same step; so does a merge the
+   * journal owes updates for (`owed` 'update'), changed or not: the journal
+   * held them while the store was away, and its provisional create may have
+   * reached the receiver after the store's newer state. `owed`: what the journal
    * has not delivered for the key (a create, or only updates), which the
    * replay hands to the store. A claim writes a `create` when one is owed,
    * or when the key had creates before (the journal numbered its create 1,

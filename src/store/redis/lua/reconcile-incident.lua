@@ -92,7 +92,11 @@ if outcome == 'claimed' and ARGV[11] == '1' then
       'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
   end
 end
-if changed and ARGV[11] == '1' then
+-- A merge the journal owes updates for writes one too, changed or not: the
+-- journal held them while the store was away, and its provisional create may
+-- have reached the receiver after the store's newer state, so the receiver's
+-- last word would otherwise be that create.
+if (changed or (outcome == 'merged' and ARGV[17] == 'update')) and ARGV[11] == '1' then
   redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
     'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
 end
