@@ -1,6 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../core/clock.js';
-import type { DedupStore, EpochMark, IncidentClaim, OutboxPayload, KeptAnswer, ReconcileOutcome, SharedStore, FacetName, Facets } from '../contract/index.js';
+import type {
+  DedupStore,
+  EpochMark,
+  IncidentClaim,
+  IncidentRecord,
+  OutboxPayload,
+  KeptAnswer,
+  ReconcileOutcome,
+  SharedStore,
+  FacetName,
+  Facets,
+} from '../contract/index.js';
 import { FACET_NAMES } from '../contract/index.js';
 import { isTransportFault, refusalOf, StoreTimeoutError, StoreUnavailableError, withTimeout } from '../errors.js';
 
@@ -37,6 +48,8 @@ export interface FailOpenOptions {
   probeIntervalMs?: number;
   /** Entries replayed per journal transaction. */
   batch?: number;
+  /** Keys replayed at once (default 16; one key's entries always in order). */
+  replayConcurrency?: number;
   events?: FailOpenEvents;
 }
 
@@ -93,6 +106,7 @@ export class FailOpenStore implements DedupStore {
   private recoveredAt: number | null = null;
   readonly stalls = new LoopStalls();
   private readonly batch: number;
+  private readonly replayConcurrency: number;
   private readonly events: FailOpenEvents;
   // Every other facet is assigned by the FACET_NAMES loop in the constructor (typed by the interface above the class).
   readonly deliveries: FailOpenDeliveries;
@@ -111,6 +125,7 @@ export class FailOpenStore implements DedupStore {
     this.settleMs = options.settleMs ?? 60_000;
     this.probeMs = options.probeIntervalMs ?? 250;
     this.batch = options.batch ?? 500;
+    this.replayConcurrency = Math.max(1, options.replayConcurrency ?? 16);
     this.events = options.events ?? {};
     // Each facet's operations that answer locally while the store is away; every other operation
     // of every facet is shared-only (refused while degraded). Why each facet is as it is:
@@ -409,55 +424,85 @@ export class FailOpenStore implements DedupStore {
   }
 
   /**
-   * Replays the parked entries. A transport fault ends the pass (the store is
-   * gone again; the entry stays parked). An entry the store refuses for its
-   * data is tried REPLAY_TRIES times, then quarantined with the reason, so it
-   * never blocks the entries behind it nor keeps the replica degraded past
-   * this pass.
+   * Replays the parked entries, `replayConcurrency` keys at a time: one after
+   * another, a replay of a few hundred keys took seconds of round trips, and
+   * the replica stays off the store (and not ready) until it ends. Keys are
+   * independent (each replay is its own atomic step on its own key); one
+   * key's entries go in order. A transport fault ends the pass (the store is
+   * gone again; the entries not replayed stay parked).
    */
   private async replayParked(): Promise<void> {
+    const lines = new Map<string, IncidentRecord[]>();
     for (const rec of this.journal.parked()) {
-      let refusal: unknown = null;
-      for (let tried = 0; tried < REPLAY_TRIES; tried++) {
-        try {
-          const now = this.clock.now();
-          const outcome =
-            rec.expiresAt <= now
-              ? 'expired'
-              : // What the journal still owes the receivers for the key goes to the store with the replay, and
-                // the store's line carries it in order with the store's own decisions. A repeat answered from
-                // the journal's memory made no create: if the store no longer holds the key live (closed
-                // meanwhile), this arrival is a new fault, and its create is owed too.
-                await storeDeadline(
-                  this.inner.incidents.reconcile(
-                    rec,
-                    rec.expiresAt - now,
-                    this.journal.entryId(rec),
-                    this.journal.latestOutbox(rec),
-                    this.journal.restoredClaim(rec) !== null ? 'create' : this.journal.owed(rec),
-                    // Its age on this replica's clock: a close another replica took after it ends its episode.
-                    now - rec.lastSeenAt,
-                  ),
-                  this.operationMs,
-                  this.stalls,
-                );
-          if (outcome !== 'expired') await this.journal.dropOwed(rec);
-          this.events.reconciled?.(outcome);
-          refusal = null;
-          break;
-        } catch (err) {
-          if (isTransportFault(err)) throw err;
-          refusal = err;
-        }
-      }
-      if (refusal === null) {
-        await this.journal.forget(rec);
-        continue;
-      }
-      const reason = refusal instanceof Error ? refusal.message : String(refusal);
-      await this.journal.quarantine(rec, reason);
-      this.events.reconciled?.('quarantined');
-      this.events.quarantined?.({ tenant: rec.tenant, key: rec.key }, reason);
+      const id = `${rec.tenant}\u0000${rec.key}`;
+      const line = lines.get(id);
+      if (line) line.push(rec);
+      else lines.set(id, [rec]);
     }
+    const queue = [...lines.values()];
+    let fault: unknown = null;
+    const worker = async () => {
+      for (let line = queue.shift(); line && fault === null; line = queue.shift()) {
+        for (const rec of line) await this.replayOne(rec);
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(this.replayConcurrency, queue.length) }, () =>
+        worker().catch((err: unknown) => {
+          fault ??= err;
+        }),
+      ),
+    );
+    if (fault !== null) throw fault;
+  }
+
+  /**
+   * Replays one parked entry. An entry the store refuses for its data is
+   * tried REPLAY_TRIES times, then quarantined with the reason, so it never
+   * blocks the entries behind it nor keeps the replica degraded past this
+   * pass. A transport fault is thrown.
+   */
+  private async replayOne(rec: IncidentRecord): Promise<void> {
+    let refusal: unknown = null;
+    for (let tried = 0; tried < REPLAY_TRIES; tried++) {
+      try {
+        const now = this.clock.now();
+        const outcome =
+          rec.expiresAt <= now
+            ? 'expired'
+            : // What the journal still owes the receivers for the key goes to the store with the replay, and
+              // the store's line carries it in order with the store's own decisions. A repeat answered from
+              // the journal's memory made no create: if the store no longer holds the key live (closed
+              // meanwhile), this arrival is a new fault, and its create is owed too.
+              await storeDeadline(
+                this.inner.incidents.reconcile(
+                  rec,
+                  rec.expiresAt - now,
+                  this.journal.entryId(rec),
+                  this.journal.latestOutbox(rec),
+                  this.journal.restoredClaim(rec) !== null ? 'create' : this.journal.owed(rec),
+                  // Its age on this replica's clock: a close another replica took after it ends its episode.
+                  now - rec.lastSeenAt,
+                ),
+                this.operationMs,
+                this.stalls,
+              );
+        if (outcome !== 'expired') await this.journal.dropOwed(rec);
+        this.events.reconciled?.(outcome);
+        refusal = null;
+        break;
+      } catch (err) {
+        if (isTransportFault(err)) throw err;
+        refusal = err;
+      }
+    }
+    if (refusal === null) {
+      await this.journal.forget(rec);
+      return;
+    }
+    const reason = refusal instanceof Error ? refusal.message : String(refusal);
+    await this.journal.quarantine(rec, reason);
+    this.events.reconciled?.('quarantined');
+    this.events.quarantined?.({ tenant: rec.tenant, key: rec.key }, reason);
   }
 }
