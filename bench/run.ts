@@ -14,6 +14,7 @@
  *   npm run bench -- guard             what the layout guard costs the decision script (writes docs/scaling.md)
  *   npm run bench -- failopen          a decision's wait, wall time and the store's own, idle and busy (writes docs/operations.md)
  *   npm run bench -- replay            back on the store after a journal replay: keys one at a time against 16 at a time
+ *   npm run bench -- delivery          the outbox draining against a bare client, and send-to-receiver latency at 1,000 alerts/s
  *   npm run bench -- lease             a delivery lease pass beside one key's backlog, SQLite and Postgres
  *   npm run bench -- bounds            another tenant's decision latency while one tenant presses on each bound
  *   npm run bench -- keyed             one tenant's throughput with and without Idempotency-Keys (SQLite, Postgres)
@@ -35,6 +36,7 @@ import { scalingSection } from './sections/scaling.js';
 import { guardSection } from './sections/guard.js';
 import { failopenSection } from './sections/failopen.js';
 import { replaySection } from './sections/replay.js';
+import { deliverySection } from './sections/delivery.js';
 import { leaseSection } from './sections/lease.js';
 import { boundsSection } from './sections/bounds.js';
 import { keyedSection } from './sections/keyed.js';
@@ -53,7 +55,21 @@ import { serverMemorySection } from './sections/server-memory.js';
 
 const ALL = ['decisions', 'path', 'http', 'batches', 'ingest', 'growth', 'memory'] as const;
 /** Sections run only when named: scaling and guard write docs/scaling.md, failopen docs/operations.md, not this page. */
-const ON_REQUEST = ['scaling', 'guard', 'failopen', 'replay', 'lease', 'bounds', 'keyed', 'fields', 'routes', 'history', 'causes', 'failing'] as const;
+const ON_REQUEST = [
+  'scaling',
+  'guard',
+  'failopen',
+  'replay',
+  'delivery',
+  'lease',
+  'bounds',
+  'keyed',
+  'fields',
+  'routes',
+  'history',
+  'causes',
+  'failing',
+] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const a of asked) {
   if (![...ALL, ...ON_REQUEST].includes(a as never)) throw new Error(`unknown section ${a}: choose from ${[...ALL, ...ON_REQUEST].join(', ')}`);
@@ -137,6 +153,7 @@ if (asked.includes('history')) sections.push(await historySection(log));
 if (asked.includes('causes')) sections.push(await causesSection(log));
 if (asked.includes('failing')) sections.push(await failingSection(log));
 if (asked.includes('replay')) sections.push(await replaySection(log));
+if (asked.includes('delivery')) sections.push(await deliverySection(log));
 let failopen: Section | null = null;
 if (asked.includes('failopen')) sections.push((failopen = await failopenSection(log)));
 
