@@ -6,7 +6,7 @@ import { startDelivery } from '../delivery/service.js';
 import { DEFAULT_TENANT, Deduplicator } from '../engine/deduplicator.js';
 import { EventIngest } from '../engine/events.js';
 import { ViolationIngest } from '../engine/violations.js';
-import { HeartbeatMonitor } from '../engine/heartbeats.js';
+import { HeartbeatMonitor } from '../heartbeats/heartbeats.js';
 import { buildApp } from '../http/app.js';
 import { EpochWatch } from './epoch-watch.js';
 import { DecisionTally, observers } from '../observe/decision-tally.js';
@@ -22,7 +22,7 @@ import { Inhibition } from '../mute/inhibition.js';
 import { Holds } from '../mute/holds.js';
 import { AutoPause } from '../mute/auto-pause.js';
 import { Flapping } from '../mute/flapping.js';
-import { GroupApplier } from '../engine/groups.js';
+import { GroupApplier } from '../groups/groups.js';
 import { GroupWait } from '../mute/group-wait.js';
 import type { DedupStore } from '../store/contract/index.js';
 import { isPostgresUrl, masked, openStore, shown } from '../store/open.js';
@@ -78,7 +78,7 @@ export interface RunningServer {
 /**
  * The composition root of the server: config, then metrics, the store, the engine, the
  * HTTP routes, the delivery worker and the sweeper, in that order, and their
- * shutdown in reverse. (app/simulate.ts wires the same parts on a memory store for a replay.)
+ * shutdown in reverse. (simulate/simulate.ts wires the same parts on a memory store for a replay.)
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();

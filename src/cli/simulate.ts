@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { printable } from './table.js';
 import type { Command } from 'commander';
-import { SimulateError, simulate, type SimulationReport } from '../app/simulate.js';
+import { SimulateError, simulate, type SimulationReport } from '../simulate/simulate.js';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock } from '../core/clock.js';

@@ -6,7 +6,6 @@ import { ALERTMANAGER_KEY_PREFIX } from '../inputs/store-key.js';
 import type { Origin } from '../store/contract/index.js';
 import type { Muted } from '../mute/mutes.js';
 import type { Deduplicator } from './deduplicator.js';
-import type { HeartbeatMonitor } from './heartbeats.js';
 
 /** An alert's identity is its fingerprint, in a namespace of its own. */
 export const alertKey = (fingerprint: string) => `${ALERTMANAGER_KEY_PREFIX}${fingerprint}`;
@@ -27,6 +26,16 @@ export interface AlertOutcome {
  * the episode's end, so a peer's late `firing` of that episode (its startsAt
  * no later than that end) is stale and reopens nothing.
  */
+/**
+ * What the Alertmanager ingest asks of the heartbeats (the monitor in
+ * heartbeats/, a layer above, which decides through this engine): the
+ * heartbeats an alert pings, and the ping.
+ */
+export interface HeartbeatPings {
+  pingedBy(tenant: string, alertname: string): ReadonlyArray<{ name: string }>;
+  ping(tenant: string, name: string): Promise<unknown>;
+}
+
 /** How far past this replica's clock a resolved alert's endsAt is believed (an HA peer's clock may run ahead). */
 export const RESOLVED_SKEW_MS = 60_000;
 
@@ -35,7 +44,7 @@ export class AlertmanagerIngest {
     private readonly dedup: Deduplicator,
     private readonly config: () => Config,
     private readonly clock: Clock,
-    private readonly heartbeats?: Pick<HeartbeatMonitor, 'pingedBy' | 'ping'>,
+    private readonly heartbeats?: HeartbeatPings,
   ) {}
 
   async apply(p: AlertmanagerPayload, tenant: string, origin?: Origin): Promise<AlertOutcome[]> {

@@ -5,7 +5,7 @@ import type { HoldSource, HoldVerdict } from './holds.js';
 /**
  * A group's create waits `wait_seconds` after its first member, so that a
  * storm arrives as one ticket. A hold like auto-pause's, beside them here;
- * the group applier (engine/groups.ts) only makes the groups.
+ * the group applier (groups/groups.ts) only makes the groups.
  */
 export class GroupWait implements HoldSource {
   constructor(private readonly config: () => GroupingConfig | undefined) {}

@@ -5,7 +5,7 @@ import type { DedupStore } from '../store/contract/index.js';
 import type { Delivery, FoldOutcome } from '../store/contract/index.js';
 import type { DeliveryObserver, DeliveryOutcome, HeldBy } from '../delivery/worker.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import type { HeartbeatStatus } from '../engine/heartbeats.js';
+import type { HeartbeatStatus } from '../heartbeats/heartbeats.js';
 import { HELD_BY } from '../mute/kinds.js';
 import { COMMIT, VERSION } from '../core/version.js';
 import { schemaVersions } from '../store/schema-versions.js';

@@ -8,7 +8,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { AdapterRegistry } from '../../src/delivery/registry.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { Deduplicator } from '../../src/engine/deduplicator.js';
-import { GroupApplier, groupKeyOf, groupSeverity } from '../../src/engine/groups.js';
+import { GroupApplier, groupKeyOf, groupSeverity } from '../../src/groups/groups.js';
 import type { Labels } from '../../src/core/matcher.js';
 import { SilenceCache } from '../../src/mute/silence-cache.js';
 import { FailOpenStore } from '../../src/store/failopen/fail-open-store.js';

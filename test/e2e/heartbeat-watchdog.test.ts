@@ -8,7 +8,7 @@ import { postAlerts, startAlertmanagerCluster, type AlertmanagerPeer } from '../
 import { spawnServer } from '../helpers/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
-import { heartbeatIncidentKey } from '../../src/engine/heartbeats.js';
+import { heartbeatIncidentKey } from '../../src/heartbeats/heartbeats.js';
 
 // Prometheus's Watchdog is an alert that always fires; Alertmanager re-sends
 // it every repeat_interval. Pointed at onceonly it is a heartbeat: while a real

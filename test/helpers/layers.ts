@@ -19,9 +19,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['delivery'],
   ['history'],
   ['engine'],
+  ['groups', 'heartbeats'],
   ['observe'],
   ['http', 'ingest'],
-  ['app'],
+  ['app', 'simulate'],
   ['cli', 'index'],
 ];
 

@@ -6,7 +6,7 @@ import { AdapterRegistry } from '../../src/delivery/registry.js';
 import { DeliveryWorker, type DeliveryOutcome } from '../../src/delivery/worker.js';
 import { GROUP_LINE } from '../../src/delivery/gate/group-stage.js';
 import { Deduplicator } from '../../src/engine/deduplicator.js';
-import { GroupApplier, groupKeyOf } from '../../src/engine/groups.js';
+import { GroupApplier, groupKeyOf } from '../../src/groups/groups.js';
 import { GroupWait } from '../../src/mute/group-wait.js';
 import { MaintenanceWindows } from '../../src/mute/maintenance.js';
 import { Holds } from '../../src/mute/holds.js';

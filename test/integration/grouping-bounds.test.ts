@@ -4,7 +4,7 @@ import { startSink } from '../fakes/http-fake.js';
 import { inProcessServer } from '../helpers/server.js';
 import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
-import { groupKeyOf, MEMBERS_SENT } from '../../src/engine/groups.js';
+import { groupKeyOf, MEMBERS_SENT } from '../../src/groups/groups.js';
 
 type Server = Awaited<ReturnType<typeof inProcessServer>>;
 

@@ -8,7 +8,7 @@ import { BACKENDS, backendWithSink, storeKeepsItsOwnTime } from '../helpers/back
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { caughtUp } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
-import { groupKeyOf } from '../../src/engine/groups.js';
+import { groupKeyOf } from '../../src/groups/groups.js';
 
 /** How long the expiry test waits for the worker before it fails: a guard, not a measure (two test files share a loaded machine). */
 const WAIT_MS = 30_000;

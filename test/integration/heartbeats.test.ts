@@ -8,7 +8,7 @@ import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { caughtUp } from '../helpers/settle.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
-import { heartbeatIncidentKey, UNOPENED_CLAIM_MS } from '../../src/engine/heartbeats.js';
+import { heartbeatIncidentKey, UNOPENED_CLAIM_MS } from '../../src/heartbeats/heartbeats.js';
 import { basisOf } from '../../src/store/contract/index.js';
 
 const S = 1000;

@@ -11,7 +11,7 @@ import type { SnowRecord } from '../fakes/servicenow-fake.js';
 import { PG_URL } from '../helpers/postgres.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RedisStore } from '../../src/store/redis/redis-store.js';
-import { groupKeyOf } from '../../src/engine/groups.js';
+import { groupKeyOf } from '../../src/groups/groups.js';
 import { answer, type ViewEvent } from '../../src/http/dashboard/public/explain.js';
 import { oltIncident as incident } from '../helpers/delivery.js';
 

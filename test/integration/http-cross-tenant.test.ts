@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
-import { groupKeyOf } from '../../src/engine/groups.js';
+import { groupKeyOf } from '../../src/groups/groups.js';
 
 /**
  * Every tenant route, taken from the API description the server itself

@@ -5,7 +5,7 @@ import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
 import { startSink } from '../fakes/http-fake.js';
 import type { FakeServer } from '../fakes/http-fake.js';
-import { simulate, type SimulationReport } from '../../src/app/simulate.js';
+import { simulate, type SimulationReport } from '../../src/simulate/simulate.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import pg from 'pg';
 import { freshSchema, PG_URL } from '../helpers/postgres.js';

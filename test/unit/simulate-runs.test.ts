@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { simulate } from '../../src/app/simulate.js';
+import { simulate } from '../../src/simulate/simulate.js';
 import { parseConfig } from '../../src/config/load.js';
 import { manualClock } from '../../src/core/clock.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';

@@ -10,7 +10,7 @@ import { silenceState } from '../../store/contract/index.js';
 import { silenceView } from '../routes/silences.js';
 import { deadLetterView } from '../routes/dead-letters.js';
 import { heartbeatView } from '../routes/heartbeats.js';
-import type { HeartbeatMonitor } from '../../engine/heartbeats.js';
+import type { HeartbeatMonitor } from '../../heartbeats/heartbeats.js';
 
 export interface DashboardDeps {
   dedup: Deduplicator;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { GroupApplier } from '../../engine/groups.js';
+import type { GroupApplier } from '../../groups/groups.js';
 import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody } from '../openapi/schemas.js';

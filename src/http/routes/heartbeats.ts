@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HEARTBEAT_NAME_RULE } from '../../config/heartbeats.js';
-import type { HeartbeatMonitor, HeartbeatStatus } from '../../engine/heartbeats.js';
+import type { HeartbeatMonitor, HeartbeatStatus } from '../../heartbeats/heartbeats.js';
 import { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 import { errorBody } from '../openapi/schemas.js';

@@ -4,7 +4,7 @@ import type { HeartbeatConfig } from '../config/heartbeats.js';
 import type { Clock } from '../core/clock.js';
 import { incidentKey } from '../core/identity.js';
 import { basisOf, type HeartbeatRecord, type HeartbeatStore } from '../store/contract/index.js';
-import { DEFAULT_TENANT, type Deduplicator } from './deduplicator.js';
+import { DEFAULT_TENANT, type Deduplicator } from '../engine/deduplicator.js';
 
 /** The identity of a missed heartbeat's incident: element_id is the heartbeat's name. */
 export const HEARTBEAT_FAULT_CLASS = 'HEARTBEAT_MISSED';

@@ -11,7 +11,7 @@ import { HttpFailure } from '../delivery/http.js';
 import { AdapterRegistry } from '../delivery/registry.js';
 import { DeliveryWorker } from '../delivery/worker.js';
 import { Deduplicator } from '../engine/deduplicator.js';
-import { GroupApplier } from '../engine/groups.js';
+import { GroupApplier } from '../groups/groups.js';
 import { GroupWait } from '../mute/group-wait.js';
 import { historyObserver } from '../history/deliveries.js';
 import { countOutcomes, firstDifference, noCounts, outcomeOf, type KeyOutcome, type OutcomeCounts } from '../history/outcome.js';
