@@ -253,20 +253,26 @@ export function reconciledRecord(
   live: IncidentRecord | null,
   ttlMs: number,
   now: number,
+  /** when the journal's latest arrival was, on the store's clock (now less its age); now by default */
+  arrivedAt = now,
 ): { record: IncidentRecord; outcome: 'claimed' | 'merged' } {
+  // The store saw the key after the journal's latest arrival (another replica decided it later):
+  // the store's fingerprint and latest arrival are the newer ones, and stay.
+  const newer = live !== null && live.lastSeenAt > arrivedAt;
   const next = live
     ? {
         createdAt: live.createdAt,
         refires: live.refires + rec.refires + 1,
-        updates: live.updates + rec.updates + (live.fingerprint !== rec.fingerprint ? 1 : 0),
+        updates: live.updates + rec.updates + (!newer && live.fingerprint !== rec.fingerprint ? 1 : 0),
+        ...(newer ? { fingerprint: live.fingerprint } : {}),
       }
     : { createdAt: now, refires: rec.refires, updates: rec.updates };
   // A key another replica created meanwhile keeps the route and identity of that create; the
-  // journal's arrivals are the latest this replica saw, so theirs is the latest summary.
+  // journal's arrivals, unless the store's are newer, are the latest, so theirs is the latest summary.
   const { route: _r, identity: _i, latest: _l, ...kept } = rec;
   const route = live ? live.route : rec.route;
   const identity = live ? live.identity : rec.identity;
-  const latest = rec.latest ?? live?.latest;
+  const latest = newer ? live.latest : (rec.latest ?? live?.latest);
   return {
     record: {
       ...kept,

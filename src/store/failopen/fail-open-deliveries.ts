@@ -7,24 +7,35 @@ const LOCAL = 'local:';
 const TIMEOUT_MS = 5000;
 
 /**
- * How long a journal's update waits, held, while the shared store is away:
- * about a probe or four, so one that outlives the replay of its key (a
- * replay that set the entry aside) goes out soon after, as before.
+ * How long a journal's delivery waits, held, before it is looked at again:
+ * an update while the shared store is away (about four probes, so one that
+ * outlives the replay of its key, a replay that set the entry aside, goes
+ * out soon after), a create while a restarted replica has not yet heard
+ * from the store (about a probe: a fault must still page when it is away).
  */
-const WAIT_FOR_STORE_MS = 1000;
+const WAIT_FOR_STORE_MS = { update: 1000, create: 250 } as const;
 
 const local = (d: Delivery): Delivery => ({ ...d, id: LOCAL + d.id });
 
 /**
- * A journal numbers its deliveries of a key from 1, not knowing the store's
- * count: its update of a key the store had updated before would carry a
- * number the store already sent (update:1 after the store's update:3), and
- * a receiver that deduplicates by Idempotency-Key would drop the newer state.
- * So while the store is away the journal sends its creates (a new fault
- * still pages) and holds its updates; the replay hands them to the store,
- * which numbers them after its own, in the key's one line.
+ * What of the journal waits for the store. A journal numbers its deliveries
+ * of a key from 1, not knowing the store's count: its update of a key the
+ * store had updated before would carry a number the store already sent
+ * (update:1 after the store's update:3), and a receiver that deduplicates by
+ * Idempotency-Key would drop the newer state. So while the store is away the
+ * journal sends its creates (a new fault still pages) and holds its updates;
+ * the replay hands them to the store, which numbers them after its own, in
+ * the key's one line. A replica restarted with entries in its journal also
+ * holds their creates until a probe says the store is away: when it answers,
+ * the replay hands them over too, and a create decided before the restart
+ * never reaches the receiver after the store's newer state of its key.
  */
-const waitsForStore = (d: Delivery) => d.entry.kind === 'incident' && d.entry.action === 'update';
+function waitsForStore(d: Delivery, degraded: boolean, restartedUnheard: boolean): number | null {
+  if (d.entry.kind !== 'incident') return null;
+  if (d.entry.action === 'update' && degraded) return WAIT_FOR_STORE_MS.update;
+  if (d.entry.action === 'create' && restartedUnheard) return WAIT_FOR_STORE_MS.create;
+  return null;
+}
 const byDeath = (a: Delivery, b: Delivery) => (a.deadAt ?? 0) - (b.deadAt ?? 0);
 
 /**
@@ -38,6 +49,8 @@ export class FailOpenDeliveries implements DeliveryStore {
     private readonly shared: DeliveryStore,
     private readonly journal: DeliveryStore,
     private readonly degraded: () => boolean,
+    /** A replica restarted with journal entries that has not yet heard whether the store is away (see waitsForStore). */
+    private readonly restartedUnheard: () => boolean = () => false,
   ) {}
 
   /**
@@ -53,7 +66,8 @@ export class FailOpenDeliveries implements DeliveryStore {
   async leaseDue(owner: string, leaseMs: number, limit: number) {
     const mine: Delivery[] = [];
     for (const d of await this.journal.leaseDue(owner, leaseMs, limit)) {
-      if (this.degraded() && waitsForStore(d)) await this.journal.fold(d, WAIT_FOR_STORE_MS);
+      const wait = waitsForStore(d, this.degraded(), this.restartedUnheard());
+      if (wait !== null) await this.journal.fold(d, wait);
       else mine.push(local(d));
     }
     if (this.degraded()) return mine;

@@ -91,6 +91,8 @@ export class FailOpenStore implements DedupStore {
   /** While healthy: notices entries put back by `onceonly journal retry`. */
   private readonly watch: NodeJS.Timeout;
   private replaying: Promise<void> | null = null;
+  /** Restarted with journal entries, and no probe has failed since: the store may well answer (see FailOpenDeliveries). */
+  private restartedUnheard = false;
   private closed = false;
   private readonly timeoutMs: number;
   private readonly failAfter: number;
@@ -187,9 +189,18 @@ export class FailOpenStore implements DedupStore {
     };
     const self = this as unknown as Record<FacetName, unknown>;
     for (const name of FACET_NAMES) if (name !== 'deliveries') self[name] = this.facet(name, inner[name] as object, local[name] ?? {});
-    this.deliveries = new FailOpenDeliveries(inner.deliveries, journal.deliveries, () => this.degraded);
-    // Entries left by an earlier run (an outage, then a crash) are replayed first.
-    if (journal.size() > 0) this.degrade(new Error('journal holds entries from an earlier run'));
+    this.deliveries = new FailOpenDeliveries(
+      inner.deliveries,
+      journal.deliveries,
+      () => this.degraded,
+      () => this.restartedUnheard,
+    );
+    // Entries left by an earlier run (an outage, then a crash) are replayed first; until a probe
+    // says the store is away, their creates wait for that replay too (fail-open-deliveries.ts).
+    if (journal.size() > 0) {
+      this.degrade(new Error('journal holds entries from an earlier run'));
+      this.restartedUnheard = true;
+    }
     // An entry an operator put back from quarantine is replayed while healthy:
     // the replay is the same idempotent merge another replica's decisions race with.
     this.watch = setInterval(() => {
@@ -399,6 +410,7 @@ export class FailOpenStore implements DedupStore {
       await storeDeadline(this.probeOnce(), this.timeoutMs, this.stalls, 'the shared store (probe)');
     } catch {
       this.healthyProbes = 0;
+      this.restartedUnheard = false; // the store is away: the journal's creates page
       return;
     }
     // A store that flaps between answering and not is not back: one answer between two silences does not end the outage.
@@ -415,6 +427,7 @@ export class FailOpenStore implements DedupStore {
     // Synchronous from here: no journal write can slip in between the check and the switch.
     if (this.degraded && this.journal.size() === 0 && this.inflightJournalWrites === 0 && !this.closed) {
       this.degraded = false;
+      this.restartedUnheard = false;
       this.healthyProbes = 0;
       this.recoveredAt = this.clock.now();
       if (this.probe) clearInterval(this.probe);

@@ -56,6 +56,9 @@ local outcome = 'claimed'
 local created, refires, updates, route = now, jr, ju, ARGV[8]
 
 local changed = false
+-- The store saw the key after the journal's latest arrival (another replica
+-- decided it meanwhile, later): the store's state is the newer one, and stays.
+local newer = false
 local v = redis.call('GET', KEYS[1])
 if v then
   local c, d, l, r, u, oldFp, liveRoute = read_incident(v)
@@ -67,9 +70,12 @@ if v then
     -- The provisional CREATE counts as one more arrival of the live incident.
     refires = r + jr + 1
     updates = u + ju
-    -- The journal's arrivals are the latest this replica saw: its fingerprint
-    -- wins, and a difference is one more UPDATE.
-    if oldFp ~= fp then
+    if c + d > now - tonumber(ARGV[19]) then
+      newer = true
+      fp = oldFp
+    elseif oldFp ~= fp then
+      -- The journal's arrivals are the latest: its fingerprint wins, and a
+      -- difference is one more UPDATE.
       updates = updates + 1
       changed = true
     end
@@ -77,7 +83,9 @@ if v then
 end
 redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
 -- A live key keeps its identity; the journal's arrivals are the latest this replica saw (reconciledRecord).
-keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], ARGV[10], ttl + grace)
+local latest = ARGV[10]
+if newer then latest = '' end
+keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], latest, ttl + grace)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
 if outcome == 'claimed' and ARGV[11] == '1' then
@@ -94,9 +102,10 @@ if outcome == 'claimed' and ARGV[11] == '1' then
 end
 -- A merge the journal owes updates for writes one too, changed or not: the
 -- journal held them while the store was away, and its provisional create may
--- have reached the receiver after the store's newer state, so the receiver's
--- last word would otherwise be that create.
-if (changed or (outcome == 'merged' and ARGV[17] == 'update')) and ARGV[11] == '1' then
+-- have reached the receiver after the store's older state, so the receiver's
+-- last word would otherwise be that create. Not when the store's state is the
+-- newer: the store delivered it, and the journal's held updates are older.
+if (changed or (outcome == 'merged' and ARGV[17] == 'update' and not newer)) and ARGV[11] == '1' then
   redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
     'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
 end
