@@ -361,7 +361,7 @@ BEGIN
   END IF;
   -- A merge the journal owes updates for writes one too, changed or not (the journal held them while
   -- the store was away; its provisional create may have reached the receiver after the store's newer state).
-  IF live AND NOT newer AND (r.fingerprint <> p_fingerprint OR p_owed = 'update') AND p_severity IS NOT NULL THEN
+  IF live AND NOT newer AND (r.fingerprint <> p_fingerprint OR p_owed IS NOT NULL) AND p_severity IS NOT NULL THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
     VALUES (p_tenant, 'incident', 'update', p_key, p_severity, p_summary, p_data, p_now, r.route);
   END IF;

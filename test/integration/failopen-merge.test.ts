@@ -66,7 +66,7 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
     });
 
     // Planted fault it catches: the replay's merge taking the journal's fingerprint over a later one of the store's.
-    test("a merge keeps the store's state when the store saw the key after the journal did, and sends nothing", async () => {
+    test("a merge keeps the store's state when the store saw the key after the journal did, and sends nothing; else it sends the journal's", async () => {
       const dir = tempDir();
       const url = await stores.fresh();
       const other = openStore(url, systemClock, { failOpen: { journalPath: join(dir.path, 'other.db'), timeoutMs: 5000 } });
@@ -80,12 +80,18 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
       try {
         await other.init?.();
         // journal-newer: the store had MAJOR, then the cut replica's journal saw MINOR. store-newer: the reverse.
-        assert.equal((await other.incidents.decide(withOutbox('dedup:journal-newer', 'MAJOR'))).outcome.kind, 'created');
+        // same-state: the store had MAJOR, then the journal saw MAJOR too; its create, owed, may be in flight.
+        for (const key of ['dedup:journal-newer', 'dedup:same-state'])
+          assert.equal((await other.incidents.decide(withOutbox(key, 'MAJOR'))).outcome.kind, 'created');
         await pause();
         const cut = new Journal(join(dir.path, 'cut.db'), systemClock);
         // As a replica failing open decides: in the journal, noting what it answered (the replay sends its state).
-        for (const key of ['dedup:journal-newer', 'dedup:store-newer']) {
-          const c = withOutbox(key, 'MINOR');
+        for (const [key, severity] of [
+          ['dedup:journal-newer', 'MINOR'],
+          ['dedup:store-newer', 'MINOR'],
+          ['dedup:same-state', 'MAJOR'],
+        ] as const) {
+          const c = withOutbox(key, severity);
           await cut.noteAnswered(c, (await cut.incidents.decide(c)).record);
         }
         await cut.close();
@@ -104,11 +110,11 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
         });
         await replica.init?.();
         await until(
-          () => outcomes.length >= 2,
+          () => outcomes.length >= 3,
           20_000,
           () => `outcomes so far: ${outcomes.join(', ')}`,
         );
-        assert.deepEqual(outcomes, ['merged', 'merged']);
+        assert.deepEqual(outcomes, ['merged', 'merged', 'merged']);
         assert.equal((await other.incidents.get('acme', 'dedup:journal-newer'))?.fingerprint, 'MINOR|0', "the journal's later arrival wins");
         assert.equal((await other.incidents.get('acme', 'dedup:store-newer'))?.fingerprint, 'MAJOR|0', "the store's later arrival stays");
         while ((await other.deliveries.fanOut(['hook'], 100)) > 0);
@@ -121,8 +127,14 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
         }
         assert.deepEqual(
           sent.sort(),
-          ['dedup:journal-newer create MAJOR', 'dedup:journal-newer update MINOR', 'dedup:store-newer create MAJOR'],
-          "the replay sends the journal's newer state, and nothing of its older one",
+          [
+            'dedup:journal-newer create MAJOR',
+            'dedup:journal-newer update MINOR',
+            'dedup:same-state create MAJOR',
+            'dedup:same-state update MAJOR',
+            'dedup:store-newer create MAJOR',
+          ],
+          "the replay sends the journal's newer state (the same state too, after a create it owed), and nothing of its older one",
         );
       } finally {
         await replica?.close();

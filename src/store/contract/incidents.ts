@@ -144,9 +144,12 @@ export interface SharedIncidentStore extends IncidentStore {
    * `outbox`: the journal's latest arrival as an outbox entry. A merge whose
    * fingerprint differs from the live record's is an UPDATE and writes it
    * (with the live key's route) in the same step; so does a merge the
-   * journal owes updates for (`owed` 'update'), changed or not: the journal
-   * held them while the store was away, and its provisional create may have
-   * reached the receiver after the store's newer state. `owed`: what the journal
+   * journal owes anything for (`owed`), changed or not: the journal held its
+   * updates while the store was away, and its provisional create may have
+   * reached the receiver after the store's state, or be in flight as the
+   * replay drops it. Unless the store saw the key after the journal's latest
+   * arrival: then the store's state is the newer, stays, and nothing is
+   * written. `owed`: what the journal
    * has not delivered for the key (a create, or only updates), which the
    * replay hands to the store. A claim writes a `create` when one is owed,
    * or when the key had creates before (the journal numbered its create 1,

@@ -2,8 +2,11 @@
 -- latest arrival (another replica decided it meanwhile, later) keeps the
 -- store's fingerprint and latest arrival, and writes no update: the store's
 -- state is the newer one, and the store delivered it. Before, the journal's
--- older fingerprint won and was sent as the key's last word. The function
--- is 027's otherwise.
+-- older fingerprint won and was sent as the key's last word. And a merge the
+-- journal owes anything for (a create too, not only updates) writes its
+-- update: a create the journal had in flight when the replay dropped it
+-- still reaches the receiver, after the store's state. The function is
+-- 027's otherwise.
 CREATE OR REPLACE FUNCTION oo_reconcile_incident(
   p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer,
   p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text,
@@ -59,7 +62,7 @@ BEGIN
   END IF;
   -- A merge the journal owes updates for writes one too, changed or not (the journal held them while
   -- the store was away; its provisional create may have reached the receiver after the store's newer state).
-  IF live AND NOT newer AND (r.fingerprint <> p_fingerprint OR p_owed = 'update') AND p_severity IS NOT NULL THEN
+  IF live AND NOT newer AND (r.fingerprint <> p_fingerprint OR p_owed IS NOT NULL) AND p_severity IS NOT NULL THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
     VALUES (p_tenant, 'incident', 'update', p_key, p_severity, p_summary, p_data, p_now, r.route);
   END IF;

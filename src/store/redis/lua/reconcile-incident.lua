@@ -100,12 +100,13 @@ if outcome == 'claimed' and ARGV[11] == '1' then
       'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
   end
 end
--- A merge the journal owes updates for writes one too, changed or not: the
--- journal held them while the store was away, and its provisional create may
--- have reached the receiver after the store's older state, so the receiver's
--- last word would otherwise be that create. Not when the store's state is the
+-- A merge the journal owes anything for (updates it held while the store was
+-- away, or a create) writes an update too, changed or not: its provisional
+-- create may have reached the receiver after the store's older state, or be
+-- in flight as the replay drops it, so the receiver's last word would
+-- otherwise be that create. Not when the store's state is the
 -- newer: the store delivered it, and the journal's held updates are older.
-if (changed or (outcome == 'merged' and ARGV[17] == 'update' and not newer)) and ARGV[11] == '1' then
+if (changed or (outcome == 'merged' and ARGV[17] ~= '' and not newer)) and ARGV[11] == '1' then
   redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
     'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
 end
