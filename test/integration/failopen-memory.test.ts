@@ -81,3 +81,51 @@ test('two degraded episodes of one outage: one provisional CREATE, then a repeat
     dir.remove();
   }
 });
+
+/**
+ * A provisional decision and a replay pass taking the journal's entries, at
+ * once: the decision is one journal write (the memory of the outage, the
+ * decision, the note), so the pass lands before or after it, never between.
+ * As three writes, a pass that took the key's entry after the memory was
+ * looked at left the decision finding no record: a second provisional CREATE
+ * from one replica in one outage (nemesis seeds 43017, 50030, 50115).
+ * Planted fault it catches: the journal's restore, decision and note as three writes.
+ */
+test('a replay pass between the journal looking at its memory and deciding never makes a second provisional CREATE', async () => {
+  const redis = await startRedis();
+  const dir = tempDir();
+  const store = new FailOpenStore(new RedisStore(redisConnection(redis.url)), new Journal(join(dir.path, 'j.db'), systemClock), systemClock, {
+    timeoutMs: 50,
+    probeIntervalMs: 60_000, // no replay of its own while the test holds the store away
+  });
+  const claim = (key: string) => ({ tenant: 'default', key, fingerprint: 'MAJOR|0', ttlMs: 600_000, outbox: { severity: 'MAJOR', summary: key, data: {} } });
+  try {
+    await store.init();
+    await redis.kill('SIGSTOP');
+    const seen: string[] = [];
+    // The pass lands after 0 to 11 turns of the event loop's microtasks, and after a macrotask: some of these fall between.
+    for (let yields = 0; yields < 13; yields++) {
+      const key = `dedup:${yields.toString(16).padStart(32, '0')}`;
+      const first = await store.incidents.decide(claim(key));
+      assert.deepEqual([first.outcome.kind, first.provisional], ['created', true]);
+      const pass = (async () => {
+        if (yields === 12) await new Promise((r) => setImmediate(r));
+        else for (let i = 0; i < yields; i++) await Promise.resolve();
+        return store.journal.takeBatch(1000);
+      })();
+      const [again] = await Promise.all([store.incidents.decide(claim(key)), pass]);
+      seen.push(`${yields}:${again.outcome.kind}`);
+      assert.equal(again.provisional, true);
+    }
+    assert.deepEqual(
+      seen.filter((s) => s.endsWith(':created')),
+      [],
+      `the second arrival of each key, beside a replay pass: ${seen.join(' ')}`,
+    );
+  } finally {
+    await redis.kill('SIGCONT');
+    await store.close();
+    await redis.stop();
+    dir.remove();
+  }
+});

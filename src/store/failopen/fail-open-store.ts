@@ -161,10 +161,9 @@ export class FailOpenStore implements DedupStore {
         decide: async (claim: IncidentClaim) => {
           this.inflightJournalWrites++;
           try {
-            // A key this replica answered earlier in this outage (a flapping store) is a repeat, not a second CREATE.
-            await journal.restoreAnswered(claim.tenant, claim.key);
-            const result = await journal.incidents.decide(claim);
-            await journal.noteAnswered(claim, result.record);
+            // A key this replica answered earlier in this outage (a flapping store) is a repeat, not a second
+            // CREATE: restored, decided and remembered in one journal write, so a replay pass cannot slip between.
+            const result = await journal.decideRemembering(claim);
             return { ...result, provisional: true };
           } finally {
             this.inflightJournalWrites--;

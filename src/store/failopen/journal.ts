@@ -4,6 +4,7 @@ import type { OutboxPayload } from '../../core/outbox.js';
 import {
   claimShown,
   type IncidentClaim,
+  type IncidentDecisionResult,
   incidentOfRow,
   type IncidentRecord,
   type IncidentRow,
@@ -159,9 +160,28 @@ export class Journal extends SqliteStore {
    * fault CREATE again, and each CREATE would be a ticket.
    */
   noteAnswered(claim: IncidentClaim, rec: IncidentRecord): Promise<void> {
+    return this.x.writes.submit(() => this.noteIn(claim, rec));
+  }
+
+  private noteIn(claim: IncidentClaim, rec: IncidentRecord): void {
+    // The record's route goes with the claim, so a key restored later keeps where its create went.
+    this.j.note.run(claim.tenant, claim.key, rec.fingerprint, rec.expiresAt, JSON.stringify({ ...claim, route: rec.route }));
+  }
+
+  /**
+   * A provisional decision, in one journal write: the key restored from the
+   * outage's memory if it was answered and replayed since (restoreAnswered),
+   * the decision, and the memory of it (noteAnswered). As three writes, a
+   * replay pass that took the key's entry between the first and the second
+   * left the decision finding no record: a second provisional CREATE from
+   * one replica in one outage.
+   */
+  decideRemembering(claim: IncidentClaim): Promise<IncidentDecisionResult> {
     return this.x.writes.submit(() => {
-      // The record's route goes with the claim, so a key restored later keeps where its create went.
-      this.j.note.run(claim.tenant, claim.key, rec.fingerprint, rec.expiresAt, JSON.stringify({ ...claim, route: rec.route }));
+      this.restoreIn(claim.tenant, claim.key);
+      const result = this.incidents.decideIn(claim);
+      this.noteIn(claim, result.record);
+      return result;
     });
   }
 
@@ -175,16 +195,18 @@ export class Journal extends SqliteStore {
    * closed meanwhile is never lost.
    */
   restoreAnswered(tenant: string, key: string): Promise<void> {
-    return this.x.writes.submit(() => {
-      if ((this.j.live.get(tenant, key)?.n ?? 0) > 0) return;
-      const now = this.x.clock.now();
-      const a = this.j.answered.get(tenant, key, now);
-      if (!a) return;
-      const { route, shown } = JSON.parse(a.claim) as IncidentClaim & { route?: string[] };
-      const kept = { tenant, key, fingerprint: a.fingerprint, createdAt: now, lastSeenAt: now, refires: -1, updates: 0, expiresAt: a.expiresAt };
-      this.j.restore.run(rowOfIncident({ ...kept, ...(route ? { route } : {}), ...claimShown({ shown }) }));
-      this.j.markRestored.run(now, tenant, key);
-    });
+    return this.x.writes.submit(() => this.restoreIn(tenant, key));
+  }
+
+  private restoreIn(tenant: string, key: string): void {
+    if ((this.j.live.get(tenant, key)?.n ?? 0) > 0) return;
+    const now = this.x.clock.now();
+    const a = this.j.answered.get(tenant, key, now);
+    if (!a) return;
+    const { route, shown } = JSON.parse(a.claim) as IncidentClaim & { route?: string[] };
+    const kept = { tenant, key, fingerprint: a.fingerprint, createdAt: now, lastSeenAt: now, refires: -1, updates: 0, expiresAt: a.expiresAt };
+    this.j.restore.run(rowOfIncident({ ...kept, ...(route ? { route } : {}), ...claimShown({ shown }) }));
+    this.j.markRestored.run(now, tenant, key);
   }
 
   /** The claim a restored entry answered from memory (a repeat, with no create of its own); null for any other entry. */

@@ -2,6 +2,7 @@ import {
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
   type IncidentClaim,
+  type IncidentDecisionResult,
   incidentOfRow,
   type IncidentRow,
   type IncidentStore,
@@ -93,21 +94,24 @@ export class SqliteIncidents implements IncidentStore {
   }
 
   decide(claim: IncidentClaim) {
-    return this.x.writes.submit(() => {
-      const now = this.x.clock.now();
-      const stored = this.s.select.get(claim.tenant, claim.key);
-      const row = stored && incidentOfRow(stored);
-      if (claim.episodeStartedAt !== undefined && isStale(claim, this.s.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) {
-        return staleResult(row && row.expiresAt > now ? row : null, claim, now);
-      }
-      const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
-      const result = nextIncidentRecord(existing, claim, now);
-      this.s.upsert.run(rowOfIncident(result.record));
-      // A re-fire gives the key's failing deliveries another go, in this transaction.
-      if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
-      this.x.append(outboxEntries.incident(claim, result.outcome.kind, result.record, now));
-      return result;
-    });
+    return this.x.writes.submit(() => this.decideIn(claim));
+  }
+
+  /** `decide`'s step, run inside a write the caller submitted (the fail-open journal's, with its memory of the outage). */
+  decideIn(claim: IncidentClaim): IncidentDecisionResult {
+    const now = this.x.clock.now();
+    const stored = this.s.select.get(claim.tenant, claim.key);
+    const row = stored && incidentOfRow(stored);
+    if (claim.episodeStartedAt !== undefined && isStale(claim, this.s.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) {
+      return staleResult(row && row.expiresAt > now ? row : null, claim, now);
+    }
+    const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
+    const result = nextIncidentRecord(existing, claim, now);
+    this.s.upsert.run(rowOfIncident(result.record));
+    // A re-fire gives the key's failing deliveries another go, in this transaction.
+    if (result.outcome.kind !== 'created') this.deliveries.requeueFailing({ kind: 'incident', tenant: claim.tenant, key: claim.key }, now);
+    this.x.append(outboxEntries.incident(claim, result.outcome.kind, result.record, now));
+    return result;
   }
 
   async get(tenant: string, key: string) {
