@@ -365,6 +365,13 @@ BEGIN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
     VALUES (p_tenant, 'incident', 'update', p_key, p_severity, p_summary, p_data, p_now, r.route);
   END IF;
+  -- The store's state is the newer, yet the journal's create (sent during the outage) may have reached the
+  -- receiver after it: the store's state goes again, its severity and summary with the journal's data.
+  IF newer AND p_severity IS NOT NULL THEN
+    INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
+    VALUES (p_tenant, 'incident', 'update', p_key, split_part(r.fingerprint, '|', 1),
+      COALESCE(CASE WHEN r.latest IS NOT NULL THEN r.latest::jsonb ->> 'summary' END, p_summary), p_data, p_now, r.route);
+  END IF;
   INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES (p_tenant, p_key, p_journal_id, outcome, p_now + p_marker_ms);
   IF p_audit THEN
     INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)

@@ -72,7 +72,16 @@ test('two degraded episodes of one outage: one provisional CREATE, then a repeat
     // replica made, and the new fault's create queued behind that close, so it reaches the receiver after it.
     const shared = async (key: string) => (await other.queries.listOutbox()).filter((e) => e.key === key).map((e) => e.action);
     assert.deepEqual(await shared(closed), ['create', 'close', 'create']);
-    assert.deepEqual(await shared(kept), ['create'], 'the kept key: one create, its own decision that ran when Redis resumed');
+    // The kept key: one create, its own decision that ran when Redis resumed. That decision is later than the
+    // journal's arrivals, so at each replay the store's state stays and is sent once more (the journal's create
+    // might have reached a receiver after it): updates that repeat the state, never a second create.
+    const keptLine = (await other.queries.listOutbox()).filter((e) => e.key === kept);
+    assert.deepEqual(
+      keptLine.map((e) => `${e.action} ${e.severity}`),
+      ['create MAJOR', ...keptLine.slice(1).map(() => 'update MAJOR')],
+      'the kept key: one create, then its state again',
+    );
+    assert.ok(keptLine.length <= 3, `at most one repeat of the state per replay (${keptLine.length - 1})`);
     assert.ok(await store.incidents.get('default', closed), 'the closed key is live again');
   } finally {
     await other.close();

@@ -66,7 +66,7 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
     });
 
     // Planted fault it catches: the replay's merge taking the journal's fingerprint over a later one of the store's.
-    test("a merge keeps the store's state when the store saw the key after the journal did, and sends nothing; else it sends the journal's", async () => {
+    test("a merge keeps the store's state when the store saw the key after the journal did, and sends it again; else it sends the journal's", async () => {
       const dir = tempDir();
       const url = await stores.fresh();
       const other = openStore(url, systemClock, { failOpen: { journalPath: join(dir.path, 'other.db'), timeoutMs: 5000 } });
@@ -133,8 +133,9 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
             'dedup:same-state create MAJOR',
             'dedup:same-state update MAJOR',
             'dedup:store-newer create MAJOR',
+            'dedup:store-newer update MAJOR',
           ],
-          "the replay sends the journal's newer state (the same state too, after a create it owed), and nothing of its older one",
+          "the replay sends the journal's newer state (the same state too, after a create it owed), and the store's newer state again, never the journal's older one",
         );
       } finally {
         await replica?.close();

@@ -148,8 +148,10 @@ export interface SharedIncidentStore extends IncidentStore {
    * updates while the store was away, and its provisional create may have
    * reached the receiver after the store's state, or be in flight as the
    * replay drops it. Unless the store saw the key after the journal's latest
-   * arrival: then the store's state is the newer, stays, and nothing is
-   * written. `owed`: what the journal
+   * arrival: then the store's state is the newer and stays, and goes out
+   * again (its severity and summary, the journal's data), since the
+   * journal's create, sent during the outage, may have reached the receiver
+   * after it. `owed`: what the journal
    * has not delivered for the key (a create, or only updates), which the
    * replay hands to the store. A claim writes a `create` when one is owed,
    * or when the key had creates before (the journal numbered its create 1,

@@ -1,8 +1,10 @@
 -- A journal's replay merged into a live key the store saw after the journal's
 -- latest arrival (another replica decided it meanwhile, later) keeps the
--- store's fingerprint and latest arrival, and writes no update: the store's
--- state is the newer one, and the store delivered it. Before, the journal's
--- older fingerprint won and was sent as the key's last word. And a merge the
+-- store's fingerprint and latest arrival, and sends the store's state again
+-- (its severity and summary, the journal's data: the store keeps no payload),
+-- since the journal's create, sent during the outage, may have reached the
+-- receiver after it. Before, the journal's older fingerprint won and was
+-- sent as the key's last word. And a merge the
 -- journal owes anything for (a create too, not only updates) writes its
 -- update: a create the journal had in flight when the replay dropped it
 -- still reaches the receiver, after the store's state. The function is
@@ -65,6 +67,13 @@ BEGIN
   IF live AND NOT newer AND (r.fingerprint <> p_fingerprint OR p_owed IS NOT NULL) AND p_severity IS NOT NULL THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
     VALUES (p_tenant, 'incident', 'update', p_key, p_severity, p_summary, p_data, p_now, r.route);
+  END IF;
+  -- The store's state is the newer, yet the journal's create (sent during the outage) may have reached the
+  -- receiver after it: the store's state goes again, its severity and summary with the journal's data.
+  IF newer AND p_severity IS NOT NULL THEN
+    INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
+    VALUES (p_tenant, 'incident', 'update', p_key, split_part(r.fingerprint, '|', 1),
+      COALESCE(CASE WHEN r.latest IS NOT NULL THEN r.latest::jsonb ->> 'summary' END, p_summary), p_data, p_now, r.route);
   END IF;
   INSERT INTO reconciled (tenant, key, journal_id, outcome, expires_at) VALUES (p_tenant, p_key, p_journal_id, outcome, p_now + p_marker_ms);
   IF p_audit THEN

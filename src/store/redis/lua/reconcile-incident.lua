@@ -104,11 +104,24 @@ end
 -- away, or a create) writes an update too, changed or not: its provisional
 -- create may have reached the receiver after the store's older state, or be
 -- in flight as the replay drops it, so the receiver's last word would
--- otherwise be that create. Not when the store's state is the
--- newer: the store delivered it, and the journal's held updates are older.
+-- otherwise be that create.
 if (changed or (outcome == 'merged' and ARGV[17] ~= '' and not newer)) and ARGV[11] == '1' then
   redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
     'severity', ARGV[14], 'summary', ARGV[15], 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
+end
+-- When the store's state is the newer, the journal's create (sent during the
+-- outage) may still have reached the receiver after it: the store's state is
+-- sent again, its severity and summary with the journal's data for the key
+-- (the store keeps no payload), so the receiver's last word is the newest.
+if newer and ARGV[11] == '1' then
+  local summary = ARGV[15]
+  local shown = redis.call('HGET', KEYS[4], 'latest')
+  if shown then
+    local ok, t = pcall(cjson.decode, shown)
+    if ok and type(t) == 'table' and type(t.summary) == 'string' then summary = t.summary end
+  end
+  redis.call('XADD', KEYS[5], '*', 'tenant', ARGV[12], 'kind', 'incident', 'action', 'update', 'key', ARGV[13],
+    'severity', string.match(fp, '^[^|]*'), 'summary', summary, 'data', ARGV[16], 'at', string.format('%.0f', now), 'route', route)
 end
 redis.call('SET', KEYS[2], outcome, 'PX', tonumber(ARGV[6]))
 return outcome
