@@ -227,7 +227,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text, OUT identity text, OUT latest text) RETURNS record
+CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_writer text DEFAULT NULL::text, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text, OUT identity text, OUT latest text) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -279,11 +279,11 @@ BEGIN
   latest := COALESCE(p_latest, CASE WHEN outcome = 'created' THEN NULL ELSE r.latest END);
   expires_at := p_now + p_ttl_ms;
 
-  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
-  VALUES (p_tenant, p_key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
+  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, writer)
+  VALUES (p_tenant, p_key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, p_writer)
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
     last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
-    route = excluded.route, identity = excluded.identity, latest = excluded.latest;
+    route = excluded.route, identity = excluded.identity, latest = excluded.latest, writer = excluded.writer;
 
   IF outcome <> 'created' THEN PERFORM oo_requeue_failing('incident', p_tenant, p_key, p_now); END IF;
 
@@ -310,7 +310,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text, p_arrived_ms_ago bigint DEFAULT 0) RETURNS text
+CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text, p_arrived_ms_ago bigint DEFAULT 0, p_writer text DEFAULT NULL::text) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -333,11 +333,12 @@ BEGIN
   END IF;
   SELECT * INTO r FROM incidents i WHERE i.tenant = p_tenant AND i.key = p_key;
   live := FOUND AND r.expires_at > p_now;
-  -- The store saw the key after the journal's latest arrival (another replica decided it meanwhile,
-  -- later): the store's state is the newer one, and stays.
-  newer := live AND r.last_seen_at > p_now - p_arrived_ms_ago;
+  -- Another writer saw the key after the journal's latest arrival (another replica decided it meanwhile,
+  -- later): the store's state is the newer one, and stays. What this journal wrote itself (its
+  -- replica's call the store ran late, an earlier entry of the key replayed) is never newer.
+  newer := live AND r.last_seen_at > p_now - p_arrived_ms_ago AND r.writer IS DISTINCT FROM p_writer;
   outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;
-  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest)
+  INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, writer)
   VALUES (p_tenant, p_key, CASE WHEN newer THEN r.fingerprint ELSE p_fingerprint END,
     CASE WHEN live THEN r.created_at ELSE p_now END, p_now,
     CASE WHEN live THEN r.refires + p_refires + 1 ELSE p_refires END,
@@ -347,10 +348,11 @@ BEGIN
     -- arrivals are the latest this replica saw (reconciledRecord)
     CASE WHEN live THEN r.route ELSE p_route END,
     CASE WHEN live THEN r.identity ELSE p_identity END,
-    CASE WHEN newer THEN r.latest ELSE COALESCE(p_latest, CASE WHEN live THEN r.latest END) END)
+    CASE WHEN newer THEN r.latest ELSE COALESCE(p_latest, CASE WHEN live THEN r.latest END) END,
+    CASE WHEN newer THEN r.writer ELSE p_writer END)
   ON CONFLICT (tenant, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = excluded.created_at,
     last_seen_at = excluded.last_seen_at, refires = excluded.refires, updates = excluded.updates, expires_at = excluded.expires_at,
-    route = excluded.route, identity = excluded.identity, latest = excluded.latest;
+    route = excluded.route, identity = excluded.identity, latest = excluded.latest, writer = excluded.writer;
   IF NOT live AND p_severity IS NOT NULL AND (p_owed IS NOT NULL OR EXISTS (
       SELECT 1 FROM delivery_counters c WHERE c.kind = 'incident' AND c.tenant = p_tenant AND c.key = p_key AND c.action = 'create')) THEN
     INSERT INTO outbox (tenant, kind, action, key, severity, summary, data, at, route)
@@ -647,7 +649,8 @@ CREATE TABLE onceonly.incidents (
     expires_at bigint NOT NULL,
     route text,
     identity text,
-    latest text
+    latest text,
+    writer text
 );
 
 CREATE TABLE onceonly.inhibitors (

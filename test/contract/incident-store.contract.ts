@@ -539,6 +539,43 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.deepEqual(await entries(unseen), ['create']);
     });
 
+    // Planted faults it catches: a store's late run of the journal's own replica's call, or the replay of the key's
+    // earlier entry, read as another replica's later arrival, so the journal's newer state loses to its own older one.
+    test("a merge keeps the store's state only when another writer saw the key after the journal did; the journal's own writes never outrank it", {
+      skip: replaySkip,
+    }, async () => {
+      const incidents = fx.store.incidents as SharedIncidentStore;
+      const payload = (severity: string) => ({ severity, summary: severity, data: {} });
+      const rec = (k: string, fingerprint: string) => {
+        const now = fx.clock?.now() ?? Date.now();
+        return { tenant: 'default', key: k, fingerprint, createdAt: now, lastSeenAt: now, refires: 0, updates: 0, expiresAt: now + 60 * T };
+      };
+      const sent = async (k: string) => (await fx.store.queries.listOutbox()).filter((e) => e.key === k).map((e) => `${e.action} ${e.severity}`);
+      // The journal saw MINOR one unit before the replay; after that arrival the store ran a MAJOR, from `writer`.
+      const lateOf = async (writer: string) => {
+        const k = `${key}-${writer}`;
+        await decide({ key: k, fingerprint: 'MAJOR|0', writer, outbox: payload('MAJOR') });
+        assert.equal(await incidents.reconcile(rec(k, 'MINOR|0'), 60 * T, `journal:${k}`, payload('MINOR'), 'create', T, 'journal'), 'merged');
+        return { fingerprint: (await incidents.get('default', k))?.fingerprint, sent: await sent(k) };
+      };
+      assert.deepEqual(
+        await lateOf('journal'),
+        { fingerprint: 'MINOR|0', sent: ['create MAJOR', 'update MINOR'] },
+        "the journal's own call, which the store ran late, is older than the journal's arrivals",
+      );
+      assert.deepEqual(
+        await lateOf('another'),
+        { fingerprint: 'MAJOR|0', sent: ['create MAJOR', 'update MAJOR'] },
+        "another writer's later arrival stays, and goes out again",
+      );
+      // One key, two entries of one journal: the second's arrivals (one unit ago) came after the first's (two).
+      const twice = `${key}-twice`;
+      assert.equal(await incidents.reconcile(rec(twice, 'MAJOR|0'), 60 * T, 'journal:1', payload('MAJOR'), 'create', 2 * T, 'journal'), 'claimed');
+      assert.equal(await incidents.reconcile(rec(twice, 'MINOR|0'), 60 * T, 'journal:2', payload('MINOR'), 'update', T, 'journal'), 'merged');
+      assert.equal((await incidents.get('default', twice))?.fingerprint, 'MINOR|0', "the second entry's later arrival wins over the first's replay");
+      assert.deepEqual(await sent(twice), ['create MAJOR', 'update MINOR']);
+    });
+
     test('a close or an acknowledgement that names an episode acts on that episode only; another, or none, changes nothing', async () => {
       const incidents = fx.store.incidents;
       const actions = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key).map((e) => e.action);

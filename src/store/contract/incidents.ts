@@ -60,6 +60,14 @@ export interface IncidentClaim {
   episodeStartedAt?: number;
   /** What `GET /v1/incidents/{key}` shows: a create keeps its identity, every arrival its summary and labels. */
   shown?: IncidentShown;
+  /**
+   * A shared store: who sends the claim, as a fail-open journal's replay
+   * names itself (the journal's id). The store keeps it with the key's last
+   * arrival, so a replay can tell its own replica's call, which the store ran
+   * only after that replica had given up on it and journaled the arrival, from
+   * another replica's later one. Absent: nobody's (no journal).
+   */
+  writer?: string;
 }
 
 export interface IncidentDecisionResult {
@@ -147,7 +155,7 @@ export interface SharedIncidentStore extends IncidentStore {
    * journal owes anything for (`owed`), changed or not: the journal held its
    * updates while the store was away, and its provisional create may have
    * reached the receiver after the store's state, or be in flight as the
-   * replay drops it. Unless the store saw the key after the journal's latest
+   * replay drops it. Unless another writer saw the key after the journal's latest
    * arrival: then the store's state is the newer and stays, and goes out
    * again (its severity and summary, the journal's data), since the
    * journal's create, sent during the outage, may have reached the receiver
@@ -163,6 +171,10 @@ export interface SharedIncidentStore extends IncidentStore {
    * `closed`, nothing written. Measured as an age, not a time, so that a
    * replica whose clock is wrong is not misread; 0 (the default) is an
    * arrival now, after any close.
+   * `writer`: the journal's id, as its replica's claims name it (`writer`).
+   * The store's state is the newer only when another writer made it: one
+   * this journal wrote (its own call the store ran late, or an earlier entry
+   * of the key replayed) is never newer than the journal's arrivals.
    */
   reconcile(
     rec: IncidentRecord,
@@ -171,6 +183,7 @@ export interface SharedIncidentStore extends IncidentStore {
     outbox?: OutboxPayload,
     owed?: 'create' | 'update' | null,
     arrivedMsAgo?: number,
+    writer?: string,
   ): Promise<ReconcileOutcome>;
 }
 

@@ -217,6 +217,9 @@ export class FailOpenStore implements DedupStore {
   /** `inner` with each operation in `local` failing open to its local answer, and every other one shared-only. */
   private facet<T extends object>(name: string, inner: T, local: Record<string, Local>): T {
     return wrapFacet(inner, (method, call, args) => {
+      // A claim names this journal as its writer: should the store run it only after this replica gave up
+      // on it (and journaled the arrival), the replay knows that state for its own, not a later one's.
+      if (name === 'incidents' && method === 'decide') args[0] = { ...(args[0] as IncidentClaim), writer: this.journal.instanceId };
       const fallback = local[method];
       return fallback ? this.sharedOrLocal(call, () => fallback(...(args as never[]))) : this.shared(`${name}.${method}`, call);
     });
@@ -495,6 +498,7 @@ export class FailOpenStore implements DedupStore {
                   this.journal.restoredClaim(rec) !== null ? 'create' : this.journal.owed(rec),
                   // Its age on this replica's clock: a close another replica took after it ends its episode.
                   now - rec.lastSeenAt,
+                  this.journal.instanceId,
                 ),
                 this.operationMs,
                 this.stalls,

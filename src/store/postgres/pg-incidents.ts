@@ -25,11 +25,11 @@ export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "create
 const SQL = {
   decide: `SELECT outcome, previous_fingerprint AS "previousFingerprint", expired_updates AS "expiredUpdates", fingerprint,
   created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest
-  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7, $8) AS outcome`,
-  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS outcome`,
+  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) AS outcome`,
   /** The record and whether its episode is the one acknowledged, in one read. */
   selectWithAck: `
 SELECT ${INCIDENT_COLUMNS},
@@ -110,6 +110,7 @@ export class PgIncidents implements SharedIncidentStore {
       encodeRoute(o?.route),
       shown.identity,
       shown.latest,
+      claim.writer ?? null,
     ]);
     const { outcome, previousFingerprint, expiredUpdates, ...record } = rows[0]!;
     if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);
@@ -144,6 +145,7 @@ export class PgIncidents implements SharedIncidentStore {
     outbox?: OutboxPayload,
     owed: 'create' | 'update' | null = null,
     arrivedMsAgo = 0,
+    writer?: string,
   ): Promise<ReconcileOutcome> {
     const [audit, replica] = this.x.auditArgs('incidents');
     const args = [keyLock(rec.tenant, rec.key), rec.tenant, rec.key, rec.fingerprint, rec.refires, rec.updates, ttlMs, journalId, RECONCILE_MARKER_MS];
@@ -160,6 +162,7 @@ export class PgIncidents implements SharedIncidentStore {
       outbox ? JSON.stringify(outbox.data) : null,
       owed,
       Math.max(0, Math.round(arrivedMsAgo)),
+      writer ?? null,
     ]);
     return rows[0]!.outcome;
   }

@@ -103,6 +103,7 @@ export function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: num
       claim.episodeStartedAt ?? '',
       live.member,
       ...shownArgs(claim),
+      claim.writer ?? '',
     ],
     tag: k.tag,
   };
@@ -281,6 +282,7 @@ export class RedisIncidents implements SharedIncidentStore {
     outbox?: OutboxPayload,
     owed: 'create' | 'update' | null = null,
     arrivedMsAgo = 0,
+    writer = '',
   ): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
@@ -312,6 +314,7 @@ export class RedisIncidents implements SharedIncidentStore {
         owed ?? '',
         d.tag,
         Math.max(0, Math.round(arrivedMsAgo)),
+        writer,
       ],
     )) as ReconcileOutcome;
   }

@@ -18,6 +18,7 @@
 -- ARGV[12] the claim's episode start (ms), or "" when the claim has no episodes
 -- ARGV[13] the key's member in the live index
 -- ARGV[14] the identity a create keeps (JSON), or ""   ARGV[15] the arrival's summary and labels (JSON), or ""
+-- ARGV[16] who sends the claim (a fail-open journal's id), or "": kept with the key's last arrival
 --
 -- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates, route, identity, latest}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)

@@ -21,6 +21,7 @@
 -- ARGV[17] what the journal still owes the receivers for the key: "create", "update" or 
 -- ARGV[18] the shard's hash tag (its delivery counters)
 -- ARGV[19] how long ago (ms) the journal's latest arrival for the key was, by the replica's clock
+-- ARGV[20] the journal's id, as its replica's claims name their writer (decide-incident.lua ARGV[16])
 -- KEYS[6]  when the key's last live episode was closed (close-incident.lua), if it still is kept
 --
 -- Returns "done" (already reconciled), "closed" (the key was closed after the
@@ -56,8 +57,11 @@ local outcome = 'claimed'
 local created, refires, updates, route = now, jr, ju, ARGV[8]
 
 local changed = false
--- The store saw the key after the journal's latest arrival (another replica
--- decided it meanwhile, later): the store's state is the newer one, and stays.
+-- Another writer saw the key after the journal's latest arrival (another
+-- replica decided it meanwhile, later): the store's state is the newer one,
+-- and stays. What this journal wrote itself is never newer than its arrivals:
+-- its replica's call that the store ran only after the replica had given up
+-- on it (and journaled that arrival), or this replay's earlier entry of the key.
 local newer = false
 local v = redis.call('GET', KEYS[1])
 if v then
@@ -70,7 +74,7 @@ if v then
     -- The provisional CREATE counts as one more arrival of the live incident.
     refires = r + jr + 1
     updates = u + ju
-    if c + d > now - tonumber(ARGV[19]) then
+    if c + d > now - tonumber(ARGV[19]) and redis.call('HGET', KEYS[4], 'by') ~= ARGV[20] then
       newer = true
       fp = oldFp
     elseif oldFp ~= fp then
@@ -85,7 +89,10 @@ redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, 
 -- A live key keeps its identity; the journal's arrivals are the latest this replica saw (reconciledRecord).
 local latest = ARGV[10]
 if newer then latest = '' end
-keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], latest, ttl + grace)
+-- The key's last writer is this journal, unless another's newer state stays.
+local by = ARGV[20]
+if newer then by = nil end
+keep_shown(KEYS[4], outcome == 'claimed', ARGV[9], latest, ttl + grace, by)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[7])
 oo_list_touch(KEYS[1], now)
 if outcome == 'claimed' and ARGV[11] == '1' then

@@ -5,7 +5,8 @@
 --       the shard's live index, what the incident shows (a hash)}
 --   a: {fingerprint, ttl ms, grace ms, outbox flag, tenant, key, severity,
 --       summary, data, route or "", shard tag, episode start or "",
---       live-index member, identity JSON or "", latest JSON or ""}
+--       live-index member, identity JSON or "", latest JSON or "",
+--       the claim's writer or ""}
 -- A create keeps the route it is given with the key (lib/record.lua); every
 -- later change, and its outbox entry, keeps the create's. What the incident
 -- shows is a hash beside the record: a create's identity, every arrival's
@@ -27,7 +28,7 @@ local function decide_incident(k, a, now)
 
   local function save(created, refires, updates, route, fresh)
     redis.call('SET', k[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
-    keep_shown(k[7], fresh, a[14], a[15], ttl + grace)
+    keep_shown(k[7], fresh, a[14], a[15], ttl + grace, a[16])
     -- The live index holds each live key with its expiry, so the live count is
     -- exact; what expired is trimmed here, as the shard's keys are decided.
     redis.call('ZADD', k[6], now + ttl, a[13])

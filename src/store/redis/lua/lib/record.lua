@@ -19,12 +19,19 @@ end
 -- What an incident shows (a hash beside its record): a create (`fresh`)
 -- starts it over with the identity it received; every arrival that shows
 -- something sets the latest summary and labels; it lives as the record does.
--- identity and latest are JSON, or "" for none.
-local function keep_shown(key, fresh, identity, latest, lifetime)
+-- identity and latest are JSON, or "" for none. `by`, when given, is who
+-- wrote the arrival (a claim's writer: a fail-open journal's id, or "" for
+-- nobody's): a replay tells its own replica's late call from another's.
+local function keep_shown(key, fresh, identity, latest, lifetime, by)
   if fresh then
     redis.call('DEL', key)
     if identity ~= '' then redis.call('HSET', key, 'identity', identity) end
   end
   if latest ~= '' then redis.call('HSET', key, 'latest', latest) end
+  if by == '' then
+    redis.call('HDEL', key, 'by')
+  elseif by then
+    redis.call('HSET', key, 'by', by)
+  end
   redis.call('PEXPIRE', key, lifetime)
 end
