@@ -92,7 +92,7 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
           ['dedup:same-state', 'MAJOR'],
         ] as const) {
           const c = withOutbox(key, severity);
-          await cut.noteAnswered(c, (await cut.incidents.decide(c)).record);
+          await cut.decideRemembering(c);
         }
         await cut.close();
         await pause();
@@ -152,7 +152,7 @@ for (const backend of ['redis', 'redis-cluster', 'postgres'] as const)
       try {
         const cut = new Journal(join(dir.path, 'cut.db'), systemClock);
         const c = { ...claim('dedup:from-before'), outbox: { severity: 'MAJOR', summary: 'm', data: {} } };
-        await cut.noteAnswered(c, (await cut.incidents.decide(c)).record);
+        await cut.decideRemembering(c);
         await cut.close();
         let back = false;
         replica = openStore(url, systemClock, {

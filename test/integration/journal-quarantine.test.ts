@@ -138,9 +138,8 @@ test("a provisional create's route stays with its journal entry: in the replay b
   const j = new Journal(join(dir.path, 'journal.db'), systemClock);
   try {
     const routed = { ...claim(good(1)), outbox: { severity: 'MAJOR', summary: '', data: {}, route: ['noc', 'pager'] } };
-    const decided = await j.incidents.decide(routed);
+    await j.decideRemembering(routed);
     await j.incidents.decide(claim(good(2)));
-    await j.noteAnswered(routed, decided.record);
     const taken = await j.takeBatch(10);
     assert.deepEqual(taken.map((r) => [r.key, r.route]).sort(), [
       [good(1), ['noc', 'pager']],
@@ -152,7 +151,8 @@ test("a provisional create's route stays with its journal entry: in the replay b
     assert.deepEqual([q?.key, q?.route], [good(1), ['noc', 'pager']]);
     await j.releaseQuarantined([q!.id], 'retry');
     assert.deepEqual(j.parked().find((r) => r.key === good(1))?.route, ['noc', 'pager'], 'a retried entry is replayed with its route');
-    await j.restoreAnswered('acme', good(1));
+    // A repeat in the same outage, its entry out for replay: the key is restored from the journal's memory.
+    assert.equal((await j.decideRemembering(routed)).outcome.kind, 'unchanged');
     assert.deepEqual((await j.incidents.get('acme', good(1)))?.route, ['noc', 'pager'], 'a key restored in the same outage keeps its route');
     assert.deepEqual(j.restoredClaim((await j.incidents.get('acme', good(1)))!)?.outbox?.route, ['noc', 'pager']);
   } finally {

@@ -159,10 +159,6 @@ export class Journal extends SqliteStore {
    * episodes of one outage; without this, each episode would answer the same
    * fault CREATE again, and each CREATE would be a ticket.
    */
-  noteAnswered(claim: IncidentClaim, rec: IncidentRecord): Promise<void> {
-    return this.x.writes.submit(() => this.noteIn(claim, rec));
-  }
-
   private noteIn(claim: IncidentClaim, rec: IncidentRecord): void {
     // The record's route goes with the claim, so a key restored later keeps where its create went.
     this.j.note.run(claim.tenant, claim.key, rec.fingerprint, rec.expiresAt, JSON.stringify({ ...claim, route: rec.route }));
@@ -170,8 +166,8 @@ export class Journal extends SqliteStore {
 
   /**
    * A provisional decision, in one journal write: the key restored from the
-   * outage's memory if it was answered and replayed since (restoreAnswered),
-   * the decision, and the memory of it (noteAnswered). As three writes, a
+   * outage's memory if it was answered and replayed since (restoreIn),
+   * the decision, and the memory of it (noteIn). As three writes, a
    * replay pass that took the key's entry between the first and the second
    * left the decision finding no record: a second provisional CREATE from
    * one replica in one outage.
@@ -194,10 +190,6 @@ export class Journal extends SqliteStore {
    * writes a create in the shared store (see restoredClaim), so a fault
    * closed meanwhile is never lost.
    */
-  restoreAnswered(tenant: string, key: string): Promise<void> {
-    return this.x.writes.submit(() => this.restoreIn(tenant, key));
-  }
-
   private restoreIn(tenant: string, key: string): void {
     if ((this.j.live.get(tenant, key)?.n ?? 0) > 0) return;
     const now = this.x.clock.now();
