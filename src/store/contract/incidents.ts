@@ -261,50 +261,6 @@ export function nextIncidentRecord(
   };
 }
 
-/**
- * A replayed journal entry against the live record (or none): the rule of
- * every shared store's reconcile step, so Redis's script and Postgres's
- * transaction cannot drift. `live` is null when the key is absent or expired.
- */
-export function reconciledRecord(
-  rec: IncidentRecord,
-  live: IncidentRecord | null,
-  ttlMs: number,
-  now: number,
-  /** when the journal's latest arrival was, on the store's clock (now less its age); now by default */
-  arrivedAt = now,
-): { record: IncidentRecord; outcome: 'claimed' | 'merged' } {
-  // The store saw the key after the journal's latest arrival (another replica decided it later):
-  // the store's fingerprint and latest arrival are the newer ones, and stay.
-  const newer = live !== null && live.lastSeenAt > arrivedAt;
-  const next = live
-    ? {
-        createdAt: live.createdAt,
-        refires: live.refires + rec.refires + 1,
-        updates: live.updates + rec.updates + (!newer && live.fingerprint !== rec.fingerprint ? 1 : 0),
-        ...(newer ? { fingerprint: live.fingerprint } : {}),
-      }
-    : { createdAt: now, refires: rec.refires, updates: rec.updates };
-  // A key another replica created meanwhile keeps the route and identity of that create; the
-  // journal's arrivals, unless the store's are newer, are the latest, so theirs is the latest summary.
-  const { route: _r, identity: _i, latest: _l, ...kept } = rec;
-  const route = live ? live.route : rec.route;
-  const identity = live ? live.identity : rec.identity;
-  const latest = newer ? live.latest : (rec.latest ?? live?.latest);
-  return {
-    record: {
-      ...kept,
-      ...next,
-      lastSeenAt: now,
-      expiresAt: now + ttlMs,
-      ...(route ? { route } : {}),
-      ...(identity ? { identity } : {}),
-      ...(latest ? { latest } : {}),
-    },
-    outcome: live ? 'merged' : 'claimed',
-  };
-}
-
 /** A record's identity and latest arrival as a store keeps them: JSON text, or null for none. */
 export function storedShown(rec: Pick<IncidentRecord, 'identity' | 'latest'>): { identity: string | null; latest: string | null } {
   return { identity: rec.identity ? JSON.stringify(rec.identity) : null, latest: rec.latest ? JSON.stringify(rec.latest) : null };

@@ -135,8 +135,9 @@ export class PgIncidents implements SharedIncidentStore {
 
   /**
    * Replays one incident decided in the fail-open journal (the rule is
-   * `reconciledRecord`, which reconcile-incident.lua keeps too): one call of
-   * oo_reconcile_incident. Idempotent per journalId; audited in ledger mode.
+   * SharedIncidentStore.reconcile's, which reconcile-incident.lua keeps too):
+   * one call of oo_reconcile_incident. Idempotent per journalId; audited in
+   * ledger mode.
    */
   async reconcile(
     rec: IncidentRecord,

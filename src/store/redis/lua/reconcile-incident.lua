@@ -86,7 +86,7 @@ if v then
   end
 end
 redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
--- A live key keeps its identity; the journal's arrivals are the latest this replica saw (reconciledRecord).
+-- A live key keeps its identity; the journal's arrivals are the latest this replica saw, unless another writer's are newer.
 local latest = ARGV[10]
 if newer then latest = '' end
 -- The key's last writer is this journal, unless another's newer state stays.
