@@ -227,7 +227,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_writer text DEFAULT NULL::text, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text, OUT identity text, OUT latest text) RETURNS record
+CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_writer text DEFAULT NULL::text, p_amends bigint DEFAULT NULL::bigint, p_amends_refires integer DEFAULT NULL::integer, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text, OUT identity text, OUT latest text) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -243,21 +243,24 @@ BEGIN
 
   IF p_episode_started_at IS NOT NULL THEN
     SELECT s.ended_at INTO ended FROM resolutions s WHERE s.tenant = p_tenant AND s.key = p_key AND s.expires_at > p_now;
-    IF ended IS NOT NULL AND ended >= p_episode_started_at THEN
-      outcome := 'stale';
-      IF found_row AND r.expires_at > p_now THEN
-        fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
-        refires := r.refires; updates := r.updates; expires_at := r.expires_at; route := r.route;
-        identity := r.identity; latest := r.latest;
-      ELSE
-        fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0; expires_at := p_now;
-      END IF;
-      IF p_race_ms IS NOT NULL THEN
-        INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
-        VALUES (p_now, p_tenant, 'incidents', p_key, 'SUPPRESS', 'stale', p_replica, p_request_id);
-      END IF;
-      RETURN;
+  END IF;
+  -- An alert's episode already resolved, or an edit of a record other than the live one as it read it
+  -- (another episode, none, or an arrival since): nothing changes.
+  IF (ended IS NOT NULL AND ended >= p_episode_started_at)
+      OR (p_amends IS NOT NULL AND NOT (found_row AND r.expires_at > p_now AND r.created_at = p_amends AND r.refires = p_amends_refires)) THEN
+    outcome := 'stale';
+    IF found_row AND r.expires_at > p_now THEN
+      fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
+      refires := r.refires; updates := r.updates; expires_at := r.expires_at; route := r.route;
+      identity := r.identity; latest := r.latest;
+    ELSE
+      fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0; expires_at := p_now;
     END IF;
+    IF p_race_ms IS NOT NULL THEN
+      INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
+      VALUES (p_now, p_tenant, 'incidents', p_key, 'SUPPRESS', 'stale', p_replica, p_request_id);
+    END IF;
+    RETURN;
   END IF;
 
   -- a record expired longer than the grace ago is as good as absent
@@ -270,7 +273,8 @@ BEGIN
     -- a create takes the route the engine found, and the identity it received; every later change keeps them
     route := p_route; identity := p_identity;
   ELSE
-    outcome := CASE WHEN r.fingerprint <> p_fingerprint THEN 'changed' ELSE 'unchanged' END;
+    -- an edit of the live episode is a change even at the same fingerprint: what the alert says changed
+    outcome := CASE WHEN r.fingerprint <> p_fingerprint OR p_amends IS NOT NULL THEN 'changed' ELSE 'unchanged' END;
     previous_fingerprint := r.fingerprint;
     fingerprint := p_fingerprint; created_at := r.created_at; last_seen_at := p_now;
     refires := r.refires + 1; updates := r.updates + CASE WHEN outcome = 'changed' THEN 1 ELSE 0 END;
@@ -301,6 +305,7 @@ BEGIN
       -- a fingerprint is SEVERITY|cleared (0 or 1)
       decision := 'UPDATE';
       reason := CASE
+        WHEN previous_fingerprint = p_fingerprint THEN 'amended'
         WHEN split_part(previous_fingerprint, '|', 2) = '0' AND split_part(p_fingerprint, '|', 2) = '1' THEN 'cleared'
         WHEN split_part(previous_fingerprint, '|', 2) = '1' AND split_part(p_fingerprint, '|', 2) = '0' THEN 'reopened'
         ELSE 'severity' END;
@@ -310,7 +315,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text, p_arrived_ms_ago bigint DEFAULT 0, p_writer text DEFAULT NULL::text) RETURNS text
+CREATE FUNCTION onceonly.oo_reconcile_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer, p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_severity text DEFAULT NULL::text, p_summary text DEFAULT NULL::text, p_data text DEFAULT NULL::text, p_owed text DEFAULT NULL::text, p_arrived_ms_ago bigint DEFAULT 0, p_writer text DEFAULT NULL::text, p_created_ms_ago bigint DEFAULT NULL::bigint) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -318,6 +323,7 @@ DECLARE
   live boolean;
   newer boolean;
   outcome text;
+  arrived bigint := p_now - p_arrived_ms_ago;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_lock, 0));
   PERFORM 1 FROM reconciled m WHERE m.tenant = p_tenant AND m.key = p_key AND m.journal_id = p_journal_id;
@@ -336,16 +342,20 @@ BEGIN
   -- Another writer saw the key after the journal's latest arrival (another replica decided it meanwhile,
   -- later): the store's state is the newer one, and stays. What this journal wrote itself (its
   -- replica's call the store ran late, an earlier entry of the key replayed) is never newer.
-  newer := live AND r.last_seen_at > p_now - p_arrived_ms_ago AND r.writer IS DISTINCT FROM p_writer;
+  newer := live AND r.last_seen_at > arrived AND r.writer IS DISTINCT FROM p_writer;
   outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;
   INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, writer)
   VALUES (p_tenant, p_key, CASE WHEN newer THEN r.fingerprint ELSE p_fingerprint END,
-    CASE WHEN live THEN r.created_at ELSE p_now END, p_now,
+    -- the key's last arrival is the journal's (or the store's, when later), never this replay's own
+    -- time, so another journal's replay compares its arrivals with it; a claim's episode began when
+    -- the journal's did
+    CASE WHEN live THEN r.created_at ELSE LEAST(p_now - COALESCE(p_created_ms_ago, p_arrived_ms_ago), arrived) END,
+    CASE WHEN live THEN GREATEST(r.last_seen_at, arrived) ELSE arrived END,
     CASE WHEN live THEN r.refires + p_refires + 1 ELSE p_refires END,
     CASE WHEN live THEN r.updates + p_updates + CASE WHEN NOT newer AND r.fingerprint <> p_fingerprint THEN 1 ELSE 0 END ELSE p_updates END,
     p_now + p_ttl_ms,
     -- a key another replica created meanwhile keeps that create's route and identity; the journal's
-    -- arrivals are the latest this replica saw (reconciledRecord)
+    -- arrivals are the latest this replica saw, unless another writer's are newer
     CASE WHEN live THEN r.route ELSE p_route END,
     CASE WHEN live THEN r.identity ELSE p_identity END,
     CASE WHEN newer THEN r.latest ELSE COALESCE(p_latest, CASE WHEN live THEN r.latest END) END,

@@ -18,10 +18,12 @@ export type Decision = 'CREATE' | 'SUPPRESS' | 'UPDATE';
  *  - UPDATE/severity   the severity changed
  *  - UPDATE/cleared    the incident was marked cleared
  *  - UPDATE/reopened   a cleared incident fired again uncleared
+ *  - UPDATE/amended    an edit of a named live episode at the same severity (what the
+ *                      alert says changed: an Opsgenie message or description update)
  *  - SUPPRESS/stale    an alert whose episode was already resolved (an Alertmanager HA
  *                      peer's late `firing`): it must not reopen the closed incident
  */
-export type DecisionReason = 'new' | 'expired' | 'provisional' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened' | 'stale';
+export type DecisionReason = 'new' | 'expired' | 'provisional' | 'unchanged' | 'lost_race' | 'severity' | 'cleared' | 'reopened' | 'amended' | 'stale';
 
 export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]> = [
   ['CREATE', 'new'],
@@ -35,6 +37,7 @@ export const DECISION_REASONS: ReadonlyArray<readonly [Decision, DecisionReason]
   ['UPDATE', 'severity'],
   ['UPDATE', 'cleared'],
   ['UPDATE', 'reopened'],
+  ['UPDATE', 'amended'],
 ];
 
 /** What the store's one atomic step reports; the store knows nothing of reasons. */
@@ -72,6 +75,7 @@ export function decideFromOutcome(outcome: ClaimOutcome, raceWindowMs: number, r
 }
 
 function updateReason(previous: string, next: string): DecisionReason {
+  if (previous === next) return 'amended';
   const before = parseIncidentFingerprint(previous);
   const after = parseIncidentFingerprint(next);
   if (!before.cleared && after.cleared) return 'cleared';

@@ -1,12 +1,21 @@
 import { FOREVER_MS, type Config } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
-import { type OgAlert, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
+import { type OgAlert, type OgEdit, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
+import { severityOfFingerprint } from '../core/outbox.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import type { IncidentRecord, Origin } from '../store/contract/index.js';
 import { type OgAlertRef, ogAlertId } from '../inputs/opsgenie/alert-id.js';
 import type { Deduplicator } from './deduplicator.js';
 
 /** Opsgenie's five priorities onto onceonly's four severities. */
 const SEVERITY: Record<OgPriority, Severity> = { P1: 'CRITICAL', P2: 'MAJOR', P3: 'MINOR', P4: 'INFO', P5: 'INFO' };
+
+/**
+ * Reads and tries of one edit while other arrivals or edits of the alert
+ * keep moving it: each try is one atomic step that changes nothing when the
+ * alert moved since its read.
+ */
+const EDIT_TRIES = 5;
 
 /** An Opsgenie alias lives in a namespace of its own, apart from `dedup:`, `am:` and `pd:` keys. */
 export const opsgenieKey = (alias: string) => `og:${alias}`;
@@ -36,7 +45,7 @@ export class OpsgenieIngest {
         key,
         fingerprint: `${severity}|0`,
         ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
-        shown: { summary: a.message, labels },
+        shown: { summary: a.message, labels, ...(a.description !== undefined ? { description: a.description } : {}) },
         outbox: this.dedup.withRoute(tenant, key, {
           severity,
           summary: a.message,
@@ -56,6 +65,66 @@ export class OpsgenieIngest {
       origin,
     );
     return { outcome: d.decision, provisional: d.provisional };
+  }
+
+  /**
+   * Changes an open alert's message, description or priority, as Opsgenie's
+   * edits do: an UPDATE of the episode the call names (by alias, any open
+   * one), delivered to the alert's adapters; its severity follows a new
+   * priority. Read, then decided with the store's step on that episode as
+   * read (IncidentClaim.amends): an edit never opens an episode, and never
+   * undoes an arrival or another edit that came between its read and its
+   * step (it reads again). `ignored` when nothing the call names is open;
+   * `SUPPRESS` when the edit changes nothing (Alertmanager's `update_alerts`
+   * sends the same message and description with every repeat), which then
+   * writes nothing and sends no update.
+   */
+  async edit(ref: OgAlertRef, edit: OgEdit, tenant: string, origin?: Origin): Promise<OgOutcome> {
+    for (let tries = 0; tries < EDIT_TRIES; tries++) {
+      const rec = await this.get(ref, tenant);
+      if (!rec) return 'ignored';
+      const was = rec.latest;
+      if (
+        ('message' in edit && edit.message === was?.summary) ||
+        ('description' in edit && edit.description === was?.description) ||
+        ('priority' in edit && edit.priority === (was?.labels?.priority ?? 'P3'))
+      )
+        return 'SUPPRESS';
+      const labels = { ...(was?.labels ?? {}) };
+      if ('priority' in edit) labels.priority = edit.priority;
+      const severity = 'priority' in edit ? SEVERITY[edit.priority] : severityOfFingerprint(rec.fingerprint);
+      const summary = 'message' in edit ? edit.message : (rec.latest?.summary ?? '');
+      const key = opsgenieKey(ref.alias);
+      const d = await this.dedup.decide(
+        {
+          tenant,
+          key,
+          fingerprint: 'priority' in edit ? `${severity}|0` : rec.fingerprint,
+          ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+          amends: { episode: rec.createdAt, refires: rec.refires },
+          shown: {
+            summary,
+            labels,
+            ...('description' in edit ? { description: edit.description } : was?.description !== undefined ? { description: was.description } : {}),
+          },
+          outbox: this.dedup.withRoute(tenant, key, {
+            severity,
+            summary,
+            data: {
+              alias: ref.alias,
+              priority: labels.priority ?? 'P3',
+              ...(labels.severity !== undefined ? { severity: labels.severity } : {}),
+              labels,
+              ...('description' in edit ? { description: edit.description } : {}),
+              edited: Object.keys(edit)[0],
+            },
+          }),
+        },
+        origin,
+      );
+      if (d.reason !== 'stale') return d.decision;
+    }
+    throw new StoreUnavailableError(`the alert kept changing while this edit was made (${EDIT_TRIES} tries): retry`);
   }
 
   /** The live alert a read names, or null: none open, or (by id) an episode other than the id's. */
@@ -82,7 +151,7 @@ const OWN = new Set(['priority', 'tags', 'entity', 'source']);
 /**
  * A live `og:` incident as Opsgenie's `GET /v2/alerts/{identifier}` answers
  * an alert. What onceonly does not keep is left out rather than made up:
- * `tinyId`, `description`, `owner`, `responders`, `teams`; `details` are the
+ * `tinyId`, `owner`, `responders`, `teams`; `details` are the
  * alert's details by their label names; `isSeen` is whether it was acknowledged.
  */
 export function alertView(alias: string, rec: IncidentRecord) {
@@ -105,6 +174,7 @@ export function alertView(alias: string, rec: IncidentRecord) {
     priority: labels.priority ?? 'P3',
     ...(labels.source !== undefined ? { source: labels.source } : {}),
     ...(labels.entity !== undefined ? { entity: labels.entity } : {}),
+    ...(rec.latest?.description !== undefined ? { description: rec.latest.description } : {}),
     details: Object.fromEntries(Object.entries(labels).filter(([n]) => !OWN.has(n))),
   };
 }

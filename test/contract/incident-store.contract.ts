@@ -574,6 +574,22 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.equal(await incidents.reconcile(rec(twice, 'MINOR|0'), 60 * T, 'journal:2', payload('MINOR'), 'update', T, 'journal'), 'merged');
       assert.equal((await incidents.get('default', twice))?.fingerprint, 'MINOR|0', "the second entry's later arrival wins over the first's replay");
       assert.deepEqual(await sent(twice), ['create MAJOR', 'update MINOR']);
+      // Two replicas' journals, one key: the later arrival (one unit ago, CRITICAL) wins, whichever replays first.
+      for (const order of [
+        ['earlier', 'later'],
+        ['later', 'earlier'],
+      ] as const) {
+        const k = `${key}-${order[0]}-first`;
+        const entry = { earlier: { fp: 'MINOR|0', ago: 2 * T }, later: { fp: 'CRITICAL|0', ago: T } };
+        const outcomes: string[] = [];
+        for (const which of order) {
+          const e = entry[which];
+          outcomes.push(await incidents.reconcile(rec(k, e.fp), 60 * T, `${which}:1`, payload(e.fp.split('|')[0]!), 'create', e.ago, which));
+        }
+        assert.deepEqual(outcomes, ['claimed', 'merged']);
+        assert.equal((await incidents.get('default', k))?.fingerprint, 'CRITICAL|0', `${order.join(' then ')}: the later arrival wins`);
+        assert.equal((await sent(k)).at(-1), 'update CRITICAL', `${order.join(' then ')}: and is the last word sent`);
+      }
     });
 
     test('a close or an acknowledgement that names an episode acts on that episode only; another, or none, changes nothing', async () => {
@@ -601,6 +617,45 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.ok(await incidents.get('default', key), 'the new episode is untouched');
       // A key that was never live, named by an episode: nothing.
       assert.equal(await incidents.close('default', `${key}-never`, undefined, undefined, first), null);
+    });
+
+    // Planted faults it catches: an edit of a closed key opening a new episode; an edit that changes only what
+    // the alert says (the same severity) writing no update, so the ticket never learns it; an edit undoing an
+    // arrival that came after its read.
+    test('a claim that amends an episode acts on that live episode as read only, as an UPDATE even at the same severity; else it changes nothing', async () => {
+      const say = (severity: string, summary: string) => ({ severity, summary, data: { summary } });
+      const sent = async (k = key) => (await fx.store.queries.listOutbox()).filter((e) => e.key === k).map((e) => `${e.action} ${e.summary}`.trim());
+      const first = (await decide({ outbox: say('MAJOR', 'disk full') })).record.createdAt;
+      const reworded = await decide({
+        amends: { episode: first, refires: 0 },
+        outbox: say('MAJOR', 'disk full on /var'),
+        shown: { summary: 'disk full on /var' },
+      });
+      assert.deepEqual([reworded.decision, reworded.reason], ['UPDATE', 'amended'], 'the same severity, reworded: an update');
+      const raised = await decide({ amends: { episode: first, refires: 1 }, fingerprint: 'CRITICAL|0', outbox: say('CRITICAL', 'disk full on /var') });
+      assert.deepEqual([raised.decision, raised.reason], ['UPDATE', 'severity']);
+      const live = await fx.store.incidents.get('default', key);
+      assert.deepEqual([live?.fingerprint, live?.updates, live?.refires, live?.latest?.summary], ['CRITICAL|0', 2, 2, 'disk full on /var']);
+      // An edit that read the record before the last arrival (refires 1, now 2), another episode's: nothing changes.
+      for (const amends of [
+        { episode: first, refires: 1 },
+        { episode: first + 1, refires: 2 },
+      ]) {
+        const other = await decide({ amends, outbox: say('MINOR', 'not this one') });
+        assert.deepEqual([other.decision, other.reason], ['SUPPRESS', 'stale'], JSON.stringify(amends));
+      }
+      assert.deepEqual(await sent(), ['create disk full', 'update disk full on /var', 'update disk full on /var']);
+      assert.equal((await fx.store.incidents.get('default', key))?.fingerprint, 'CRITICAL|0');
+      // Closed: an edit of it opens nothing.
+      await fx.store.incidents.close('default', key);
+      assert.deepEqual((await decide({ amends: { episode: first, refires: 2 }, outbox: say('MAJOR', 'too late') })).reason, 'stale');
+      assert.equal(await fx.store.incidents.get('default', key), null, 'no episode opened');
+      // A key never live: nothing.
+      const never = `${key}-never`;
+      assert.equal((await decide({ key: never, amends: { episode: first, refires: 0 }, outbox: say('MAJOR', 'never') })).reason, 'stale');
+      assert.equal(await fx.store.incidents.get('default', never), null);
+      assert.deepEqual(await sent(never), []);
+      assert.deepEqual(await sent(), ['create disk full', 'update disk full on /var', 'update disk full on /var', 'close']);
     });
 
     test('200 concurrent identical claims write exactly one outbox entry', async () => {

@@ -74,6 +74,9 @@ const PROMISED = [
   'GET /v2/alerts/{identifier}',
   'POST /v2/alerts/{identifier}/acknowledge',
   'POST /v2/alerts/{identifier}/close',
+  'PUT /v2/alerts/{identifier}/message',
+  'PUT /v2/alerts/{identifier}/description',
+  'PUT /v2/alerts/{identifier}/priority',
   'POST /v2/enqueue',
   'POST /v2/heartbeats/{name}/ping',
 ];

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { alertView, type OpsgenieIngest } from '../../engine/opsgenie.js';
 import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
-import { MAX_ALIAS, OG_PRIORITIES, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
+import { MAX_ALIAS, OG_EDITS, OG_PRIORITIES, parseOpsgenieAlert, parseOpsgenieEdit } from '../../inputs/opsgenie/schema.js';
 import type { ApiError } from '../errors.js';
 import { doc } from '../openapi/route-doc.js';
 
@@ -12,6 +12,7 @@ export const OPSGENIE_ROUTES = new Set([
   `${OPSGENIE_ALERTS}/:identifier`,
   `${OPSGENIE_ALERTS}/:identifier/close`,
   `${OPSGENIE_ALERTS}/:identifier/acknowledge`,
+  ...OG_EDITS.map((field) => `${OPSGENIE_ALERTS}/:identifier/${field}`),
 ]);
 
 /** Seconds since the request arrived, as Opsgenie's `took`. */
@@ -106,7 +107,7 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
     doc({
       summary: "Opsgenie's Alert API: read an open alert",
       description:
-        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`tinyId`, `description`, `owner`, `responders`, `teams`) is left out; `details` are the details as label names.',
+        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`tinyId`, `owner`, `responders`, `teams`) is left out; `details` are the details as label names.',
       access: 'tenant',
       tag: 'drop-in',
       params: { identifier: 'the alert’s alias or id, percent-encoded' },
@@ -134,6 +135,39 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
       return reply.code(200).send({ data: alertView(ref.value.alias, rec), took: took(reply), requestId: req.id });
     },
   );
+
+  const editBody = {
+    message: { type: 'object', required: ['message'], properties: { message: { type: 'string', description: 'cut to 130 characters, as Opsgenie does' } } },
+    description: {
+      type: 'object',
+      required: ['description'],
+      properties: { description: { type: 'string', description: 'cut to 15,000 characters' } },
+    },
+    priority: { type: 'object', required: ['priority'], properties: { priority: { enum: [...OG_PRIORITIES] } } },
+  } as const;
+  for (const field of OG_EDITS) {
+    app.put<{ Params: { identifier: string }; Querystring: { identifierType?: string } }>(
+      `${OPSGENIE_ALERTS}/:identifier/${field}`,
+      doc({
+        summary: `Opsgenie's Alert API: update an alert's ${field}`,
+        description: `Changes the ${field} of the open incident \`og:<alias>\`, named by its alias or by the \`id\` a read answered (that episode only): an UPDATE delivered to its adapters${field === 'priority' ? ', its severity following the priority (P1 → CRITICAL … P4, P5 → INFO)' : ''}. Never opens an alert: one with nothing open is answered as Opsgenie answers it, 202, and nothing changes.`,
+        access: 'tenant',
+        tag: 'drop-in',
+        params: { identifier: 'the alert’s id or alias, percent-encoded' },
+        query: identifierQuery,
+        body: editBody[field],
+        responses: { 202: processing, 422: refused },
+      }),
+      async (req, reply) => {
+        const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
+        if (!ref.ok) return unprocessable(req, reply, ref.errors);
+        const edit = parseOpsgenieEdit(field, req.body);
+        if (!edit.ok) return unprocessable(req, reply, edit.errors);
+        await opsgenie.edit(ref.value, edit.value, req.tenant, { requestId: req.id });
+        return accepted(req, reply);
+      },
+    );
+  }
 
   for (const action of ['close', 'acknowledge'] as const) {
     app.post<{ Params: { identifier: string }; Querystring: { identifierType?: string } }>(

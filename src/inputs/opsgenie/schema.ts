@@ -108,6 +108,32 @@ export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
   };
 }
 
+/** What Opsgenie's alert edits change: `PUT /v2/alerts/{identifier}/message`, `/description`, `/priority`. */
+export const OG_EDITS = ['message', 'description', 'priority'] as const;
+export type OgEditField = (typeof OG_EDITS)[number];
+export type OgEdit = { message: string } | { description: string } | { priority: OgPriority };
+
+/**
+ * An edit's body, as Opsgenie takes it: the one field the path names,
+ * required; a message or description cut as a create's are, never blank; a
+ * priority one of P1…P5. Other fields (`user`, `source`) are ignored.
+ */
+export function parseOpsgenieEdit(field: OgEditField, body: unknown): OgParse<OgEdit> {
+  if (!isObject(body)) return { ok: false, errors: { body: 'Request body must be a JSON object.' } };
+  const v = body[field];
+  if (field === 'priority') {
+    return OG_PRIORITIES.includes(v as OgPriority)
+      ? { ok: true, value: { priority: v as OgPriority } }
+      : { ok: false, errors: { priority: `Priority should be one of ${OG_PRIORITIES.join(', ')}.` } };
+  }
+  const name = field === 'message' ? 'Message' : 'Description';
+  if (typeof v !== 'string') return { ok: false, errors: { [field]: `${name} must be a string.` } };
+  const problem = textProblem(v, field === 'description');
+  if (problem) return { ok: false, errors: { [field]: `${field} ${problem}.` } };
+  if (v.trim() === '') return { ok: false, errors: { [field]: `${name} can not be empty.` } };
+  return field === 'message' ? { ok: true, value: { message: cut(v, MAX_MESSAGE) } } : { ok: true, value: { description: cut(v, MAX_DESCRIPTION) } };
+}
+
 /**
  * `{identifier}` with `identifierType=alias`, Opsgenie's way to name an alert
  * its sender made. Opsgenie's default type is its own alert id, which only

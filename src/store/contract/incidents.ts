@@ -37,6 +37,8 @@ export interface IncidentRecord {
 export interface IncidentLatest {
   summary: string;
   labels?: Readonly<Record<string, string>>;
+  /** An Opsgenie alert's description (at most 15,000 characters), which its read answers and an edit compares. */
+  description?: string;
 }
 
 /** What the store keeps of an arrival to show it: the identity a create keeps, and what every arrival replaces. */
@@ -68,6 +70,17 @@ export interface IncidentClaim {
    * another replica's later one. Absent: nobody's (no journal).
    */
   writer?: string;
+  /**
+   * An edit of a named alert (Opsgenie's priority, message and description
+   * updates): the record as the edit read it, its episode (`createdAt`) and
+   * its arrivals so far (`refires`, which every arrival moves). Decided only
+   * on that live episode as read, as an UPDATE even at the same fingerprint
+   * (what the alert says changed); another episode, none live, or an arrival
+   * since the read is `stale` and changes nothing, so an edit never opens an
+   * episode, nor undoes what another arrival or edit wrote meanwhile (the
+   * editor reads again and retries). In the store's one step.
+   */
+  amends?: { episode: number; refires: number };
 }
 
 export interface IncidentDecisionResult {
@@ -175,6 +188,13 @@ export interface SharedIncidentStore extends IncidentStore {
    * The store's state is the newer only when another writer made it: one
    * this journal wrote (its own call the store ran late, or an earlier entry
    * of the key replayed) is never newer than the journal's arrivals.
+   * `createdMsAgo`: how long before the call the journal's entry was created
+   * (an age, as `arrivedMsAgo`). The key's last arrival becomes the
+   * journal's latest (or the store's, when later), never the replay's own
+   * time, and a claim's episode starts when the journal's did: so another
+   * journal's replay of the key, later, compares its arrivals with when
+   * this one's were, not with when it happened to replay. The key stays
+   * live `ttlMs` from the call, as the entry was.
    */
   reconcile(
     rec: IncidentRecord,
@@ -184,6 +204,7 @@ export interface SharedIncidentStore extends IncidentStore {
     owed?: 'create' | 'update' | null,
     arrivedMsAgo?: number,
     writer?: string,
+    createdMsAgo?: number,
   ): Promise<ReconcileOutcome>;
 }
 
@@ -193,6 +214,11 @@ export interface SharedIncidentStore extends IncidentStore {
  */
 export function isStale(claim: IncidentClaim, endedAt: number | null): boolean {
   return claim.episodeStartedAt !== undefined && endedAt !== null && endedAt >= claim.episodeStartedAt;
+}
+
+/** Whether a claim edits a record other than the live one (`live`, or null) as it read it: stale, as isStale. */
+export function amendsAnother(claim: IncidentClaim, live: IncidentRecord | null): boolean {
+  return claim.amends !== undefined && (live?.createdAt !== claim.amends.episode || live.refires !== claim.amends.refires);
 }
 
 /** A stale claim's result: nothing changed; the record is the live one, or an unstored one that is not live. */
@@ -221,7 +247,10 @@ const freshRecord = (claim: IncidentClaim, now: number, expiresAt: number): Inci
 export function claimShown(claim: Pick<IncidentClaim, 'shown'>): Pick<IncidentRecord, 'identity' | 'latest'> {
   const s = claim.shown;
   if (!s) return {};
-  return { ...(s.identity ? { identity: s.identity } : {}), latest: { summary: s.summary, ...(s.labels ? { labels: s.labels } : {}) } };
+  return {
+    ...(s.identity ? { identity: s.identity } : {}),
+    latest: { summary: s.summary, ...(s.labels ? { labels: s.labels } : {}), ...(s.description !== undefined ? { description: s.description } : {}) },
+  };
 }
 
 /** The latest part of what a claim shows (a later arrival replaces only that). */
@@ -244,7 +273,8 @@ export function nextIncidentRecord(
       record: freshRecord(claim, now, expiresAt),
     };
   }
-  const changed = existing.fingerprint !== claim.fingerprint;
+  // An edit of the episode is a change even at the same fingerprint: what the alert says changed.
+  const changed = existing.fingerprint !== claim.fingerprint || claim.amends !== undefined;
   return {
     outcome: changed
       ? { kind: 'changed', previousFingerprint: existing.fingerprint, fingerprint: claim.fingerprint }

@@ -133,7 +133,8 @@ export class FailOpenStore implements DedupStore {
     // of every facet is shared-only (refused while degraded). Why each facet is as it is:
     // - incidents: decided in the journal, provisionally, and replayed. A close or an
     //   acknowledgement must reach the shared store, or a later arrival would be decided
-    //   against a record that should have changed: they are refused.
+    //   against a record that should have changed: they are refused, as is an edit of a
+    //   named episode (a claim that amends one).
     // - windows: a violation is an alarm, claimed in the journal like an incident. Not replayed
     //   (they live one window): a re-fire inside the same window after the store returns may
     //   alarm again.
@@ -159,6 +160,9 @@ export class FailOpenStore implements DedupStore {
     const local: { [F in FacetName]?: Record<string, Local> } = {
       incidents: {
         decide: async (claim: IncidentClaim) => {
+          // An edit of a named episode is decided against the shared record of it, which the journal
+          // does not hold: refused (503), so the sender tries again, rather than dropped as stale.
+          if (claim.amends !== undefined) throw new StoreUnavailableError('the shared store is unreachable, and an edit of a named alert needs it: retry');
           this.inflightJournalWrites++;
           try {
             // A key this replica answered earlier in this outage (a flapping store) is a repeat, not a second
@@ -499,6 +503,7 @@ export class FailOpenStore implements DedupStore {
                   // Its age on this replica's clock: a close another replica took after it ends its episode.
                   now - rec.lastSeenAt,
                   this.journal.instanceId,
+                  now - rec.createdAt,
                 ),
                 this.operationMs,
                 this.stalls,

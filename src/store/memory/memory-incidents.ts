@@ -9,6 +9,7 @@ import {
   type IncidentStore,
   type Origin,
   assertSerializable,
+  amendsAnother,
   isStale,
   nextIncidentRecord,
   outboxEntries,
@@ -57,8 +58,8 @@ export class MemoryIncidents implements IncidentStore {
     const now = this.clock.now();
     const id = memoryId(claim.tenant, claim.key);
     const resolution = this.resolutions.get(id);
-    if (isStale(claim, resolution && resolution.until > now ? resolution.endedAt : null)) {
-      const live = this.live(claim.tenant, claim.key, now);
+    const live = this.live(claim.tenant, claim.key, now);
+    if (isStale(claim, resolution && resolution.until > now ? resolution.endedAt : null) || amendsAnother(claim, live)) {
       return staleResult(live ? { ...live } : null, claim, now);
     }
     const result = nextIncidentRecord(this.kept(id, now), claim, now);

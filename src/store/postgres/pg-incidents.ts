@@ -25,11 +25,11 @@ export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "create
 const SQL = {
   decide: `SELECT outcome, previous_fingerprint AS "previousFingerprint", expired_updates AS "expiredUpdates", fingerprint,
   created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest
-  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7, $8) AS outcome`,
-  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) AS outcome`,
+  reconcile: `SELECT oo_reconcile_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS outcome`,
   /** The record and whether its episode is the one acknowledged, in one read. */
   selectWithAck: `
 SELECT ${INCIDENT_COLUMNS},
@@ -111,6 +111,8 @@ export class PgIncidents implements SharedIncidentStore {
       shown.identity,
       shown.latest,
       claim.writer ?? null,
+      claim.amends?.episode ?? null,
+      claim.amends?.refires ?? null,
     ]);
     const { outcome, previousFingerprint, expiredUpdates, ...record } = rows[0]!;
     if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);
@@ -147,6 +149,7 @@ export class PgIncidents implements SharedIncidentStore {
     owed: 'create' | 'update' | null = null,
     arrivedMsAgo = 0,
     writer?: string,
+    createdMsAgo = arrivedMsAgo,
   ): Promise<ReconcileOutcome> {
     const [audit, replica] = this.x.auditArgs('incidents');
     const args = [keyLock(rec.tenant, rec.key), rec.tenant, rec.key, rec.fingerprint, rec.refires, rec.updates, ttlMs, journalId, RECONCILE_MARKER_MS];
@@ -164,6 +167,7 @@ export class PgIncidents implements SharedIncidentStore {
       owed,
       Math.max(0, Math.round(arrivedMsAgo)),
       writer ?? null,
+      Math.max(0, Math.round(createdMsAgo)),
     ]);
     return rows[0]!.outcome;
   }

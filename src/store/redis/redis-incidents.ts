@@ -104,6 +104,8 @@ export function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: num
       live.member,
       ...shownArgs(claim),
       claim.writer ?? '',
+      claim.amends?.episode ?? '',
+      claim.amends?.refires ?? '',
     ],
     tag: k.tag,
   };
@@ -283,6 +285,7 @@ export class RedisIncidents implements SharedIncidentStore {
     owed: 'create' | 'update' | null = null,
     arrivedMsAgo = 0,
     writer = '',
+    createdMsAgo = arrivedMsAgo,
   ): Promise<ReconcileOutcome> {
     const k = await this.at(rec.tenant, rec.key);
     const live = k.liveIndex(rec.tenant, rec.key);
@@ -315,6 +318,7 @@ export class RedisIncidents implements SharedIncidentStore {
         d.tag,
         Math.max(0, Math.round(arrivedMsAgo)),
         writer,
+        Math.max(0, Math.round(createdMsAgo)),
       ],
     )) as ReconcileOutcome;
   }

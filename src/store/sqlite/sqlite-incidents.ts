@@ -7,6 +7,7 @@ import {
   type IncidentRow,
   type IncidentStore,
   type Origin,
+  amendsAnother,
   isStale,
   nextIncidentRecord,
   outboxEntries,
@@ -102,8 +103,12 @@ export class SqliteIncidents implements IncidentStore {
     const now = this.x.clock.now();
     const stored = this.s.select.get(claim.tenant, claim.key);
     const row = stored && incidentOfRow(stored);
-    if (claim.episodeStartedAt !== undefined && isStale(claim, this.s.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) {
-      return staleResult(row && row.expiresAt > now ? row : null, claim, now);
+    const live = row && row.expiresAt > now ? row : null;
+    if (
+      (claim.episodeStartedAt !== undefined && isStale(claim, this.s.resolution.get(claim.tenant, claim.key, now)?.endedAt ?? null)) ||
+      amendsAnother(claim, live)
+    ) {
+      return staleResult(live, claim, now);
     }
     const existing = row && row.expiresAt + this.expiredGraceMs > now ? row : null;
     const result = nextIncidentRecord(existing, claim, now);

@@ -3,7 +3,12 @@
 -- keeps the store's state as the newer only when another writer saw the key
 -- after the journal's latest arrival: what the journal wrote itself (an
 -- earlier entry of the key, replayed) is never newer than its own arrivals.
--- Both functions take the writer as a last argument defaulting to NULL, so a
+-- A replay records the journal's latest arrival as the key's last, not the
+-- replay's own time, so another replica's journal replayed after it compares
+-- its arrivals with when this one's were.
+-- An edit of a named alert (Opsgenie's priority, message and description
+-- updates) names the episode it amends, as read: decided on it only.
+-- Both functions take the new arguments last, defaulting to NULL, so a
 -- replica of the version before still calls them as it did; they are
 -- dropped and made again, since an argument added to a function is another
 -- function to Postgres.
@@ -13,12 +18,16 @@ ALTER TABLE incidents ADD COLUMN writer text;
 DROP FUNCTION oo_decide_incident(text, text, text, text, bigint, bigint, bigint, bigint, text, text, text, bigint, text, text, text, text, text);
 DROP FUNCTION oo_reconcile_incident(text, text, text, text, integer, integer, bigint, text, bigint, bigint, boolean, text, text, text, text, text, text, text, text, bigint);
 
--- Claim-or-compare (017), keeping the claim's writer.
+-- Claim-or-compare (017), keeping the claim's writer, and deciding an edit
+-- (`p_amends`, the episode it changes, and `p_amends_refires`, its arrivals as
+-- the edit read them) on that live episode as read only: another, none, or an
+-- arrival since, is stale; on it, a change even at the same fingerprint.
 CREATE FUNCTION oo_decide_incident(
   p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint,
   p_episode_started_at bigint, p_severity text, p_summary text, p_data text,
   p_race_ms bigint, p_replica text, p_request_id text,
   p_route text DEFAULT NULL, p_identity text DEFAULT NULL, p_latest text DEFAULT NULL, p_writer text DEFAULT NULL,
+  p_amends bigint DEFAULT NULL, p_amends_refires integer DEFAULT NULL,
   OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer,
   OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint,
   OUT route text, OUT identity text, OUT latest text)
@@ -36,21 +45,24 @@ BEGIN
 
   IF p_episode_started_at IS NOT NULL THEN
     SELECT s.ended_at INTO ended FROM resolutions s WHERE s.tenant = p_tenant AND s.key = p_key AND s.expires_at > p_now;
-    IF ended IS NOT NULL AND ended >= p_episode_started_at THEN
-      outcome := 'stale';
-      IF found_row AND r.expires_at > p_now THEN
-        fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
-        refires := r.refires; updates := r.updates; expires_at := r.expires_at; route := r.route;
-        identity := r.identity; latest := r.latest;
-      ELSE
-        fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0; expires_at := p_now;
-      END IF;
-      IF p_race_ms IS NOT NULL THEN
-        INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
-        VALUES (p_now, p_tenant, 'incidents', p_key, 'SUPPRESS', 'stale', p_replica, p_request_id);
-      END IF;
-      RETURN;
+  END IF;
+  -- An alert's episode already resolved, or an edit of a record other than the live one as it read it
+  -- (another episode, none, or an arrival since): nothing changes.
+  IF (ended IS NOT NULL AND ended >= p_episode_started_at)
+      OR (p_amends IS NOT NULL AND NOT (found_row AND r.expires_at > p_now AND r.created_at = p_amends AND r.refires = p_amends_refires)) THEN
+    outcome := 'stale';
+    IF found_row AND r.expires_at > p_now THEN
+      fingerprint := r.fingerprint; created_at := r.created_at; last_seen_at := r.last_seen_at;
+      refires := r.refires; updates := r.updates; expires_at := r.expires_at; route := r.route;
+      identity := r.identity; latest := r.latest;
+    ELSE
+      fingerprint := p_fingerprint; created_at := p_now; last_seen_at := p_now; refires := 0; updates := 0; expires_at := p_now;
     END IF;
+    IF p_race_ms IS NOT NULL THEN
+      INSERT INTO audit (at, tenant, kind, key, decision, reason, replica, request_id)
+      VALUES (p_now, p_tenant, 'incidents', p_key, 'SUPPRESS', 'stale', p_replica, p_request_id);
+    END IF;
+    RETURN;
   END IF;
 
   -- a record expired longer than the grace ago is as good as absent
@@ -63,7 +75,8 @@ BEGIN
     -- a create takes the route the engine found, and the identity it received; every later change keeps them
     route := p_route; identity := p_identity;
   ELSE
-    outcome := CASE WHEN r.fingerprint <> p_fingerprint THEN 'changed' ELSE 'unchanged' END;
+    -- an edit of the live episode is a change even at the same fingerprint: what the alert says changed
+    outcome := CASE WHEN r.fingerprint <> p_fingerprint OR p_amends IS NOT NULL THEN 'changed' ELSE 'unchanged' END;
     previous_fingerprint := r.fingerprint;
     fingerprint := p_fingerprint; created_at := r.created_at; last_seen_at := p_now;
     refires := r.refires + 1; updates := r.updates + CASE WHEN outcome = 'changed' THEN 1 ELSE 0 END;
@@ -94,6 +107,7 @@ BEGIN
       -- a fingerprint is SEVERITY|cleared (0 or 1)
       decision := 'UPDATE';
       reason := CASE
+        WHEN previous_fingerprint = p_fingerprint THEN 'amended'
         WHEN split_part(previous_fingerprint, '|', 2) = '0' AND split_part(p_fingerprint, '|', 2) = '1' THEN 'cleared'
         WHEN split_part(previous_fingerprint, '|', 2) = '1' AND split_part(p_fingerprint, '|', 2) = '0' THEN 'reopened'
         ELSE 'severity' END;
@@ -103,19 +117,21 @@ BEGIN
   END IF;
 END $$;
 
--- The replay (027), keeping the journal as the writer unless another writer's newer state stays.
+-- The replay (027), keeping the journal as the writer unless another writer's newer state stays,
+-- and the journal's arrival as the key's last (`p_created_ms_ago`: when the entry began, an age).
 CREATE FUNCTION oo_reconcile_incident(
   p_lock text, p_tenant text, p_key text, p_fingerprint text, p_refires integer, p_updates integer,
   p_ttl_ms bigint, p_journal_id text, p_marker_ms bigint, p_now bigint, p_audit boolean, p_replica text,
   p_route text DEFAULT NULL, p_identity text DEFAULT NULL, p_latest text DEFAULT NULL,
   p_severity text DEFAULT NULL, p_summary text DEFAULT NULL, p_data text DEFAULT NULL, p_owed text DEFAULT NULL,
-  p_arrived_ms_ago bigint DEFAULT 0, p_writer text DEFAULT NULL)
+  p_arrived_ms_ago bigint DEFAULT 0, p_writer text DEFAULT NULL, p_created_ms_ago bigint DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   r incidents%ROWTYPE;
   live boolean;
   newer boolean;
   outcome text;
+  arrived bigint := p_now - p_arrived_ms_ago;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_lock, 0));
   PERFORM 1 FROM reconciled m WHERE m.tenant = p_tenant AND m.key = p_key AND m.journal_id = p_journal_id;
@@ -134,16 +150,20 @@ BEGIN
   -- Another writer saw the key after the journal's latest arrival (another replica decided it meanwhile,
   -- later): the store's state is the newer one, and stays. What this journal wrote itself (its
   -- replica's call the store ran late, an earlier entry of the key replayed) is never newer.
-  newer := live AND r.last_seen_at > p_now - p_arrived_ms_ago AND r.writer IS DISTINCT FROM p_writer;
+  newer := live AND r.last_seen_at > arrived AND r.writer IS DISTINCT FROM p_writer;
   outcome := CASE WHEN live THEN 'merged' ELSE 'claimed' END;
   INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, writer)
   VALUES (p_tenant, p_key, CASE WHEN newer THEN r.fingerprint ELSE p_fingerprint END,
-    CASE WHEN live THEN r.created_at ELSE p_now END, p_now,
+    -- the key's last arrival is the journal's (or the store's, when later), never this replay's own
+    -- time, so another journal's replay compares its arrivals with it; a claim's episode began when
+    -- the journal's did
+    CASE WHEN live THEN r.created_at ELSE LEAST(p_now - COALESCE(p_created_ms_ago, p_arrived_ms_ago), arrived) END,
+    CASE WHEN live THEN GREATEST(r.last_seen_at, arrived) ELSE arrived END,
     CASE WHEN live THEN r.refires + p_refires + 1 ELSE p_refires END,
     CASE WHEN live THEN r.updates + p_updates + CASE WHEN NOT newer AND r.fingerprint <> p_fingerprint THEN 1 ELSE 0 END ELSE p_updates END,
     p_now + p_ttl_ms,
     -- a key another replica created meanwhile keeps that create's route and identity; the journal's
-    -- arrivals are the latest this replica saw (reconciledRecord)
+    -- arrivals are the latest this replica saw, unless another writer's are newer
     CASE WHEN live THEN r.route ELSE p_route END,
     CASE WHEN live THEN r.identity ELSE p_identity END,
     CASE WHEN newer THEN r.latest ELSE COALESCE(p_latest, CASE WHEN live THEN r.latest END) END,

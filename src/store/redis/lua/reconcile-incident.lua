@@ -22,6 +22,7 @@
 -- ARGV[18] the shard's hash tag (its delivery counters)
 -- ARGV[19] how long ago (ms) the journal's latest arrival for the key was, by the replica's clock
 -- ARGV[20] the journal's id, as its replica's claims name their writer (decide-incident.lua ARGV[16])
+-- ARGV[21] how long ago (ms) the journal's entry for the key was created, by the replica's clock
 -- KEYS[6]  when the key's last live episode was closed (close-incident.lua), if it still is kept
 --
 -- Returns "done" (already reconciled), "closed" (the key was closed after the
@@ -54,7 +55,12 @@ if closed and tonumber(closed) > now - tonumber(ARGV[19]) then
   return 'closed'
 end
 local outcome = 'claimed'
-local created, refires, updates, route = now, jr, ju, ARGV[8]
+-- The key's last arrival is the journal's, not this replay's: another
+-- journal's replay of the key compares its own arrivals with it. A claim's
+-- episode began when the journal's did.
+local arrived = now - tonumber(ARGV[19])
+local created, refires, updates, route = math.min(now - tonumber(ARGV[21]), arrived), jr, ju, ARGV[8]
+local last = arrived
 
 local changed = false
 -- Another writer saw the key after the journal's latest arrival (another
@@ -74,7 +80,8 @@ if v then
     -- The provisional CREATE counts as one more arrival of the live incident.
     refires = r + jr + 1
     updates = u + ju
-    if c + d > now - tonumber(ARGV[19]) and redis.call('HGET', KEYS[4], 'by') ~= ARGV[20] then
+    last = math.max(c + d, arrived)
+    if c + d > arrived and redis.call('HGET', KEYS[4], 'by') ~= ARGV[20] then
       newer = true
       fp = oldFp
     elseif oldFp ~= fp then
@@ -85,7 +92,8 @@ if v then
     end
   end
 end
-redis.call('SET', KEYS[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
+-- Live until now + ttl, as the journal's entry was: the lifetime counts from the last arrival.
+redis.call('SET', KEYS[1], incident_value(created, last - created, now + ttl - last, refires, updates, fp, route), 'PX', ttl + grace)
 -- A live key keeps its identity; the journal's arrivals are the latest this replica saw, unless another writer's are newer.
 local latest = ARGV[10]
 if newer then latest = '' end

@@ -6,7 +6,11 @@
 --   a: {fingerprint, ttl ms, grace ms, outbox flag, tenant, key, severity,
 --       summary, data, route or "", shard tag, episode start or "",
 --       live-index member, identity JSON or "", latest JSON or "",
---       the claim's writer or ""}
+--       the claim's writer or "", the episode it amends (ms) or "" and
+--       that episode's refires as the edit read them}
+-- A claim that amends an episode is decided on that live episode only, as
+-- read (its refires unmoved), as a change even at the same fingerprint;
+-- another, none live, or an arrival since, is stale.
 -- A create keeps the route it is given with the key (lib/record.lua); every
 -- later change, and its outbox entry, keeps the create's. What the incident
 -- shows is a hash beside the record: a create's identity, every arrival's
@@ -42,11 +46,19 @@ local function decide_incident(k, a, now)
   end
 
   local v = redis.call('GET', k[1])
+  if a[17] ~= '' then
+    local live = false
+    if v then
+      local created, d, l, refires = read_incident(v)
+      live = created + d + l > now and created == tonumber(a[17]) and refires == tonumber(a[18])
+    end
+    if not live then return {'stale', now, 0, 0, 0, '', 0, '', '', ''} end
+  end
   if v then
     local created, d, l, refires, updates, oldFp, route = read_incident(v)
     if created + d + l > now then
       requeue_failing(k[3], k[4], a[11], now)
-      if oldFp ~= fp then
+      if oldFp ~= fp or a[17] ~= '' then
         save(created, refires + 1, updates + 1, route)
         outbox('update', route)
         return {'changed', now, created, refires + 1, updates + 1, oldFp, updates, route, shown()}

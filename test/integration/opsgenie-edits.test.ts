@@ -1,0 +1,164 @@
+// needs: redis
+/**
+ * Opsgenie's alert edits, `PUT /v2/alerts/{identifier}/message`,
+ * `/description` and `/priority`, as an integration calls them: an UPDATE of
+ * the open episode the call names, delivered to the alert's adapters; never
+ * an alert opened; a bad body refused in Opsgenie's shape; edits racing each
+ * other and the alert's own arrivals all kept.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFake, type FakeServer } from '../fakes/http-fake.js';
+import { inProcessServer, type InProcessServer } from '../helpers/server.js';
+import { startRedis } from '../helpers/redis.js';
+import { until } from '../helpers/wait.js';
+
+const alias = 'db1/disk';
+const path = (field: string, identifier = alias, type = 'alias') => `/v2/alerts/${encodeURIComponent(identifier)}/${field}?identifierType=${type}`;
+const shownPath = `/v1/incidents/${encodeURIComponent(`og:${alias}`)}`;
+
+async function put(s: InProcessServer, url: string, body: unknown) {
+  const r = await s.app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+}
+
+const updates = (receiver: FakeServer) =>
+  receiver.requests
+    .filter((r) => r.body?.key === `og:${alias}`)
+    .map((r) => `${r.body.action} ${r.body.severity} ${r.body.summary}${r.body.data?.description ? ` (${r.body.data.description})` : ''}`);
+
+async function editsAsOpsgenie(s: InProcessServer, receiver: FakeServer) {
+  // Nothing open: taken as Opsgenie takes it (202), and no alert is opened.
+  assert.equal((await put(s, path('priority'), { priority: 'P1' })).status, 202);
+  assert.equal((await s.get(shownPath)).status, 404, 'an edit opens nothing');
+
+  await s.post('/v2/alerts', { message: 'disk full', alias, priority: 'P3', details: { team: 'dba' } });
+  const id = (await s.get(`/v2/alerts/${encodeURIComponent(alias)}?identifierType=alias`)).body.data.id as string;
+  const reworded = await put(s, path('message'), { message: 'disk full on /var', user: 'ann' });
+  assert.deepEqual([reworded.status, reworded.body.result], [202, 'Request will be processed']);
+  // The same message again (as Alertmanager's update_alerts sends with every repeat): nothing to send.
+  assert.equal((await put(s, path('message'), { message: 'disk full on /var' })).status, 202);
+  assert.equal((await put(s, path('description', id, 'id'), { description: 'grew 40 GB in an hour' })).status, 202, 'by the id a read answered');
+  assert.equal((await put(s, path('priority'), { priority: 'P1' })).status, 202);
+
+  const shown = (await s.get(shownPath)).body;
+  assert.deepEqual([shown.summary, shown.severity, shown.labels.priority, shown.labels.team], ['disk full on /var', 'CRITICAL', 'P1', 'dba']);
+  const read = (await s.get(`/v2/alerts/${encodeURIComponent(id)}`)).body.data;
+  assert.deepEqual(
+    [read.message, read.description, read.priority, read.count],
+    ['disk full on /var', 'grew 40 GB in an hour', 'P1', 4],
+    'Opsgenie’s read shows the edits',
+  );
+  await until(
+    () => updates(receiver).length >= 4 || null,
+    10_000,
+    () => `delivered so far: ${updates(receiver).join('; ')}`,
+  );
+  assert.deepEqual(updates(receiver), [
+    'create MINOR disk full',
+    'update MINOR disk full on /var',
+    'update MINOR disk full on /var (grew 40 GB in an hour)',
+    'update CRITICAL disk full on /var',
+  ]);
+  const reasons = ((await s.get(`${shownPath}/history`)).body.events as Array<{ type: string; decision?: string; reason?: string }>)
+    .filter((e) => e.type === 'decision')
+    .map((e) => `${e.decision}/${e.reason}`);
+  assert.deepEqual(reasons, ['CREATE/new', 'UPDATE/amended', 'UPDATE/amended', 'UPDATE/severity']);
+
+  // Bad bodies and identifiers: 422 in Opsgenie's shape naming the field, and nothing changes.
+  for (const [url, body, field] of [
+    [path('priority'), { priority: 'P9' }, 'priority'],
+    [path('priority'), {}, 'priority'],
+    [path('message'), { message: '   ' }, 'message'],
+    [path('message'), { message: 7 }, 'message'],
+    [path('message'), { message: 'a\u0007b' }, 'message'],
+    [path('description'), { description: null }, 'description'],
+    [path('description'), [], 'body'],
+    [path('message', alias, 'tiny'), { message: 'x' }, 'identifierType'],
+    [path('message', alias, 'id'), { message: 'x' }, 'identifier'],
+  ] as const) {
+    const r = await put(s, url, body);
+    assert.equal(r.status, 422, `${url} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+    assert.deepEqual(Object.keys(r.body.errors as object), [field]);
+    assert.equal(typeof r.body.requestId, 'string');
+  }
+  const broken = await s.app.inject({ method: 'PUT', url: path('message'), headers: { 'content-type': 'application/json' }, payload: '{"message":' });
+  assert.equal(broken.statusCode, 400);
+  assert.equal(broken.json().message, 'Could not parse request body, please check your JSON.');
+  assert.deepEqual((await s.get(shownPath)).body.summary, 'disk full on /var', 'nothing refused changed the alert');
+
+  // Edits racing each other and the alert's own re-fires: every one is kept, none undoes another.
+  const raced = await Promise.all([
+    put(s, path('message'), { message: 'disk full on /var and /tmp' }),
+    put(s, path('priority'), { priority: 'P2' }),
+    s.post('/v2/alerts', { message: 'disk full on /var and /tmp', alias, priority: 'P2', details: { team: 'dba' } }),
+    put(s, path('description'), { description: 'still growing' }),
+  ]);
+  assert.deepEqual(
+    raced.map((r) => r.status),
+    [202, 202, 202, 202],
+  );
+  const after = (await s.get(shownPath)).body;
+  assert.deepEqual([after.summary, after.severity, after.labels.priority], ['disk full on /var and /tmp', 'MAJOR', 'P2']);
+
+  // Closed: an edit of it is taken, and opens nothing.
+  await s.post(`/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`, {});
+  assert.equal((await put(s, path('message'), { message: 'too late' })).status, 202);
+  assert.equal((await put(s, path('priority', id, 'id'), { priority: 'P1' })).status, 202);
+  assert.equal((await s.get(shownPath)).status, 404);
+}
+
+const withHook = (receiver: FakeServer) => `adapters: [ { name: hook, type: webhook, url: "${receiver.url}/in" } ]\n`;
+
+test('Opsgenie alert edits: message, description and priority update the open episode, reach its adapters, never open one (memory)', async () => {
+  const receiver = await startFake(() => ({ status: 200, body: {} }));
+  const s = await inProcessServer({ store: 'memory', config: withHook(receiver) });
+  try {
+    await editsAsOpsgenie(s, receiver);
+  } finally {
+    await s.stop();
+    await receiver.close();
+  }
+});
+
+test('the same on Redis, where each edit is one script step on the episode as read', async () => {
+  const redis = await startRedis();
+  process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS = '1';
+  const receiver = await startFake(() => ({ status: 200, body: {} }));
+  const s = await inProcessServer({ store: redis.url, config: withHook(receiver) });
+  try {
+    await editsAsOpsgenie(s, receiver);
+  } finally {
+    await s.stop();
+    await receiver.close();
+    await redis.stop();
+    delete process.env.ONCEONLY_REDIS_ACCEPT_DATA_LOSS;
+  }
+});
+
+test("an edit is the caller's tenant's: another tenant's alias is not open for it", async () => {
+  const s = await inProcessServer({
+    store: 'memory',
+    config: 'tenants:\n  - { id: acme, tokens: [acme-token-0123456789abcdef] }\n  - { id: globex, tokens: [globex-token-0123456789abcdef] }\n',
+  });
+  const call = async (method: 'PUT' | 'POST', url: string, token: string, body: unknown) => {
+    const r = await s.app.inject({
+      method,
+      url,
+      headers: { authorization: `GenieKey ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+    return r.statusCode;
+  };
+  try {
+    assert.equal(await call('POST', '/v2/alerts', 'acme-token-0123456789abcdef', { message: 'disk full', alias }), 202);
+    assert.equal(await call('PUT', path('priority'), 'globex-token-0123456789abcdef', { priority: 'P1' }), 202);
+    assert.equal(await call('PUT', path('priority'), 'wrong-token-0123456789abcdef', { priority: 'P1' }), 401);
+    const shown = await s.app.inject({ method: 'GET', url: shownPath, headers: { authorization: 'Bearer acme-token-0123456789abcdef' } });
+    assert.equal(shown.json().severity, 'MINOR', "another tenant's edit changed nothing");
+    const theirs = await s.app.inject({ method: 'GET', url: shownPath, headers: { authorization: 'Bearer globex-token-0123456789abcdef' } });
+    assert.equal(theirs.statusCode, 404, 'nor opened anything of its own');
+  } finally {
+    await s.stop();
+  }
+});
