@@ -21,6 +21,10 @@ const VALID = {
   },
   '/v1/routes/test': { labels: { team: 'net' } },
   '/v2/alerts': { message: 'disk full', alias: 'db1-disk', priority: 'P2', tags: ['db'], details: { team: 'dba' } },
+  // Opsgenie's edits (PUT) of an alert named by alias.
+  '/v2/alerts/db1-disk/message?identifierType=alias': { message: 'disk full on /var' },
+  '/v2/alerts/db1-disk/description?identifierType=alias': { description: 'grew 40 GB' },
+  '/v2/alerts/db1-disk/priority?identifierType=alias': { priority: 'P1' },
   '/api/v2/silences': {
     matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
     startsAt: '2026-11-30T12:00:00Z',
@@ -43,7 +47,14 @@ const REQUIRED: Record<Route, string[]> = {
   '/v1/routes/test': ['labels'],
   // Opsgenie requires only the message: an alert without alias, priority, tags or details is valid.
   '/v2/alerts': ['message'],
+  '/v2/alerts/db1-disk/message?identifierType=alias': ['message'],
+  '/v2/alerts/db1-disk/description?identifierType=alias': ['description'],
+  '/v2/alerts/db1-disk/priority?identifierType=alias': ['priority'],
 };
+/** Routes called with PUT; every other with POST. */
+const methodOf = (route: Route) => (route.startsWith('/v2/alerts/') ? 'PUT' : 'POST');
+/** Routes that refuse in Opsgenie's shape. */
+const opsgenie = (route: Route) => route === '/v2/alerts' || route.startsWith('/v2/alerts/');
 /** Strict bodies refuse unknown fields; PagerDuty's and Alertmanager's do not, as their senders add fields. */
 const STRICT: Route[] = ['/v1/incidents', '/v1/events', '/v1/violations', '/v1/routes/test'];
 
@@ -87,8 +98,8 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
     fc.constantFrom(...REQUIRED[route]).map((f) => json({ ...valid, [f]: undefined }, `without ${f}`)),
     fc.constantFrom(...REQUIRED[route]).chain((f) =>
       wrongFor(f, valid[f])
-        // Opsgenie cuts a long message rather than refuse it: any text that is not blank is a message.
-        .filter((w) => !(route === '/v2/alerts' && typeof w === 'string' && w.trim() !== ''))
+        // Opsgenie cuts a long message or description rather than refuse it: any text that is not blank is one.
+        .filter((w) => !(opsgenie(route) && typeof w === 'string' && w.trim() !== ''))
         .map((w) => json({ ...valid, [f]: w }, `${f} = ${JSON.stringify(w)?.slice(0, 40)}`)),
     ),
     // Any JSON at all (almost never a valid body; such a case is filtered out below).
@@ -185,13 +196,13 @@ test('10,000 generated malformed bodies across all endpoints: zero 5xx, a 4xx ea
       fc.asyncProperty(
         shot.filter((x) => !accidentallyValid(x)),
         async (x) => {
-          const res = await s.app.inject({ method: 'POST', url: x.route, headers: { 'content-type': x.contentType }, payload: x.body });
+          const res = await s.app.inject({ method: methodOf(x.route), url: x.route, headers: { 'content-type': x.contentType }, payload: x.body });
           statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
           if (res.statusCode < 400 || res.statusCode >= 500) return false;
           const body = JSON.parse(res.payload);
           // Every refusal says what is wrong: the API's error shape, or PagerDuty's on /v2/enqueue, or Opsgenie's on /v2/alerts.
           if (x.route === '/v2/enqueue') return Array.isArray(body.errors) && body.errors.length > 0;
-          if (x.route === '/v2/alerts') return typeof body.message === 'string' && body.message !== '' && typeof body.requestId === 'string';
+          if (opsgenie(x.route)) return typeof body.message === 'string' && body.message !== '' && typeof body.requestId === 'string';
           return typeof body.error?.message === 'string' && body.error.message !== '';
         },
       ),
