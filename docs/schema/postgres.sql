@@ -227,7 +227,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_writer text DEFAULT NULL::text, p_amends bigint DEFAULT NULL::bigint, p_amends_refires integer DEFAULT NULL::integer, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text, OUT identity text, OUT latest text) RETURNS record
+CREATE FUNCTION onceonly.oo_decide_incident(p_lock text, p_tenant text, p_key text, p_fingerprint text, p_ttl_ms bigint, p_grace_ms bigint, p_now bigint, p_episode_started_at bigint, p_severity text, p_summary text, p_data text, p_race_ms bigint, p_replica text, p_request_id text, p_route text DEFAULT NULL::text, p_identity text DEFAULT NULL::text, p_latest text DEFAULT NULL::text, p_writer text DEFAULT NULL::text, p_amends bigint DEFAULT NULL::bigint, p_amends_refires integer DEFAULT NULL::integer, p_shows_on_change boolean DEFAULT NULL::boolean, OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer, OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint, OUT route text, OUT identity text, OUT latest text) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -280,7 +280,9 @@ BEGIN
     refires := r.refires + 1; updates := r.updates + CASE WHEN outcome = 'changed' THEN 1 ELSE 0 END;
     route := r.route; identity := r.identity;
   END IF;
-  latest := COALESCE(p_latest, CASE WHEN outcome = 'created' THEN NULL ELSE r.latest END);
+  -- a repeat of a claim that shows on a change only leaves the latest as the receivers last heard it
+  latest := CASE WHEN p_shows_on_change AND outcome = 'unchanged' THEN r.latest
+    ELSE COALESCE(p_latest, CASE WHEN outcome = 'created' THEN NULL ELSE r.latest END) END;
   expires_at := p_now + p_ttl_ms;
 
   INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, writer)

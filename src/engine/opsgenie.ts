@@ -46,6 +46,9 @@ export class OpsgenieIngest {
         fingerprint: `${severity}|0`,
         ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
         shown: { summary: a.message, labels, ...(a.description !== undefined ? { description: a.description } : {}) },
+        // A repeat of an open alert counts, as at Opsgenie, and leaves its message and description as its
+        // receivers last heard them: an edit (update_alerts) compares with those.
+        showsOnChange: true,
         outbox: this.dedup.withRoute(tenant, key, {
           severity,
           summary: a.message,

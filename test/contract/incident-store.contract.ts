@@ -658,6 +658,18 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.deepEqual(await sent(), ['create disk full', 'update disk full on /var', 'update disk full on /var', 'close']);
     });
 
+    // Planted fault it catches: a repeat replacing what an Opsgenie alert shows, so an edit to that text finds nothing to change.
+    test('a claim that shows on a change only: a repeat leaves the latest as it was, a create or an update replaces it', async () => {
+      const said = async () => (await fx.store.incidents.get('default', key))?.latest?.summary;
+      await decide({ showsOnChange: true, shown: { summary: 'first' } });
+      await decide({ showsOnChange: true, shown: { summary: 'repeat' } });
+      assert.equal(await said(), 'first', 'a repeat changes nothing shown');
+      await decide({ showsOnChange: true, fingerprint: 'CRITICAL|0', shown: { summary: 'raised' } });
+      assert.equal(await said(), 'raised', 'an update shows its arrival');
+      await decide({ shown: { summary: 'plain repeat' }, fingerprint: 'CRITICAL|0' });
+      assert.equal(await said(), 'plain repeat', 'without the flag a repeat shows its arrival, as ever');
+    });
+
     test('200 concurrent identical claims write exactly one outbox entry', async () => {
       const outbox = { severity: 'MAJOR', summary: '', data: {} };
       await Promise.all(Array.from({ length: 200 }, () => decide({ outbox })));

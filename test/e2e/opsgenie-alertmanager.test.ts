@@ -77,3 +77,81 @@ test("Alertmanager's opsgenie_configs pointed at onceonly: created once, repeats
     dir.remove();
   }
 });
+
+// `update_alerts: true`: with every notification, Alertmanager's Opsgenie client also edits the alert's
+// message and description. The same text again changes nothing; a new summary reaches the ticketing once
+// per field it changed.
+test("Alertmanager's opsgenie_configs with update_alerts: a changed message is one update, the same text none", async () => {
+  const hook = await startSink(200, {});
+  const dir = tempDir();
+  const token = 'opsgenie-api-key-0123456789abcdef';
+  const config = join(dir.path, 'c.yaml');
+  writeFileSync(config, `tenants:\n  - { id: acme, tokens: ["${token}"] }\nadapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n`);
+  const s = await spawnServer(['--port', '0', '--store', `sqlite:${join(dir.path, 'o.db')}`, '--config', config]);
+  const get = async (path: string) => (await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${token}` } })).json() as Promise<any>;
+  let peers: AlertmanagerPeer[] = [];
+  try {
+    peers = await startAlertmanagerCluster(
+      dir.path,
+      { opsgenie: { api_url: `${s.url}/`, api_key: token, update_alerts: true, message: '{{ .CommonAnnotations.summary }}' } },
+      1,
+      { repeat_interval: '2s' },
+    );
+    const [am] = peers as [AlertmanagerPeer];
+    const startsAt = new Date(Date.now() - 1000).toISOString();
+    const alert = diskFullAlert(startsAt);
+    const endsAt = new Date(Date.now() + 3_600_000).toISOString();
+    await postAlerts(am, [alert(endsAt)]);
+    const key = await until(
+      async () => ((await get('/v1/incidents')).incidents as Array<{ dedup_key: string }>).find((i) => i.dedup_key.startsWith('og:'))?.dedup_key,
+      30_000,
+      () => `no og: incident; alertmanager: ${am.log()}`,
+    );
+    const path = `/v1/incidents/${encodeURIComponent(key)}`;
+    // Two repeats, each with its edits of the same message and description: nothing sent but the create.
+    await until(
+      async () => (await opsgenieNotifications(am)).sent >= 3 || null,
+      30_000,
+      () => 'no repeats',
+    );
+    const sent = () =>
+      hook.requests
+        .filter((r) => r.body.key === key)
+        .map((r) => `${r.body.action} ${r.body.summary}${r.body.data?.description?.includes('99%') ? ' (its description)' : ''}`);
+    assert.deepEqual(sent(), ['create db1: disk 97% full'], `the same text edits nothing: ${sent().join('; ')}`);
+    // The alert's summary changes: the next repeat edits the message, and the ticketing hears it once.
+    await postAlerts(am, [{ ...alert(endsAt), annotations: { summary: 'db1: disk 99% full' } }]);
+    await until(
+      () => sent().length >= 3 || null,
+      30_000,
+      () =>
+        `no update; alertmanager: ${am.log()}; onceonly: ${s.lines
+          .filter((l) => l.includes('v2/alerts'))
+          .slice(-6)
+          .join('\n')}`,
+    );
+    assert.equal((await get(path)).summary, 'db1: disk 99% full');
+    const before = (await opsgenieNotifications(am)).sent;
+    await until(
+      async () => (await opsgenieNotifications(am)).sent >= before + 2 || null,
+      30_000,
+      () => 'no further repeats',
+    );
+    // Its default description lists the annotations, so it changed too: one update each, none for the repeats.
+    assert.deepEqual(
+      sent(),
+      ['create db1: disk 97% full', 'update db1: disk 99% full', 'update db1: disk 99% full (its description)'],
+      'one update for each new text, none for their repeats',
+    );
+    const reasons = ((await get(`${path}/history`)).events as Array<{ type: string; decision?: string; reason?: string }>)
+      .filter((e) => e.type === 'decision' && e.decision === 'UPDATE')
+      .map((e) => e.reason);
+    assert.deepEqual(reasons, ['amended', 'amended']);
+    assert.equal((await opsgenieNotifications(am)).failed, 0, "Alertmanager's Opsgenie client took every answer as a success");
+  } finally {
+    for (const p of peers) await p.stop();
+    await s.stop();
+    await hook.close();
+    dir.remove();
+  }
+});

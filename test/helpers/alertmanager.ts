@@ -13,13 +13,17 @@ export interface AlertmanagerPeer {
 }
 
 /** Where the peers notify: a webhook URL, or an Opsgenie receiver (`opsgenie_configs`) whose API is at `api_url`. */
-export type AlertmanagerReceiver = string | { opsgenie: { api_url: string; api_key: string } };
+export type AlertmanagerReceiver = string | { opsgenie: { api_url: string; api_key: string; update_alerts?: boolean; message?: string } };
 
 /** The receiver's YAML lines, under `- name: onceonly`. */
 function receiverYaml(r: AlertmanagerReceiver): string {
   if (typeof r === 'string') return `    webhook_configs:\n      - url: ${JSON.stringify(r)}\n        send_resolved: true\n`;
-  const { api_url, api_key } = r.opsgenie;
-  return `    opsgenie_configs:\n      - api_url: ${JSON.stringify(api_url)}\n        api_key: ${JSON.stringify(api_key)}\n        priority: P2\n        send_resolved: true\n`;
+  const { api_url, api_key, update_alerts, message } = r.opsgenie;
+  return (
+    `    opsgenie_configs:\n      - api_url: ${JSON.stringify(api_url)}\n        api_key: ${JSON.stringify(api_key)}\n        priority: P2\n        send_resolved: true\n` +
+    (update_alerts ? '        update_alerts: true\n' : '') +
+    (message ? `        message: ${JSON.stringify(message)}\n` : '')
+  );
 }
 
 /**

@@ -81,6 +81,13 @@ export interface IncidentClaim {
    * editor reads again and retries). In the store's one step.
    */
   amends?: { episode: number; refires: number };
+  /**
+   * What the claim shows replaces the latest only when it is a CREATE or an
+   * UPDATE: a repeat leaves the alert as its receivers last heard it
+   * (Opsgenie's way: a repeat of an open alert counts, and changes neither
+   * its message nor its description; an edit does).
+   */
+  showsOnChange?: boolean;
 }
 
 export interface IncidentDecisionResult {
@@ -286,7 +293,7 @@ export function nextIncidentRecord(
       refires: existing.refires + 1,
       updates: existing.updates + (changed ? 1 : 0),
       expiresAt,
-      ...latestOf(claim),
+      ...(changed || !claim.showsOnChange ? latestOf(claim) : {}),
     },
   };
 }

@@ -25,7 +25,7 @@ export const INCIDENT_COLUMNS = `tenant, key, fingerprint, created_at AS "create
 const SQL = {
   decide: `SELECT outcome, previous_fingerprint AS "previousFingerprint", expired_updates AS "expiredUpdates", fingerprint,
   created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt", route, identity, latest
-  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+  FROM oo_decide_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
   close: `SELECT fingerprint, created_at AS "createdAt", last_seen_at AS "lastSeenAt", refires, updates, expires_at AS "expiresAt"
   FROM oo_close_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
   acknowledge: `SELECT oo_acknowledge_incident($1, $2, $3, $4, $5, $6, $7, $8) AS outcome`,
@@ -113,6 +113,7 @@ export class PgIncidents implements SharedIncidentStore {
       claim.writer ?? null,
       claim.amends?.episode ?? null,
       claim.amends?.refires ?? null,
+      claim.showsOnChange ?? null,
     ]);
     const { outcome, previousFingerprint, expiredUpdates, ...record } = rows[0]!;
     if (audit && outcome === 'unchanged') await this.relabel(claim, now, record.createdAt, replica, requestId, origin);

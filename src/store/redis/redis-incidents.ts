@@ -106,6 +106,7 @@ export function decideArgs(layout: KeyLayout, claim: IncidentClaim, graceMs: num
       claim.writer ?? '',
       claim.amends?.episode ?? '',
       claim.amends?.refires ?? '',
+      claim.showsOnChange ? '1' : '',
     ],
     tag: k.tag,
   };

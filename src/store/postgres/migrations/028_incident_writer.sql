@@ -7,7 +7,9 @@
 -- replay's own time, so another replica's journal replayed after it compares
 -- its arrivals with when this one's were.
 -- An edit of a named alert (Opsgenie's priority, message and description
--- updates) names the episode it amends, as read: decided on it only.
+-- updates) names the episode it amends, as read: decided on it only. And
+-- a claim may show its arrival on a create or an update only: a repeat of
+-- an Opsgenie alert leaves its message as its receivers last heard it.
 -- Both functions take the new arguments last, defaulting to NULL, so a
 -- replica of the version before still calls them as it did; they are
 -- dropped and made again, since an argument added to a function is another
@@ -27,7 +29,7 @@ CREATE FUNCTION oo_decide_incident(
   p_episode_started_at bigint, p_severity text, p_summary text, p_data text,
   p_race_ms bigint, p_replica text, p_request_id text,
   p_route text DEFAULT NULL, p_identity text DEFAULT NULL, p_latest text DEFAULT NULL, p_writer text DEFAULT NULL,
-  p_amends bigint DEFAULT NULL, p_amends_refires integer DEFAULT NULL,
+  p_amends bigint DEFAULT NULL, p_amends_refires integer DEFAULT NULL, p_shows_on_change boolean DEFAULT NULL,
   OUT outcome text, OUT previous_fingerprint text, OUT expired_updates integer,
   OUT fingerprint text, OUT created_at bigint, OUT last_seen_at bigint, OUT refires integer, OUT updates integer, OUT expires_at bigint,
   OUT route text, OUT identity text, OUT latest text)
@@ -82,7 +84,9 @@ BEGIN
     refires := r.refires + 1; updates := r.updates + CASE WHEN outcome = 'changed' THEN 1 ELSE 0 END;
     route := r.route; identity := r.identity;
   END IF;
-  latest := COALESCE(p_latest, CASE WHEN outcome = 'created' THEN NULL ELSE r.latest END);
+  -- a repeat of a claim that shows on a change only leaves the latest as the receivers last heard it
+  latest := CASE WHEN p_shows_on_change AND outcome = 'unchanged' THEN r.latest
+    ELSE COALESCE(p_latest, CASE WHEN outcome = 'created' THEN NULL ELSE r.latest END) END;
   expires_at := p_now + p_ttl_ms;
 
   INSERT INTO incidents AS i (tenant, key, fingerprint, created_at, last_seen_at, refires, updates, expires_at, route, identity, latest, writer)

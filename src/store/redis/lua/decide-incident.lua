@@ -20,6 +20,7 @@
 -- ARGV[14] the identity a create keeps (JSON), or ""   ARGV[15] the arrival's summary and labels (JSON), or ""
 -- ARGV[16] who sends the claim (a fail-open journal's id), or "": kept with the key's last arrival
 -- ARGV[17] the episode (its createdAt, ms) the claim amends, or ""   ARGV[18] its refires as read, or "" (IncidentClaim.amends)
+-- ARGV[19] "1" when what the claim shows replaces the latest only on a create or an update (IncidentClaim.showsOnChange)
 --
 -- Returns {outcome, now, createdAt, refires, updates, previousFingerprint, previousUpdates, route, identity, latest}
 --   outcome: "created" | "expired" (created; the previous incident expired unclosed)

@@ -5,7 +5,7 @@
 -- would be. On a cluster every key of a call is in one slot (one shard).
 --
 -- KEYS  seven per claim, as decide-incident.lua takes them
--- ARGV  eighteen per claim, as decide-incident.lua takes them
+-- ARGV  nineteen per claim, as decide-incident.lua takes them
 -- Returns one decide-incident reply per claim, in order. A claim that raises
 -- an error (its data, a key of the wrong type) answers {"error", message}
 -- and the claims after it still run, as separate calls would: like a
@@ -21,7 +21,7 @@ local out = {}
 for i = 0, #KEYS / 7 - 1 do
   local k, a = {}, {}
   for j = 1, 7 do k[j] = KEYS[i * 7 + j] end
-  for j = 1, 18 do a[j] = ARGV[i * 18 + j] end
+  for j = 1, 19 do a[j] = ARGV[i * 19 + j] end
   local ok, reply = pcall(decide_incident, k, a, now)
   if ok then
     out[i + 1] = reply

@@ -7,7 +7,8 @@
 --       summary, data, route or "", shard tag, episode start or "",
 --       live-index member, identity JSON or "", latest JSON or "",
 --       the claim's writer or "", the episode it amends (ms) or "" and
---       that episode's refires as the edit read them}
+--       that episode's refires as the edit read them, "1" when what the
+--       claim shows replaces the latest only on a create or an update}
 -- A claim that amends an episode is decided on that live episode only, as
 -- read (its refires unmoved), as a change even at the same fingerprint;
 -- another, none live, or an arrival since, is stale.
@@ -30,9 +31,11 @@ local function decide_incident(k, a, now)
       'severity', a[7], 'summary', a[8], 'data', a[9], 'at', string.format('%.0f', now), 'route', route)
   end
 
-  local function save(created, refires, updates, route, fresh)
+  local function save(created, refires, updates, route, fresh, repeat_)
     redis.call('SET', k[1], incident_value(created, now - created, ttl, refires, updates, fp, route), 'PX', ttl + grace)
-    keep_shown(k[7], fresh, a[14], a[15], ttl + grace, a[16])
+    local latest = a[15]
+    if repeat_ and a[19] == '1' then latest = '' end
+    keep_shown(k[7], fresh, a[14], latest, ttl + grace, a[16])
     -- The live index holds each live key with its expiry, so the live count is
     -- exact; what expired is trimmed here, as the shard's keys are decided.
     redis.call('ZADD', k[6], now + ttl, a[13])
@@ -63,7 +66,7 @@ local function decide_incident(k, a, now)
         outbox('update', route)
         return {'changed', now, created, refires + 1, updates + 1, oldFp, updates, route, shown()}
       end
-      save(created, refires + 1, updates, route)
+      save(created, refires + 1, updates, route, false, true)
       return {'unchanged', now, created, refires + 1, updates, oldFp, updates, route, shown()}
     end
     save(now, 0, 0, a[10], true)
