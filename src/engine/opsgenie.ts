@@ -1,6 +1,7 @@
 import { FOREVER_MS, type Config } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
-import { type OgAlert, type OgEdit, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
+import { type OgAlert, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
+import { applyEdit, type OgEdit, type OgShown, sameShown } from '../inputs/opsgenie/edits.js';
 import { severityOfFingerprint } from '../core/outbox.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { IncidentRecord, Origin } from '../store/contract/index.js';
@@ -19,6 +20,12 @@ const EDIT_TRIES = 5;
 
 /** An Opsgenie alias lives in a namespace of its own, apart from `dedup:`, `am:` and `pd:` keys. */
 export const opsgenieKey = (alias: string) => `og:${alias}`;
+
+/** What an edit's `data.edited` names: the field it changed (`tags` and `details` for their additions and removals). */
+const editedField = (edit: OgEdit): string => {
+  const [name] = Object.keys(edit) as [string];
+  return name === 'addTags' || name === 'removeTags' ? 'tags' : name === 'addDetails' || name === 'removeDetails' ? 'details' : name;
+};
 
 export type OgOutcome = 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'acknowledged' | 'closed' | 'ignored';
 
@@ -71,33 +78,34 @@ export class OpsgenieIngest {
   }
 
   /**
-   * Changes an open alert's message, description or priority, as Opsgenie's
-   * edits do: an UPDATE of the episode the call names (by alias, any open
-   * one), delivered to the alert's adapters; its severity follows a new
-   * priority. Read, then decided with the store's step on that episode as
-   * read (IncidentClaim.amends): an edit never opens an episode, and never
-   * undoes an arrival or another edit that came between its read and its
-   * step (it reads again). `ignored` when nothing the call names is open;
-   * `SUPPRESS` when the edit changes nothing (Alertmanager's `update_alerts`
-   * sends the same message and description with every repeat), which then
-   * writes nothing and sends no update.
+   * Edits an open alert as Opsgenie's edits do (its message, description,
+   * priority, tags or details): an UPDATE of the episode the call names (by
+   * alias, any open one), delivered to the alert's adapters; its severity
+   * follows a new priority. Read, then decided with the store's step on that
+   * episode as read (IncidentClaim.amends): an edit never opens an episode,
+   * and never undoes an arrival or another edit that came between its read
+   * and its step (it reads again). `ignored` when nothing the call names is
+   * open; `SUPPRESS` when the edit changes nothing (Alertmanager's
+   * `update_alerts` sends the same message and description with every
+   * repeat), which writes nothing and sends no update; `refused` with
+   * Opsgenie's errors by field when the alert cannot take it (too many tags).
    */
-  async edit(ref: OgAlertRef, edit: OgEdit, tenant: string, origin?: Origin): Promise<OgOutcome> {
+  async edit(ref: OgAlertRef, edit: OgEdit, tenant: string, origin?: Origin): Promise<OgOutcome | { refused: Record<string, string> }> {
+    const key = opsgenieKey(ref.alias);
     for (let tries = 0; tries < EDIT_TRIES; tries++) {
       const rec = await this.get(ref, tenant);
       if (!rec) return 'ignored';
-      const was = rec.latest;
-      if (
-        ('message' in edit && edit.message === was?.summary) ||
-        ('description' in edit && edit.description === was?.description) ||
-        ('priority' in edit && edit.priority === (was?.labels?.priority ?? 'P3'))
-      )
-        return 'SUPPRESS';
-      const labels = { ...(was?.labels ?? {}) };
-      if ('priority' in edit) labels.priority = edit.priority;
-      const severity = 'priority' in edit ? SEVERITY[edit.priority] : severityOfFingerprint(rec.fingerprint);
-      const summary = 'message' in edit ? edit.message : (rec.latest?.summary ?? '');
-      const key = opsgenieKey(ref.alias);
+      const was: OgShown = {
+        summary: rec.latest?.summary ?? '',
+        labels: { ...(rec.latest?.labels ?? {}) },
+        ...(rec.latest?.description !== undefined ? { description: rec.latest.description } : {}),
+      };
+      const next = applyEdit(was, edit);
+      if (!next.ok) return { refused: next.errors };
+      if (sameShown(was, next.value)) return 'SUPPRESS';
+      const { summary, labels, description } = next.value;
+      const priority = (labels.priority ?? 'P3') as OgPriority;
+      const severity = 'priority' in edit ? SEVERITY[priority] : severityOfFingerprint(rec.fingerprint);
       const d = await this.dedup.decide(
         {
           tenant,
@@ -105,21 +113,17 @@ export class OpsgenieIngest {
           fingerprint: 'priority' in edit ? `${severity}|0` : rec.fingerprint,
           ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
           amends: { episode: rec.createdAt, refires: rec.refires },
-          shown: {
-            summary,
-            labels,
-            ...('description' in edit ? { description: edit.description } : was?.description !== undefined ? { description: was.description } : {}),
-          },
+          shown: next.value,
           outbox: this.dedup.withRoute(tenant, key, {
             severity,
             summary,
             data: {
               alias: ref.alias,
-              priority: labels.priority ?? 'P3',
+              priority,
               ...(labels.severity !== undefined ? { severity: labels.severity } : {}),
               labels,
-              ...('description' in edit ? { description: edit.description } : {}),
-              edited: Object.keys(edit)[0],
+              ...(description !== undefined ? { description } : {}),
+              edited: editedField(edit),
             },
           }),
         },

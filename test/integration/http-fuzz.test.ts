@@ -25,6 +25,9 @@ const VALID = {
   '/v2/alerts/db1-disk/message?identifierType=alias': { message: 'disk full on /var' },
   '/v2/alerts/db1-disk/description?identifierType=alias': { description: 'grew 40 GB' },
   '/v2/alerts/db1-disk/priority?identifierType=alias': { priority: 'P1' },
+  // And its additions of tags and details (POST).
+  '/v2/alerts/db1-disk/tags?identifierType=alias': { tags: ['db', 'disk'] },
+  '/v2/alerts/db1-disk/details?identifierType=alias': { details: { runbook: 'rb/42' } },
   '/api/v2/silences': {
     matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
     startsAt: '2026-11-30T12:00:00Z',
@@ -50,9 +53,11 @@ const REQUIRED: Record<Route, string[]> = {
   '/v2/alerts/db1-disk/message?identifierType=alias': ['message'],
   '/v2/alerts/db1-disk/description?identifierType=alias': ['description'],
   '/v2/alerts/db1-disk/priority?identifierType=alias': ['priority'],
+  '/v2/alerts/db1-disk/tags?identifierType=alias': ['tags'],
+  '/v2/alerts/db1-disk/details?identifierType=alias': ['details'],
 };
-/** Routes called with PUT; every other with POST. */
-const methodOf = (route: Route) => (route.startsWith('/v2/alerts/') ? 'PUT' : 'POST');
+/** Opsgenie's edits of a field are PUT; every other route, its tags and details additions too, POST. */
+const methodOf = (route: Route) => (/^\/v2\/alerts\/[^/]+\/(message|description|priority)\?/.test(route) ? 'PUT' : 'POST');
 /** Routes that refuse in Opsgenie's shape. */
 const opsgenie = (route: Route) => route === '/v2/alerts' || route.startsWith('/v2/alerts/');
 /** Strict bodies refuse unknown fields; PagerDuty's and Alertmanager's do not, as their senders add fields. */

@@ -77,6 +77,10 @@ const PROMISED = [
   'PUT /v2/alerts/{identifier}/message',
   'PUT /v2/alerts/{identifier}/description',
   'PUT /v2/alerts/{identifier}/priority',
+  'POST /v2/alerts/{identifier}/tags',
+  'DELETE /v2/alerts/{identifier}/tags',
+  'POST /v2/alerts/{identifier}/details',
+  'DELETE /v2/alerts/{identifier}/details',
   'POST /v2/enqueue',
   'POST /v2/heartbeats/{name}/ping',
 ];

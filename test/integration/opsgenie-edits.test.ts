@@ -1,7 +1,8 @@
 // needs: redis
 /**
  * Opsgenie's alert edits, `PUT /v2/alerts/{identifier}/message`,
- * `/description` and `/priority`, as an integration calls them: an UPDATE of
+ * `/description` and `/priority`, `POST` and `DELETE …/tags` and
+ * `…/details`, as an integration calls them: an UPDATE of
  * the open episode the call names, delivered to the alert's adapters; never
  * an alert opened; a bad body refused in Opsgenie's shape; edits racing each
  * other and the alert's own arrivals all kept.
@@ -11,14 +12,21 @@ import assert from 'node:assert/strict';
 import { startFake, type FakeServer } from '../fakes/http-fake.js';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { startRedis } from '../helpers/redis.js';
+import { receiverQuiet } from '../helpers/settle.js';
 import { until } from '../helpers/wait.js';
 
 const alias = 'db1/disk';
 const path = (field: string, identifier = alias, type = 'alias') => `/v2/alerts/${encodeURIComponent(identifier)}/${field}?identifierType=${type}`;
 const shownPath = `/v1/incidents/${encodeURIComponent(`og:${alias}`)}`;
 
-async function put(s: InProcessServer, url: string, body: unknown) {
-  const r = await s.app.inject({ method: 'PUT', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+async function put(s: InProcessServer, url: string, body: unknown, method: 'PUT' | 'POST' = 'PUT') {
+  const r = await s.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+}
+
+/** A DELETE as Opsgenie's clients send it: the list in the query, no body. */
+async function del(s: InProcessServer, url: string) {
+  const r = await s.app.inject({ method: 'DELETE', url });
   return { status: r.statusCode, body: r.json() as Record<string, unknown> };
 }
 
@@ -58,7 +66,7 @@ async function editsAsOpsgenie(s: InProcessServer, receiver: FakeServer) {
     'create MINOR disk full',
     'update MINOR disk full on /var',
     'update MINOR disk full on /var (grew 40 GB in an hour)',
-    'update CRITICAL disk full on /var',
+    'update CRITICAL disk full on /var (grew 40 GB in an hour)',
   ]);
   const reasons = ((await s.get(`${shownPath}/history`)).body.events as Array<{ type: string; decision?: string; reason?: string }>)
     .filter((e) => e.type === 'decision')
@@ -100,6 +108,41 @@ async function editsAsOpsgenie(s: InProcessServer, receiver: FakeServer) {
   );
   const after = (await s.get(shownPath)).body;
   assert.deepEqual([after.summary, after.severity, after.labels.priority], ['disk full on /var and /tmp', 'MAJOR', 'P2']);
+
+  // Tags and details: added and removed as labels, each change one update; the same again nothing.
+  const labelsNow = async () => (await s.get(shownPath)).body.labels as Record<string, string>;
+  await receiverQuiet(() => receiver.requests, 300, 10_000);
+  const sentBefore = updates(receiver).length;
+  assert.equal((await put(s, path('tags'), { tags: ['db', 'disk'] }, 'POST')).status, 202);
+  assert.equal((await put(s, path('tags'), { tags: ['disk'] }, 'POST')).status, 202, 'a tag it has: nothing to send');
+  assert.equal((await put(s, path('details'), { details: { 'Server Name': 'db1', runbook: 'rb/42' } }, 'POST')).status, 202);
+  assert.deepEqual([(await labelsNow()).tags, (await labelsNow()).Server_Name, (await labelsNow()).runbook], ['db,disk', 'db1', 'rb/42']);
+  assert.equal((await del(s, `${path('tags')}&tags=db`)).status, 202);
+  assert.equal((await del(s, `${path('details')}&keys=${encodeURIComponent('Server Name')}`)).status, 202);
+  const labels = await labelsNow();
+  assert.deepEqual([labels.tags, labels.Server_Name, labels.runbook, labels.team], ['disk', undefined, 'rb/42', 'dba']);
+  await until(
+    () => updates(receiver).length >= sentBefore + 4 || null,
+    10_000,
+    () => `delivered so far: ${updates(receiver).join('; ')}`,
+  );
+  await receiverQuiet(() => receiver.requests, 300, 10_000);
+  assert.equal(updates(receiver).length, sentBefore + 4, 'four changes, four updates: the repeated tag sent none');
+  // What the alert cannot take, or a list that is not one: 422 naming it, and nothing changes.
+  for (const [call, field] of [
+    [() => put(s, path('tags'), { tags: Array.from({ length: 20 }, (_, i) => `t${i}`) }, 'POST'), 'tags'],
+    [() => put(s, path('tags'), { tags: [] }, 'POST'), 'tags'],
+    [() => put(s, path('tags'), { tags: ['x'.repeat(51)] }, 'POST'), 'tags'],
+    [() => put(s, path('details'), { details: { priority: 'P5' } }, 'POST'), 'details'],
+    [() => put(s, path('details'), { details: { a: 1 } }, 'POST'), 'details'],
+    [() => del(s, path('tags')), 'tags'],
+    [() => del(s, `${path('details')}&keys=priority`), 'keys'],
+  ] as const) {
+    const r = await call();
+    assert.equal(r.status, 422, JSON.stringify(r.body));
+    assert.deepEqual(Object.keys(r.body.errors as object), [field]);
+  }
+  assert.deepEqual(await labelsNow(), labels, 'nothing refused changed the labels');
 
   // Closed: an edit of it is taken, and opens nothing.
   await s.post(`/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`, {});

@@ -1,67 +1,22 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { alertView, type OpsgenieIngest } from '../../engine/opsgenie.js';
 import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
-import { MAX_ALIAS, OG_EDITS, OG_PRIORITIES, parseOpsgenieAlert, parseOpsgenieEdit } from '../../inputs/opsgenie/schema.js';
-import type { ApiError } from '../errors.js';
+import { MAX_ALIAS, OG_PRIORITIES, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
 import { doc } from '../openapi/route-doc.js';
+import { OPSGENIE_EDIT_ROUTES, opsgenieEditRoutes } from './opsgenie-edits.js';
+import { accepted, identifierQuery, OPSGENIE_ALERTS, processing, refused, took, unprocessable } from './opsgenie-shape.js';
+
+export { opsgenieError } from './opsgenie-shape.js';
 
 /** The routes that answer as Opsgenie does, errors included. */
-export const OPSGENIE_ALERTS = '/v2/alerts';
 export const OPSGENIE_ROUTES = new Set([
   OPSGENIE_ALERTS,
   `${OPSGENIE_ALERTS}/:identifier`,
   `${OPSGENIE_ALERTS}/:identifier/close`,
   `${OPSGENIE_ALERTS}/:identifier/acknowledge`,
-  ...OG_EDITS.map((field) => `${OPSGENIE_ALERTS}/:identifier/${field}`),
+  ...OPSGENIE_EDIT_ROUTES,
 ]);
 
-/** Seconds since the request arrived, as Opsgenie's `took`. */
-const took = (reply: FastifyReply) => Number((reply.elapsedTime / 1000).toFixed(3));
-
-/** Opsgenie's error body, which its clients log: `message`, `took`, `requestId`, and `errors` by field for a body it cannot process. */
-export function opsgenieError(e: ApiError, req: FastifyRequest, reply: FastifyReply) {
-  const message =
-    e.code === 'unauthorized'
-      ? 'Could not authenticate'
-      : e.code === 'invalid_input' && e.message.startsWith('request body is not valid JSON')
-        ? 'Could not parse request body, please check your JSON.'
-        : e.message;
-  return { message, took: took(reply), requestId: req.id };
-}
-
-const accepted = (req: FastifyRequest, reply: FastifyReply) =>
-  reply.code(202).send({ result: 'Request will be processed', took: took(reply), requestId: req.id });
-const unprocessable = (req: FastifyRequest, reply: FastifyReply, errors: Record<string, string>) =>
-  reply.code(422).send({ message: 'Request body is not processable. Please check the errors.', errors, took: took(reply), requestId: req.id });
-
-const processing = {
-  description: "Opsgenie's answer: the request is taken (the decision is made and durable before it is sent)",
-  schema: {
-    type: 'object',
-    required: ['result', 'took', 'requestId'],
-    properties: { result: { const: 'Request will be processed' }, took: { type: 'number' }, requestId: { type: 'string' } },
-  },
-};
-const refused = {
-  description: "Opsgenie's error body: `message`, `errors` by field, `took`, `requestId`",
-  schema: {
-    type: 'object',
-    required: ['message', 'took', 'requestId'],
-    properties: {
-      message: { type: 'string' },
-      errors: { type: 'object', additionalProperties: { type: 'string' } },
-      took: { type: 'number' },
-      requestId: { type: 'string' },
-    },
-  },
-};
-const identifierQuery = {
-  identifierType: {
-    description: '`id` (the default: an id a read answered, that episode only) or `alias` (any open episode); `tiny` is refused',
-    schema: { enum: ['id', 'alias', 'tiny'] },
-    required: false,
-  },
-};
 const actionBody = { type: 'object', properties: { user: { type: 'string' }, source: { type: 'string' }, note: { type: 'string' } } };
 
 /**
@@ -136,38 +91,7 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
     },
   );
 
-  const editBody = {
-    message: { type: 'object', required: ['message'], properties: { message: { type: 'string', description: 'cut to 130 characters, as Opsgenie does' } } },
-    description: {
-      type: 'object',
-      required: ['description'],
-      properties: { description: { type: 'string', description: 'cut to 15,000 characters' } },
-    },
-    priority: { type: 'object', required: ['priority'], properties: { priority: { enum: [...OG_PRIORITIES] } } },
-  } as const;
-  for (const field of OG_EDITS) {
-    app.put<{ Params: { identifier: string }; Querystring: { identifierType?: string } }>(
-      `${OPSGENIE_ALERTS}/:identifier/${field}`,
-      doc({
-        summary: `Opsgenie's Alert API: update an alert's ${field}`,
-        description: `Changes the ${field} of the open incident \`og:<alias>\`, named by its alias or by the \`id\` a read answered (that episode only): an UPDATE delivered to its adapters${field === 'priority' ? ', its severity following the priority (P1 → CRITICAL … P4, P5 → INFO)' : ''}. Never opens an alert: one with nothing open is answered as Opsgenie answers it, 202, and nothing changes.`,
-        access: 'tenant',
-        tag: 'drop-in',
-        params: { identifier: 'the alert’s id or alias, percent-encoded' },
-        query: identifierQuery,
-        body: editBody[field],
-        responses: { 202: processing, 422: refused },
-      }),
-      async (req, reply) => {
-        const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
-        if (!ref.ok) return unprocessable(req, reply, ref.errors);
-        const edit = parseOpsgenieEdit(field, req.body);
-        if (!edit.ok) return unprocessable(req, reply, edit.errors);
-        await opsgenie.edit(ref.value, edit.value, req.tenant, { requestId: req.id });
-        return accepted(req, reply);
-      },
-    );
-  }
+  opsgenieEditRoutes(app, opsgenie);
 
   for (const action of ['close', 'acknowledge'] as const) {
     app.post<{ Params: { identifier: string }; Querystring: { identifierType?: string } }>(

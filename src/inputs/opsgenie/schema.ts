@@ -16,10 +16,10 @@ export const OG_PRIORITIES = ['P1', 'P2', 'P3', 'P4', 'P5'] as const;
 export type OgPriority = (typeof OG_PRIORITIES)[number];
 
 export const MAX_ALIAS = 512;
-const MAX_MESSAGE = 130;
-const MAX_DESCRIPTION = 15_000;
-const MAX_TAGS = 20;
-const MAX_TAG = 50;
+export const MAX_MESSAGE = 130;
+export const MAX_DESCRIPTION = 15_000;
+export const MAX_TAGS = 20;
+export const MAX_TAG = 50;
 const MAX_ENTITY = 512;
 const MAX_SOURCE = 100;
 
@@ -36,9 +36,9 @@ export interface OgAlert {
 
 export type OgParse<T> = { ok: true; value: T } | { ok: false; errors: Record<string, string> };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Cut to `max` code points, never through a surrogate pair. */
-const cut = (s: string, max: number) => (s.length <= max ? s : Array.from(s).slice(0, max).join(''));
+export const cut = (s: string, max: number) => (s.length <= max ? s : Array.from(s).slice(0, max).join(''));
 
 export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
   if (!isObject(body)) return { ok: false, errors: { body: 'Request body must be a JSON object.' } };
@@ -108,32 +108,6 @@ export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
   };
 }
 
-/** What Opsgenie's alert edits change: `PUT /v2/alerts/{identifier}/message`, `/description`, `/priority`. */
-export const OG_EDITS = ['message', 'description', 'priority'] as const;
-export type OgEditField = (typeof OG_EDITS)[number];
-export type OgEdit = { message: string } | { description: string } | { priority: OgPriority };
-
-/**
- * An edit's body, as Opsgenie takes it: the one field the path names,
- * required; a message or description cut as a create's are, never blank; a
- * priority one of P1…P5. Other fields (`user`, `source`) are ignored.
- */
-export function parseOpsgenieEdit(field: OgEditField, body: unknown): OgParse<OgEdit> {
-  if (!isObject(body)) return { ok: false, errors: { body: 'Request body must be a JSON object.' } };
-  const v = body[field];
-  if (field === 'priority') {
-    return OG_PRIORITIES.includes(v as OgPriority)
-      ? { ok: true, value: { priority: v as OgPriority } }
-      : { ok: false, errors: { priority: `Priority should be one of ${OG_PRIORITIES.join(', ')}.` } };
-  }
-  const name = field === 'message' ? 'Message' : 'Description';
-  if (typeof v !== 'string') return { ok: false, errors: { [field]: `${name} must be a string.` } };
-  const problem = textProblem(v, field === 'description');
-  if (problem) return { ok: false, errors: { [field]: `${field} ${problem}.` } };
-  if (v.trim() === '') return { ok: false, errors: { [field]: `${name} can not be empty.` } };
-  return field === 'message' ? { ok: true, value: { message: cut(v, MAX_MESSAGE) } } : { ok: true, value: { description: cut(v, MAX_DESCRIPTION) } };
-}
-
 /**
  * `{identifier}` with `identifierType=alias`, Opsgenie's way to name an alert
  * its sender made. Opsgenie's default type is its own alert id, which only
@@ -153,7 +127,7 @@ export function parseAliasIdentifier(identifier: string, identifierType: unknown
 }
 
 /** A detail's name as a label name: a character outside `[A-Za-z0-9_]` becomes `_`, a leading digit gets a `_`, cut to 256. */
-function detailLabel(name: string): string {
+export function detailLabel(name: string): string {
   let label = name.replace(/[^A-Za-z0-9_]/g, '_');
   if (!LABEL_NAME.test(label)) label = `_${label}`;
   return label.slice(0, MAX_LABEL_NAME);
@@ -169,7 +143,7 @@ function detailLabel(name: string): string {
 const RESERVED_DETAIL_LABELS = new Set(['alias', 'message', 'description', 'priority', 'tags', 'entity', 'source', ...RESERVED_LABELS]);
 
 /** Why details cannot be labels as given (one takes a reserved name, or two make one name), or null. */
-function detailsClash(names: readonly string[]): string | null {
+export function detailsClash(names: readonly string[]): string | null {
   const seen = new Map<string, string>();
   for (const name of names) {
     const label = detailLabel(name);
