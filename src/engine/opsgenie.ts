@@ -2,6 +2,7 @@ import { FOREVER_MS, type Config } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
 import { type OgAlert, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
 import { applyEdit, type OgEdit, type OgShown, sameShown } from '../inputs/opsgenie/edits.js';
+import type { OgList } from '../inputs/opsgenie/list-query.js';
 import { severityOfFingerprint } from '../core/outbox.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { IncidentRecord, Origin } from '../store/contract/index.js';
@@ -19,7 +20,11 @@ const SEVERITY: Record<OgPriority, Severity> = { P1: 'CRITICAL', P2: 'MAJOR', P3
 const EDIT_TRIES = 5;
 
 /** An Opsgenie alias lives in a namespace of its own, apart from `dedup:`, `am:` and `pd:` keys. */
-export const opsgenieKey = (alias: string) => `og:${alias}`;
+const OG_PREFIX = 'og:';
+export const opsgenieKey = (alias: string) => `${OG_PREFIX}${alias}`;
+
+/** Live incidents a list reads at most, of which it answers the `og:` ones: a tenant's list costs a bounded read. */
+export const OG_LISTED = 1000;
 
 /** What an edit's `data.edited` names: the field it changed (`tags` and `details` for their additions and removals). */
 const editedField = (edit: OgEdit): string => {
@@ -132,6 +137,23 @@ export class OpsgenieIngest {
       if (d.reason !== 'stale') return d.decision;
     }
     throw new StoreUnavailableError(`the alert kept changing while this edit was made (${EDIT_TRIES} tries): retry`);
+  }
+
+  /**
+   * The tenant's open alerts as Opsgenie's list answers them: of the first
+   * `OG_LISTED` live incidents the store finds, the `og:` ones, sorted by
+   * `sort` (createdAt, updatedAt, count) in `order`, then `offset` and
+   * `limit`. Without details and description, as Opsgenie's list leaves them
+   * out.
+   */
+  async list(tenant: string, q: OgList): Promise<Array<Omit<ReturnType<typeof alertView>, 'details' | 'description'>>> {
+    const open = (await this.dedup.store.queries.listIncidents(tenant, OG_LISTED)).filter((r) => r.key.startsWith(OG_PREFIX));
+    const value = (r: IncidentRecord) => (q.sort === 'count' ? r.refires : q.sort === 'updatedAt' ? r.lastSeenAt : r.createdAt);
+    open.sort((a, b) => (value(a) - value(b)) * (q.order === 'asc' ? 1 : -1) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return open.slice(q.offset, q.offset + q.limit).map((r) => {
+      const { details: _d, description: _x, ...view } = alertView(r.key.slice(OG_PREFIX.length), r);
+      return view;
+    });
   }
 
   /** The live alert a read names, or null: none open, or (by id) an episode other than the id's. */

@@ -71,6 +71,7 @@ const PROMISED = [
   'POST /v1/incidents',
   'POST /v1/violations',
   'POST /v2/alerts',
+  'GET /v2/alerts',
   'GET /v2/alerts/{identifier}',
   'POST /v2/alerts/{identifier}/acknowledge',
   'POST /v2/alerts/{identifier}/close',

@@ -205,3 +205,63 @@ test("an edit is the caller's tenant's: another tenant's alias is not open for i
     await s.stop();
   }
 });
+
+test("Opsgenie's list: the caller's open alerts, sorted, paged; a query it cannot answer is refused, not widened", async () => {
+  const s = await inProcessServer({
+    store: 'memory',
+    config: 'tenants:\n  - { id: acme, tokens: [acme-token-0123456789abcdef] }\n  - { id: globex, tokens: [globex-token-0123456789abcdef] }\n',
+  });
+  const call = async (method: 'GET' | 'POST', url: string, token: string, body?: unknown) => {
+    const r = await s.app.inject({
+      method,
+      url,
+      headers: { authorization: `GenieKey ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
+    return { status: r.statusCode, body: r.json() as any };
+  };
+  const acme = 'acme-token-0123456789abcdef';
+  try {
+    for (const [i, alias] of ['a1', 'a2', 'a3'].entries()) {
+      await call('POST', '/v2/alerts', acme, { message: `m${i}`, alias, priority: 'P2' });
+      s.clock.advance(1000);
+    }
+    await call('POST', '/v2/alerts', acme, { message: 'm1', alias: 'a2', priority: 'P2' }); // a repeat: count 2
+    await call('POST', '/v1/incidents', acme, { element_id: 'olt-1', fault_class: 'LOS', root_cause_id: 'cut', severity: 'MAJOR' });
+    await call('POST', '/v2/alerts', 'globex-token-0123456789abcdef', { message: 'theirs', alias: 'g1' });
+
+    const all = await call('GET', '/v2/alerts', acme);
+    assert.equal(all.status, 200);
+    assert.deepEqual(
+      all.body.data.map((a: any) => a.alias),
+      ['a3', 'a2', 'a1'],
+      "the newest first, Opsgenie's alerts only, the caller's only",
+    );
+    assert.deepEqual(Object.keys(all.body.data[0]).includes('details'), false, 'without details, as Opsgenie lists');
+    assert.equal(typeof all.body.requestId, 'string');
+    const paged = await call('GET', '/v2/alerts?query=status%3Aopen&sort=count&order=desc&offset=0&limit=1', acme);
+    assert.deepEqual(
+      paged.body.data.map((a: any) => [a.alias, a.count]),
+      [['a2', 2]],
+    );
+    assert.deepEqual(
+      (await call('GET', '/v2/alerts?order=asc&offset=1&limit=5', acme)).body.data.map((a: any) => a.alias),
+      ['a2', 'a3'],
+    );
+    for (const [q, field] of [
+      ['query=priority%3AP1', 'query'],
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['offset=-1', 'offset'],
+      ['sort=message', 'sort'],
+      ['order=up', 'order'],
+    ] as const) {
+      const r = await call('GET', `/v2/alerts?${q}`, acme);
+      assert.equal(r.status, 422, `${q}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual(Object.keys(r.body.errors), [field]);
+    }
+    assert.equal((await call('GET', '/v2/alerts', 'wrong-token-0123456789abcdef')).status, 401);
+  } finally {
+    await s.stop();
+  }
+});

