@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../core/clock.js';
 import type {
@@ -107,6 +108,12 @@ export class FailOpenStore implements DedupStore {
   /** When the last outage ended (the journal forgets what it answered settleMs later). */
   private recoveredAt: number | null = null;
   readonly stalls = new LoopStalls();
+  /**
+   * Who this replica's claims say wrote them (IncidentClaim.writer): its
+   * journal's id, hashed to 11 characters, since the store keeps it with
+   * every live key (66 bits: two journals never meet on one).
+   */
+  private readonly writer: string;
   private readonly batch: number;
   private readonly replayConcurrency: number;
   private readonly events: FailOpenEvents;
@@ -120,6 +127,7 @@ export class FailOpenStore implements DedupStore {
     options: FailOpenOptions = {},
   ) {
     this.kind = inner.kind;
+    this.writer = createHash('sha256').update(journal.instanceId).digest('base64url').slice(0, 11);
     this.timeoutMs = options.timeoutMs ?? 50;
     this.failAfter = Math.max(1, options.failAfter ?? 3);
     this.recoverAfter = Math.max(1, options.recoverAfter ?? 3);
@@ -223,7 +231,7 @@ export class FailOpenStore implements DedupStore {
     return wrapFacet(inner, (method, call, args) => {
       // A claim names this journal as its writer: should the store run it only after this replica gave up
       // on it (and journaled the arrival), the replay knows that state for its own, not a later one's.
-      if (name === 'incidents' && method === 'decide') args[0] = { ...(args[0] as IncidentClaim), writer: this.journal.instanceId };
+      if (name === 'incidents' && method === 'decide') args[0] = { ...(args[0] as IncidentClaim), writer: this.writer };
       const fallback = local[method];
       return fallback ? this.sharedOrLocal(call, () => fallback(...(args as never[]))) : this.shared(`${name}.${method}`, call);
     });
@@ -502,7 +510,7 @@ export class FailOpenStore implements DedupStore {
                   this.journal.restoredClaim(rec) !== null ? 'create' : this.journal.owed(rec),
                   // Its age on this replica's clock: a close another replica took after it ends its episode.
                   now - rec.lastSeenAt,
-                  this.journal.instanceId,
+                  this.writer,
                   now - rec.createdAt,
                 ),
                 this.operationMs,
