@@ -37,6 +37,8 @@ export interface WorkerOptions {
   batch?: number;
   /** how long an idle worker waits before looking again */
   idleMs?: number;
+  /** how soon after a nudge (this replica decided something to deliver) an idle worker looks, at the latest (default 10 ms) */
+  nudgeMs?: number;
   observer?: DeliveryObserver;
   owner?: string;
   /** a monotonic clock, ms (performance.now): a paused process sees it jump */
@@ -71,6 +73,11 @@ export class DeliveryWorker {
   private readonly leaseMs: number;
   private readonly batch: number;
   private readonly idleMs: number;
+  private readonly nudgeMs: number;
+  /** A nudge's wake, set while one is pending: the nudges of one burst make one pass. */
+  private nudged: NodeJS.Timeout | null = null;
+  /** A nudge came while a pass ran (its entry may be after the pass's look): the next wait is nudgeMs, not idleMs. */
+  private nudgedBusy = false;
   private readonly observer: DeliveryObserver;
   private readonly monotonic: () => number;
   private running = false;
@@ -92,6 +99,7 @@ export class DeliveryWorker {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
     this.batch = o.batch ?? 128;
     this.idleMs = o.idleMs ?? 200;
+    this.nudgeMs = Math.min(o.nudgeMs ?? 10, this.idleMs);
     this.observer = o.observer ?? {};
     this.monotonic = o.monotonic ?? (() => performance.now());
     this.floors = new ReceiverFloors(o.now ?? (() => Date.now()));
@@ -261,18 +269,42 @@ export class DeliveryWorker {
         this.freed = () => {
           if (this.inflight.size <= this.batch / 2) resolve();
         };
-        this.timer = setTimeout(resolve, this.idleMs);
+        this.timer = setTimeout(resolve, this.nudgedBusy ? this.nudgeMs : this.idleMs);
+        this.nudgedBusy = false;
         this.timer.unref();
       });
       this.wake = null;
       this.freed = null;
+      if (this.timer) clearTimeout(this.timer);
     }
+  }
+
+  /**
+   * This replica just wrote something to deliver (a decision's outbox
+   * entry): an idle worker looks within nudgeMs instead of at the end of its
+   * idle wait, so a trickle of alerts reaches its receivers in milliseconds.
+   * Nudges coalesce: a burst of decisions makes one pass, not one each, so
+   * the worker still does not compete with them for the store. A nudge
+   * while a pass runs makes the wait after it nudgeMs long.
+   */
+  nudge(): void {
+    if (!this.running || this.nudged) return;
+    if (!this.wake) {
+      this.nudgedBusy = true;
+      return;
+    }
+    this.nudged = setTimeout(() => {
+      this.nudged = null;
+      this.wake?.();
+    }, this.nudgeMs);
+    this.nudged.unref();
   }
 
   /** Stops leasing; resolves once every call in flight has been settled (SIGTERM drains). */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.nudged) clearTimeout(this.nudged);
     this.wake?.();
     await this.filling?.catch(() => {});
     await this.pass?.catch(() => {});
