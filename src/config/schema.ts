@@ -37,6 +37,10 @@ const retention = z.enum(['ttl', 'forever']).default('ttl');
 /** How long "forever" is for a store that needs a number: a hundred years. */
 export const FOREVER_MS = 100 * 365 * 86_400_000;
 
+/** An incident's lifetime when no per-class TTL applies (the drop-in inputs): `incidents.ttl_seconds`, or forever in ledger mode. */
+export const incidentLifetimeMs = (incidents: { retention: 'ttl' | 'forever'; ttl_seconds: number }): number =>
+  incidents.retention === 'forever' ? FOREVER_MS : incidents.ttl_seconds * 1000;
+
 /** The default rule table: each control-chart rule's alarm code and severity. */
 const DEFAULT_RULES = {
   nelson_1: { alarm_code: 'SPC-BEYOND-3S', severity: 'CRITICAL' as const },

@@ -1,4 +1,4 @@
-import { FOREVER_MS, type Config } from '../config/schema.js';
+import { type Config, incidentLifetimeMs } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
 import { type OgAlert, type OgPriority, opsgenieLabels } from '../inputs/opsgenie/schema.js';
 import { applyEdit, type OgEdit, type OgShown, sameShown } from '../inputs/opsgenie/edits.js';
@@ -56,7 +56,7 @@ export class OpsgenieIngest {
         tenant,
         key,
         fingerprint: `${severity}|0`,
-        ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+        ttlMs: incidentLifetimeMs(this.config().incidents),
         shown: { summary: a.message, labels, ...(a.description !== undefined ? { description: a.description } : {}) },
         // A repeat of an open alert counts, as at Opsgenie, and leaves its message and description as its
         // receivers last heard them: an edit (update_alerts) compares with those.
@@ -116,7 +116,7 @@ export class OpsgenieIngest {
           tenant,
           key,
           fingerprint: 'priority' in edit ? `${severity}|0` : rec.fingerprint,
-          ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+          ttlMs: incidentLifetimeMs(this.config().incidents),
           amends: { episode: rec.createdAt, refires: rec.refires },
           shown: next.value,
           outbox: this.dedup.withRoute(tenant, key, {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { FOREVER_MS, type Config } from '../config/schema.js';
+import { type Config, incidentLifetimeMs } from '../config/schema.js';
 import type { Severity } from '../core/fingerprint.js';
 import type { PdEvent, PdSeverity } from '../inputs/pagerduty/schema.js';
 import type { Origin } from '../store/contract/index.js';
@@ -42,7 +42,7 @@ export class PagerdutyIngest {
         tenant,
         key,
         fingerprint: `${severity}|0`,
-        ttlMs: this.config().incidents.retention === 'forever' ? FOREVER_MS : this.config().incidents.ttl_seconds * 1000,
+        ttlMs: incidentLifetimeMs(this.config().incidents),
         // What GET /v1/incidents/{key} shows: PagerDuty's source fields take the labels' place.
         shown: { summary: p.summary, labels: sourceFields(p) },
         outbox: this.dedup.withRoute(tenant, key, {
