@@ -7,6 +7,7 @@ import { severityOfFingerprint } from '../core/outbox.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { IncidentRecord, Origin } from '../store/contract/index.js';
 import { type OgAlertRef, ogAlertId } from '../inputs/opsgenie/alert-id.js';
+import { respondersOf } from '../inputs/opsgenie/responders.js';
 import type { Deduplicator } from './deduplicator.js';
 
 /** Opsgenie's five priorities onto onceonly's four severities. */
@@ -175,12 +176,12 @@ export class OpsgenieIngest {
 }
 
 /** The labels an alert's own fields make (opsgenieLabels): the rest are its details. */
-const OWN = new Set(['priority', 'tags', 'entity', 'source']);
+const OWN = new Set(['priority', 'tags', 'entity', 'source', 'responders', 'visibleTo']);
 
 /**
  * A live `og:` incident as Opsgenie's `GET /v2/alerts/{identifier}` answers
  * an alert. What onceonly does not keep is left out rather than made up:
- * `tinyId`, `owner`, `responders`, `teams`; `details` are the
+ * `tinyId`, `owner`, `teams`; `responders` are as sent; `details` are the
  * alert's details by their label names; `isSeen` is whether it was acknowledged.
  */
 export function alertView(alias: string, rec: IncidentRecord) {
@@ -204,6 +205,7 @@ export function alertView(alias: string, rec: IncidentRecord) {
     ...(labels.source !== undefined ? { source: labels.source } : {}),
     ...(labels.entity !== undefined ? { entity: labels.entity } : {}),
     ...(rec.latest?.description !== undefined ? { description: rec.latest.description } : {}),
+    responders: respondersOf(labels.responders),
     details: Object.fromEntries(Object.entries(labels).filter(([n]) => !OWN.has(n))),
   };
 }

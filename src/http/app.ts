@@ -223,7 +223,7 @@ export function buildApp({
   violationRoutes(app, violations, charge);
   deadLetterRoutes(app, deliveries, history.recorder);
   enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
-  opsgenieAlertRoutes(app, new OpsgenieIngest(dedup, config));
+  opsgenieAlertRoutes(app, new OpsgenieIngest(dedup, config), history);
   alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
   heartbeatRoutes(app, heartbeats);
   groupRoutes(app, groups);

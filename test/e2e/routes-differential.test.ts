@@ -25,7 +25,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 
 const NATS = 'nats://127.0.0.1:4222';
-const RECEIVERS = ['noc', 'page', 'page_am', 'db', 'p1', 'warn', 'major_up'];
+const RECEIVERS = ['noc', 'page', 'page_am', 'db', 'p1', 'warn', 'major_up', 'oncall_db'];
 
 /** Alertmanager's habits and onceonly's own labels side by side; continue makes several receivers per alert. */
 const TREE = `
@@ -37,6 +37,7 @@ route:
     - { receiver: warn, matchers: ['severity=~"warning|error"'], continue: true }
     - { receiver: p1, matchers: ['priority="P1"'], continue: true }
     - { receiver: major_up, matchers: ['oo_severity=~"CRITICAL|MAJOR"', 'team!="web"'], continue: true }
+    - { receiver: oncall_db, matchers: ['responders=~"(.*,)?team:db(,.*)?"'], continue: true }
     - { receiver: db, matchers: ['team="db"'] }
 `;
 
@@ -144,11 +145,21 @@ test('every input routes a random alert exactly where routes test says it goes',
       const t = team();
       // Opsgenie sends no severity: its alerts carry onceonly's, mapped from the priority.
       const severity = { P1: 'CRITICAL', P2: 'MAJOR', P3: 'MINOR', P4: 'INFO', P5: 'INFO' }[priority];
+      // Whom Opsgenie would page, as sent: a label too.
+      const responders = pick([
+        [],
+        [{ type: 'team', name: team() }],
+        [
+          { type: 'user', username: 'alice' },
+          { type: 'team', name: team() },
+        ],
+      ]);
+      const label = responders.map((r) => ('name' in r ? `${r.type}:${r.name}` : `${r.type}:${r.username}`)).join(',');
       alerts.push({
         via,
         key: `og:${run}-${i}`,
-        labels: { alias: `${run}-${i}`, priority, team: t, severity, dedup_key: `og:${run}-${i}` },
-        send: () => post('/v2/alerts', { message: `og ${i}`, alias: `${run}-${i}`, priority, details: { team: t } }),
+        labels: { alias: `${run}-${i}`, priority, team: t, severity, dedup_key: `og:${run}-${i}`, ...(label ? { responders: label } : {}) },
+        send: () => post('/v2/alerts', { message: `og ${i}`, alias: `${run}-${i}`, priority, details: { team: t }, responders }),
       });
     }
   }

@@ -28,6 +28,8 @@ const VALID = {
   // And its additions of tags and details (POST).
   '/v2/alerts/db1-disk/tags?identifierType=alias': { tags: ['db', 'disk'] },
   '/v2/alerts/db1-disk/details?identifierType=alias': { details: { runbook: 'rb/42' } },
+  // And a note on it.
+  '/v2/alerts/db1-disk/notes?identifierType=alias': { note: 'rebooted the array', user: 'noc-alice', source: 'runbook' },
   '/api/v2/silences': {
     matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
     startsAt: '2026-11-30T12:00:00Z',
@@ -55,6 +57,7 @@ const REQUIRED: Record<Route, string[]> = {
   '/v2/alerts/db1-disk/priority?identifierType=alias': ['priority'],
   '/v2/alerts/db1-disk/tags?identifierType=alias': ['tags'],
   '/v2/alerts/db1-disk/details?identifierType=alias': ['details'],
+  '/v2/alerts/db1-disk/notes?identifierType=alias': ['note'],
 };
 /** Opsgenie's edits of a field are PUT; every other route, its tags and details additions too, POST. */
 const methodOf = (route: Route) => (/^\/v2\/alerts\/[^/]+\/(message|description|priority)\?/.test(route) ? 'PUT' : 'POST');
@@ -162,8 +165,33 @@ const shot: fc.Arbitrary<Shot> = fc.constantFrom(...ROUTES).chain((route) => {
       fc.oneof(fc.constant({ a: 1 }), fc.constant(['x']), fc.constant('k=v'), fc.constant({ a: null })).map((details) => ({ details })),
       fc.integer({ min: 513, max: 2000 }).map((n) => ({ alias: 'a'.repeat(n) })),
       fc.constantFrom('', '  ', 7, true).map((alias) => ({ alias })),
+      // Responders and visibleTo as Opsgenie refuses them: not a list, a type it has not, no id or name, too many.
+      fc
+        .constantFrom(
+          'team:noc',
+          [{ name: 'noc' }],
+          [{ type: 'group', name: 'noc' }],
+          [{ type: 'team' }],
+          [{ type: 'team', name: '' }],
+          [{ type: 'team', name: 'a,b' }],
+          [{ type: 'user', username: 7 }],
+          Array.from({ length: 51 }, (_, i) => ({ type: 'team', name: `t${i}` })),
+        )
+        .chain((r) => fc.constantFrom({ responders: r }, { visibleTo: r })),
     );
     mutations.push(broken.map((b) => json({ ...valid, ...b }, `opsgenie ${JSON.stringify(b).slice(0, 40)}`)));
+  }
+  if (route.includes('/notes?')) {
+    // A note Opsgenie refuses: blank, past 25,000 characters, not text, or a user or source past 100.
+    const broken = fc.constantFrom(
+      { note: '  ' },
+      { note: 'x'.repeat(25_001) },
+      { note: 7 },
+      { user: 'u'.repeat(101) },
+      { source: ['s'] },
+      { note: 'a\u0007b' },
+    );
+    mutations.push(broken.map((b) => json({ ...valid, ...b }, `note ${JSON.stringify(b).slice(0, 40)}`)));
   }
   if (STRICT.includes(route)) {
     mutations.push(

@@ -82,6 +82,8 @@ const PROMISED = [
   'DELETE /v2/alerts/{identifier}/tags',
   'POST /v2/alerts/{identifier}/details',
   'DELETE /v2/alerts/{identifier}/details',
+  'POST /v2/alerts/{identifier}/notes',
+  'GET /v2/alerts/{identifier}/notes',
   'POST /v2/enqueue',
   'POST /v2/heartbeats/{name}/ping',
 ];

@@ -39,7 +39,7 @@ test('an alias is one incident: create, repeat, a new priority, acknowledge, clo
   }
 });
 
-test("an alert's fields: the message is cut to 130 characters and is the alias when none is given; details, tags, entity and source are its labels", async () => {
+test("an alert's fields: the message is cut to 130 characters and is the alias when none is given; details, tags, entity, source and responders are its labels", async () => {
   const s = await inProcessServer({ store: 'memory' });
   try {
     const long = `${'x'.repeat(129)}é and more`;
@@ -72,6 +72,7 @@ test("an alert's fields: the message is cut to 130 characters and is the alias w
       tags: 'network,olt',
       entity: 'olt-7',
       source: 'zabbix',
+      responders: 'team:net',
     });
   } finally {
     await s.stop();

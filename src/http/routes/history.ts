@@ -16,7 +16,7 @@ const KEY_RULE =
 export const isHistoryKey = (key: string) => isStoreKey(key) || OTHER_KEY.test(key);
 
 export interface HistorySource {
-  recorder: Pick<HistoryRecorder, 'flush' | 'record'>;
+  recorder: Pick<HistoryRecorder, 'flush' | 'record' | 'on'>;
   store: Pick<HistoryStore, 'read'>;
 }
 

@@ -5,7 +5,9 @@ import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
 import { MAX_ALIAS, OG_PRIORITIES, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
 import { doc } from '../openapi/route-doc.js';
 import { OPSGENIE_EDIT_ROUTES, opsgenieEditRoutes } from './opsgenie-edits.js';
-import { accepted, identifierQuery, OPSGENIE_ALERTS, processing, refused, took, unprocessable } from './opsgenie-shape.js';
+import { OPSGENIE_NOTE_ROUTE, opsgenieNoteRoutes } from './opsgenie-notes.js';
+import type { HistorySource } from './history.js';
+import { accepted, identifierQuery, listed, responderList, OPSGENIE_ALERTS, processing, refused, took, unprocessable } from './opsgenie-shape.js';
 
 export { opsgenieError } from './opsgenie-shape.js';
 
@@ -16,6 +18,7 @@ export const OPSGENIE_ROUTES = new Set([
   `${OPSGENIE_ALERTS}/:identifier/close`,
   `${OPSGENIE_ALERTS}/:identifier/acknowledge`,
   ...OPSGENIE_EDIT_ROUTES,
+  OPSGENIE_NOTE_ROUTE,
 ]);
 
 const actionBody = { type: 'object', properties: { user: { type: 'string' }, source: { type: 'string' }, note: { type: 'string' } } };
@@ -25,7 +28,7 @@ const actionBody = { type: 'object', properties: { user: { type: 'string' }, sou
  * `opsgenie_configs` pointed at onceonly keep working, with the alias as the
  * incident `og:<alias>`. `Authorization: GenieKey <token>` is a tenant token.
  */
-export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieIngest): void {
+export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieIngest, history: HistorySource): void {
   app.post(
     OPSGENIE_ALERTS,
     doc({
@@ -46,6 +49,8 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
           details: { type: 'object', additionalProperties: { type: 'string' } },
           entity: { type: 'string', maxLength: 512 },
           source: { type: 'string', maxLength: 100 },
+          responders: { ...responderList, description: 'teams, users, escalations or schedules: kept as the label `responders`' },
+          visibleTo: { ...responderList, description: 'teams or users: kept as the label `visibleTo`' },
         },
       },
       responses: { 202: processing, 422: refused },
@@ -73,14 +78,7 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
         order: { description: '`desc` (default) or `asc`', schema: { enum: ['asc', 'desc'] }, required: false },
       },
       responses: {
-        200: {
-          description: "Opsgenie's answer: `data` the alerts, `took`, `requestId`",
-          schema: {
-            type: 'object',
-            required: ['data', 'took', 'requestId'],
-            properties: { data: { type: 'array', items: { type: 'object' } }, took: { type: 'number' }, requestId: { type: 'string' } },
-          },
-        },
+        200: listed("Opsgenie's answer: `data` the alerts, `took`, `requestId`"),
         422: refused,
       },
     }),
@@ -96,7 +94,7 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
     doc({
       summary: "Opsgenie's Alert API: read an open alert",
       description:
-        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`tinyId`, `owner`, `responders`, `teams`) is left out; `details` are the details as label names.',
+        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`tinyId`, `owner`, `teams`) is left out; `responders` are as the create sent them; `details` are the details as label names.',
       access: 'tenant',
       tag: 'drop-in',
       params: { identifier: 'the alert’s alias or id, percent-encoded' },
@@ -126,6 +124,7 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
   );
 
   opsgenieEditRoutes(app, opsgenie);
+  opsgenieNoteRoutes(app, opsgenie, history);
 
   for (const action of ['close', 'acknowledge'] as const) {
     app.post<{ Params: { identifier: string }; Querystring: { identifierType?: string } }>(

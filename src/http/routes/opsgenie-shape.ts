@@ -55,3 +55,24 @@ export const identifierQuery = {
     required: false,
   },
 };
+
+/** A list's 200: `data` an array, with `took` and `requestId`. */
+export const listed = (description: string) => ({
+  description,
+  schema: {
+    type: 'object',
+    required: ['data', 'took', 'requestId'],
+    properties: { data: { type: 'array', items: { type: 'object' } }, took: { type: 'number' }, requestId: { type: 'string' } },
+  },
+});
+
+/** `responders` or `visibleTo` of a create, as Opsgenie takes them. */
+export const responderList = {
+  type: 'array',
+  maxItems: 50,
+  items: {
+    type: 'object',
+    required: ['type'],
+    properties: { type: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, username: { type: 'string' } },
+  },
+};

@@ -1,5 +1,7 @@
 import { LABEL_NAME, RESERVED_LABELS } from '../../core/matcher.js';
 import { carriedProblem, MAX_LABEL_NAME, MAX_LABEL_VALUE, MAX_LABELS, textProblem } from '../limits.js';
+import { cut, isObject, type OgParse } from './parse.js';
+import { type OgResponder, parseResponders, respondersLabel } from './responders.js';
 
 /**
  * Opsgenie's Alert API (`POST /v2/alerts`), as Opsgenie documents its
@@ -8,8 +10,9 @@ import { carriedProblem, MAX_LABEL_NAME, MAX_LABEL_VALUE, MAX_LABELS, textProble
  * at most 20 `tags` of 50 characters; `details` a map of strings; `entity`
  * 512, `source` 100, `description` 15,000 characters. Opsgenie cuts a longer
  * message or description rather than refuse it (Alertmanager sends a message
- * cut to 130 runes itself), and so does this. Fields it accepts that do
- * nothing here (responders, visibleTo, actions, user, note) are ignored.
+ * cut to 130 runes itself), and so does this. `responders` and `visibleTo`
+ * are kept as labels (responders.ts). Fields it accepts that do nothing here
+ * (actions, user, note) are ignored.
  * Problems are Opsgenie's map of field → message.
  */
 export const OG_PRIORITIES = ['P1', 'P2', 'P3', 'P4', 'P5'] as const;
@@ -32,13 +35,11 @@ export interface OgAlert {
   details: Record<string, string>;
   entity?: string;
   source?: string;
+  responders: OgResponder[];
+  visibleTo: OgResponder[];
 }
 
-export type OgParse<T> = { ok: true; value: T } | { ok: false; errors: Record<string, string> };
-
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** Cut to `max` code points, never through a surrogate pair. */
-export const cut = (s: string, max: number) => (s.length <= max ? s : Array.from(s).slice(0, max).join(''));
+export { cut, isObject, type OgParse } from './parse.js';
 
 export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
   if (!isObject(body)) return { ok: false, errors: { body: 'Request body must be a JSON object.' } };
@@ -91,7 +92,11 @@ export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
     }
   }
 
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const responders = parseResponders('responders', body.responders);
+  const visibleTo = parseResponders('visibleTo', body.visibleTo);
+  for (const r of [responders, visibleTo]) if (!r.ok) Object.assign(errors, r.errors);
+
+  if (Object.keys(errors).length > 0 || !responders.ok || !visibleTo.ok) return { ok: false, errors };
   return {
     ok: true,
     value: {
@@ -104,6 +109,8 @@ export function parseOpsgenieAlert(body: unknown): OgParse<OgAlert> {
       details,
       ...(entity !== undefined && entity !== '' ? { entity } : {}),
       ...(source !== undefined && source !== '' ? { source } : {}),
+      responders: responders.value,
+      visibleTo: visibleTo.value,
     },
   };
 }
@@ -140,7 +147,18 @@ export function detailLabel(name: string): string {
  * opsgenie_configs sends an alert's labels as details, and its `severity` is
  * the severity as sent, which routes match (onceonly's is `oo_severity`).
  */
-const RESERVED_DETAIL_LABELS = new Set(['alias', 'message', 'description', 'priority', 'tags', 'entity', 'source', ...RESERVED_LABELS]);
+const RESERVED_DETAIL_LABELS = new Set([
+  'alias',
+  'message',
+  'description',
+  'priority',
+  'tags',
+  'entity',
+  'source',
+  'responders',
+  'visibleTo',
+  ...RESERVED_LABELS,
+]);
 
 /** Why details cannot be labels as given (one takes a reserved name, or two make one name), or null. */
 export function detailsClash(names: readonly string[]): string | null {
@@ -161,7 +179,7 @@ export function detailsClash(names: readonly string[]): string | null {
  * under names made label names (a character outside `[A-Za-z0-9_]` becomes
  * `_`, a leading digit gets a `_`, cut to 256 characters; of two details
  * that make one name, the first in code-point order), then `tags` (comma-joined), `entity`,
- * `source` and `priority`, which win over a detail of the same name. At most
+ * `source`, `priority`, `responders` and `visibleTo`, which a detail may not be named. At most
  * the input limits' label count: a detail past it stays in the delivery, not
  * in the labels.
  */
@@ -176,6 +194,8 @@ export function opsgenieLabels(a: OgAlert): Record<string, string> {
     ...(a.tags.length > 0 ? { tags: a.tags.join(',') } : {}),
     ...(a.entity !== undefined ? { entity: a.entity } : {}),
     ...(a.source !== undefined ? { source: a.source } : {}),
+    ...(a.responders.length > 0 ? { responders: respondersLabel(a.responders) } : {}),
+    ...(a.visibleTo.length > 0 ? { visibleTo: respondersLabel(a.visibleTo) } : {}),
   };
   const names = Object.keys(labels).filter((n) => !(n in fixed));
   const room = MAX_LABELS - Object.keys(fixed).length;

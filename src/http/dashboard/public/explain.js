@@ -55,6 +55,8 @@ export function describeEvent(e) {
       return `${str(e.action)} to ${str(e.adapter)}: dead letter retried by an operator`;
     case 'acknowledged':
       return `acknowledged${e.by !== undefined ? ` by ${quote(e.by)}` : ''} (via ${str(e.via)})`;
+    case 'note':
+      return `note${e.user !== undefined ? ` by ${quote(e.user)}` : ''} (via ${str(e.via)}): ${str(e.note).length > 200 ? `${str(e.note).slice(0, 200)}…` : str(e.note)}`;
     case 'closed':
       return 'closed';
     case 'expired':
