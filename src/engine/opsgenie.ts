@@ -6,7 +6,8 @@ import type { OgList } from '../inputs/opsgenie/list-query.js';
 import { severityOfFingerprint } from '../core/outbox.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { IncidentRecord, Origin } from '../store/contract/index.js';
-import { type OgAlertRef, ogAlertId } from '../inputs/opsgenie/alert-id.js';
+import { type OgAlertRef, type OgNamed, ogAlertId, ogTinyId } from '../inputs/opsgenie/alert-id.js';
+import type { OgParse } from '../inputs/opsgenie/parse.js';
 import { respondersOf } from '../inputs/opsgenie/responders.js';
 import type { Deduplicator } from './deduplicator.js';
 
@@ -157,6 +158,30 @@ export class OpsgenieIngest {
     });
   }
 
+  /**
+   * The alert a call names, a tiny id looked up among the tenant's open
+   * alerts (the first OG_LISTED the store finds, as a list reads them): null
+   * when none open has it. Refused, naming what to send instead, when two
+   * open alerts share it, or when the tenant has more open alerts than the
+   * look covers and none of those has it (it may be past them): a close or
+   * acknowledge by tiny id never lands on the wrong alert, nor silently on none.
+   */
+  async resolve(named: OgNamed, tenant: string): Promise<OgParse<OgAlertRef | null>> {
+    if (!('tiny' in named)) return { ok: true, value: named };
+    const all = await this.dedup.store.queries.listIncidents(tenant, OG_LISTED);
+    const found = all.filter((r) => r.key.startsWith(OG_PREFIX) && ogTinyId(r.key.slice(OG_PREFIX.length), r.createdAt) === named.tiny);
+    if (found.length > 1)
+      return { ok: false, errors: { identifier: `${found.length} open alerts share the tiny id ${named.tiny}: name the alert by its id or alias.` } };
+    if (found.length === 1) return { ok: true, value: { alias: found[0]!.key.slice(OG_PREFIX.length), createdAt: found[0]!.createdAt } };
+    // listIncidents reads every live incident kind; at OG_LISTED of them the tenant may hold more.
+    if (all.length >= OG_LISTED)
+      return {
+        ok: false,
+        errors: { identifier: `No alert with tiny id ${named.tiny} among the first ${OG_LISTED} open ones: name the alert by its id or alias.` },
+      };
+    return { ok: true, value: null };
+  }
+
   /** The live alert a read names, or null: none open, or (by id) an episode other than the id's. */
   async get(ref: OgAlertRef, tenant: string): Promise<IncidentRecord | null> {
     const rec = await this.dedup.store.incidents.get(tenant, opsgenieKey(ref.alias));
@@ -181,7 +206,7 @@ const OWN = new Set(['priority', 'tags', 'entity', 'source', 'responders', 'visi
 /**
  * A live `og:` incident as Opsgenie's `GET /v2/alerts/{identifier}` answers
  * an alert. What onceonly does not keep is left out rather than made up:
- * `tinyId`, `owner`, `teams`; `responders` are as sent; `details` are the
+ * `owner`, `teams`; `tinyId` is derived from the id (ogTinyId); `responders` are as sent; `details` are the
  * alert's details by their label names; `isSeen` is whether it was acknowledged.
  */
 export function alertView(alias: string, rec: IncidentRecord) {
@@ -190,6 +215,7 @@ export function alertView(alias: string, rec: IncidentRecord) {
   const acknowledged = rec.acknowledged === true;
   return {
     id: ogAlertId(alias, rec.createdAt),
+    tinyId: ogTinyId(alias, rec.createdAt),
     alias,
     message: rec.latest?.summary ?? '',
     status: 'open' as const,

@@ -111,7 +111,7 @@ test('what Opsgenie refuses is refused in its shape, naming each field, and stor
       assert.ok(Object.values(r.body.errors as Record<string, string>).every((m) => m.length > 0));
       assert.equal(typeof r.body.requestId, 'string');
     }
-    // By id (the default type), only an id a read answered; tiny ids are not kept.
+    // By id (the default type), only an id a read answered; a tiny id is a number.
     for (const url of ['/v2/alerts/a/close', '/v2/alerts/a/close?identifierType=id']) {
       const r = await s.post(url, {});
       assert.equal(r.status, 422, url);
@@ -119,7 +119,10 @@ test('what Opsgenie refuses is refused in its shape, naming each field, and stor
     }
     const tiny = await s.post('/v2/alerts/a/acknowledge?identifierType=tiny', {});
     assert.equal(tiny.status, 422);
-    assert.match(tiny.body.errors.identifierType, /identifierType must be id or alias/);
+    assert.match(tiny.body.errors.identifier, /tiny id is a number of at most 8 digits/);
+    const other = await s.post('/v2/alerts/a/acknowledge?identifierType=x', {});
+    assert.equal(other.status, 422);
+    assert.match(other.body.errors.identifierType, /identifierType must be id, tiny or alias/);
     const tooLong = await s.post(`/v2/alerts/${'a'.repeat(513)}/close?identifierType=alias`, {});
     assert.equal(tooLong.status, 422);
     assert.match(tooLong.body.errors.identifier, /at most 512 characters/);

@@ -82,7 +82,8 @@ async function editsAsOpsgenie(s: InProcessServer, receiver: FakeServer) {
     [path('message'), { message: 'a\u0007b' }, 'message'],
     [path('description'), { description: null }, 'description'],
     [path('description'), [], 'body'],
-    [path('message', alias, 'tiny'), { message: 'x' }, 'identifierType'],
+    [path('message', alias, 'tiny'), { message: 'x' }, 'identifier'],
+    [path('message', alias, 'short'), { message: 'x' }, 'identifierType'],
     [path('message', alias, 'id'), { message: 'x' }, 'identifier'],
   ] as const) {
     const r = await put(s, url, body);

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { startRedis } from '../helpers/redis.js';
 import { testSeed } from '../helpers/seed.js';
+import { ogTinyId } from '../../src/inputs/opsgenie/alert-id.js';
 
 const get = (s: InProcessServer, identifier: string, type?: string) =>
   s.get(`/v2/alerts/${encodeURIComponent(identifier)}${type === undefined ? '' : `?identifierType=${type}`}`);
@@ -178,6 +179,83 @@ test('any identifier and identifierType: a 404 or a 422 naming the parameter in 
       { seed: testSeed('opsgenie-get-alert'), numRuns: 300 },
     );
     assert.equal((await s.get('/v1/incidents')).body.incidents.length, 1, 'reads stored nothing');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('by tiny id: a read answers one, and a read, note, acknowledge and close by it act on that episode only', async () => {
+  const s = await inProcessServer({ store: 'memory' });
+  try {
+    await s.post('/v2/alerts', { message: 'disk full', alias: 'db1-disk' });
+    const a = (await get(s, 'db1-disk', 'alias')).body.data;
+    assert.match(a.tinyId, /^(0|[1-9][0-9]{0,7})$/);
+    assert.deepEqual((await get(s, a.tinyId, 'tiny')).body.data, a);
+    assert.equal((await s.post(`/v2/alerts/${a.tinyId}/notes?identifierType=tiny`, { note: 'looking' })).status, 202);
+    assert.deepEqual(
+      (await s.get(`/v2/alerts/${a.tinyId}/notes?identifierType=tiny`)).body.data.map((n: { note: string }) => n.note),
+      ['looking'],
+    );
+    assert.equal(
+      (await s.app.inject({ method: 'PUT', url: `/v2/alerts/${a.tinyId}/priority?identifierType=tiny`, payload: { priority: 'P1' } })).statusCode,
+      202,
+    );
+    assert.equal((await get(s, a.tinyId, 'tiny')).body.data.priority, 'P1', 'an edit by tiny id');
+    assert.equal((await s.post(`/v2/alerts/${a.tinyId}/acknowledge?identifierType=tiny`, {})).status, 202);
+    assert.equal((await get(s, a.id)).body.data.acknowledged, true);
+    assert.equal((await s.post(`/v2/alerts/${a.tinyId}/close?identifierType=tiny`, {})).status, 202);
+    assert.equal((await get(s, 'db1-disk', 'alias')).status, 404, 'closed by its tiny id');
+    // The next episode has an id and a tiny id of its own: the old tiny id closes nothing of it.
+    s.clock.advance(1000);
+    await s.post('/v2/alerts', { message: 'disk full again', alias: 'db1-disk' });
+    const again = (await get(s, 'db1-disk', 'alias')).body.data;
+    assert.notEqual(again.tinyId, a.tinyId);
+    assert.equal((await get(s, a.tinyId, 'tiny')).status, 404);
+    assert.equal((await s.post(`/v2/alerts/${a.tinyId}/close?identifierType=tiny`, {})).status, 202);
+    assert.equal((await get(s, 'db1-disk', 'alias')).status, 200, 'the old tiny id closed nothing');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a tiny id two open alerts share, or one not found past the first 1,000 open alerts, is refused and changes nothing', async () => {
+  const s = await inProcessServer({ store: 'memory' });
+  try {
+    // The memory store's episode starts on the test's clock, so two aliases whose tiny ids meet can be found beforehand.
+    const at = s.clock.now();
+    const seen = new Map<string, string>();
+    let pair: [string, string] | null = null;
+    for (let i = 0; !pair; i++) {
+      const alias = `svc-${i}`;
+      const tiny = ogTinyId(alias, at);
+      const other = seen.get(tiny);
+      if (other) pair = [other, alias];
+      seen.set(tiny, alias);
+    }
+    for (const alias of pair) await s.post('/v2/alerts', { message: 'm', alias });
+    const tiny = ogTinyId(pair[0], at);
+    const before = (await s.get('/v1/incidents')).body.incidents.length;
+    for (const action of ['close', 'acknowledge'] as const) {
+      const r = await s.post(`/v2/alerts/${tiny}/${action}?identifierType=tiny`, {});
+      assert.equal(r.status, 422, action);
+      assert.match(r.body.errors.identifier, /2 open alerts share the tiny id/);
+    }
+    assert.equal((await get(s, tiny, 'tiny')).status, 422);
+    assert.equal((await s.get('/v1/incidents')).body.incidents.length, before, 'nothing closed');
+    for (const alias of pair) assert.equal((await get(s, alias, 'alias')).body.data.acknowledged, false, 'nothing acknowledged');
+
+    // 1,000 open alerts: a tiny id none of them has may belong to one past them, so it is refused, not answered 202.
+    const batch = Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify({ element_id: `olt-${i}`, fault_class: 'LOS', root_cause_id: 'c', severity: 'MAJOR' }),
+    ).join('\n');
+    assert.equal(
+      (await s.app.inject({ method: 'POST', url: '/v1/incidents', headers: { 'content-type': 'application/x-ndjson' }, payload: batch })).statusCode,
+      200,
+    );
+    const absent = [...Array(100).keys()].map(String).find((t) => !seen.has(t))!;
+    const r = await s.post(`/v2/alerts/${absent}/close?identifierType=tiny`, {});
+    assert.equal(r.status, 422);
+    assert.match(r.body.errors.identifier, /among the first 1000 open ones/);
   } finally {
     await s.stop();
   }

@@ -88,9 +88,9 @@ for (const backend of ['sqlite', 'redis', 'postgres'] as const)
           assert.equal(r.status, 422, JSON.stringify(body).slice(0, 60));
           assert.equal(typeof r.body.errors[field], 'string', `${JSON.stringify(body).slice(0, 60)} names ${field}: ${JSON.stringify(r.body)}`);
         }
-        const tiny = await s.post('/v2/alerts/1/notes?identifierType=tiny', { note: 'x' });
+        const tiny = await s.post('/v2/alerts/a1/notes?identifierType=tiny', { note: 'x' });
         assert.equal(tiny.status, 422);
-        assert.match(tiny.body.errors.identifierType, /tiny/);
+        assert.match(tiny.body.errors.identifier, /tiny id is a number/);
         assert.deepEqual((await notesOf(s, 'a1')).data, [], 'nothing was kept');
       } finally {
         await s.stop();

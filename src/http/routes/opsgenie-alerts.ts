@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { alertView, OG_LISTED, type OpsgenieIngest } from '../../engine/opsgenie.js';
 import { parseListQuery } from '../../inputs/opsgenie/list-query.js';
-import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
+import { namedIn, openAlert, resolved } from './opsgenie-ref.js';
 import { MAX_ALIAS, OG_PRIORITIES, parseOpsgenieAlert } from '../../inputs/opsgenie/schema.js';
 import { doc } from '../openapi/route-doc.js';
 import { OPSGENIE_EDIT_ROUTES, opsgenieEditRoutes } from './opsgenie-edits.js';
@@ -94,12 +94,12 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
     doc({
       summary: "Opsgenie's Alert API: read an open alert",
       description:
-        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`tinyId`, `owner`, `teams`) is left out; `responders` are as the create sent them; `details` are the details as label names.',
+        'The open alert `og:<alias>` by its alias (`identifierType=alias`) or by the `id` this answered (the default type; the id of an earlier episode finds nothing). What onceonly does not keep (`owner`, `teams`) is left out; `tinyId` is derived from the id; `responders` are as the create sent them; `details` are the details as label names.',
       access: 'tenant',
       tag: 'drop-in',
       params: { identifier: 'the alert’s alias or id, percent-encoded' },
       query: {
-        identifierType: { description: '`id` (the default) or `alias`; `tiny` is refused', schema: { enum: ['id', 'alias', 'tiny'] }, required: false },
+        identifierType: { description: '`id` (the default), `tiny` or `alias`', schema: { enum: ['id', 'alias', 'tiny'] }, required: false },
       },
       responses: {
         200: {
@@ -115,11 +115,9 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
       },
     }),
     async (req, reply) => {
-      const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
-      if (!ref.ok) return unprocessable(req, reply, ref.errors);
-      const rec = await opsgenie.get(ref.value, req.tenant);
-      if (!rec) return reply.code(404).send({ message: 'Alert does not exist', took: took(reply), requestId: req.id });
-      return reply.code(200).send({ data: alertView(ref.value.alias, rec), took: took(reply), requestId: req.id });
+      const open = await openAlert(opsgenie, req, reply);
+      if (!open) return reply;
+      return reply.code(200).send({ data: alertView(open.ref.alias, open.rec), took: took(reply), requestId: req.id });
     },
   );
 
@@ -143,10 +141,12 @@ export function opsgenieAlertRoutes(app: FastifyInstance, opsgenie: OpsgenieInge
         responses: { 202: processing, 422: refused },
       }),
       async (req, reply) => {
-        const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
-        if (!ref.ok) return unprocessable(req, reply, ref.errors);
+        const named = namedIn(req);
+        if (!named.ok) return unprocessable(req, reply, named.errors);
+        const ref = await resolved(opsgenie, named.value, req, reply);
+        if (ref === undefined) return reply;
         const origin = { requestId: req.id };
-        await (action === 'close' ? opsgenie.close(ref.value, req.tenant, origin) : opsgenie.acknowledge(ref.value, req.tenant, origin));
+        if (ref) await (action === 'close' ? opsgenie.close(ref, req.tenant, origin) : opsgenie.acknowledge(ref, req.tenant, origin));
         return accepted(req, reply);
       },
     );

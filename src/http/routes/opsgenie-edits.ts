@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OpsgenieIngest } from '../../engine/opsgenie.js';
-import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
+import { namedIn, resolved } from './opsgenie-ref.js';
 import { OG_EDITS, type OgEdit, parseDetailsAdd, parseDetailsRemove, parseOpsgenieEdit, parseTagsAdd, parseTagsRemove } from '../../inputs/opsgenie/edits.js';
 import type { OgParse } from '../../inputs/opsgenie/schema.js';
 import { OG_PRIORITIES } from '../../inputs/opsgenie/schema.js';
@@ -17,11 +17,14 @@ const NEVER_OPENS =
 
 /** Names the alert, parses the change, and makes it: 202 as Opsgenie answers, or 422 naming what is wrong. */
 async function editRoute(opsgenie: OpsgenieIngest, req: EditRequest, reply: FastifyReply, parse: (req: EditRequest) => OgParse<OgEdit>) {
-  const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
-  if (!ref.ok) return unprocessable(req, reply, ref.errors);
+  const named = namedIn(req);
+  if (!named.ok) return unprocessable(req, reply, named.errors);
   const edit = parse(req);
   if (!edit.ok) return unprocessable(req, reply, edit.errors);
-  const outcome = await opsgenie.edit(ref.value, edit.value, req.tenant, { requestId: req.id });
+  const ref = await resolved(opsgenie, named.value, req, reply);
+  if (ref === undefined) return reply;
+  if (ref === null) return accepted(req, reply);
+  const outcome = await opsgenie.edit(ref, edit.value, req.tenant, { requestId: req.id });
   if (typeof outcome === 'object') return unprocessable(req, reply, outcome.refused);
   return accepted(req, reply);
 }

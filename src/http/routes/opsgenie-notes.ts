@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { opsgenieKey, type OpsgenieIngest } from '../../engine/opsgenie.js';
-import { parseAlertRef } from '../../inputs/opsgenie/alert-id.js';
+import { namedIn, openAlert, resolved } from './opsgenie-ref.js';
 import { MAX_NOTE, parseOpsgenieNote } from '../../inputs/opsgenie/note.js';
 import { doc } from '../openapi/route-doc.js';
 import type { HistorySource } from './history.js';
@@ -38,14 +38,16 @@ export function opsgenieNoteRoutes(app: FastifyInstance, opsgenie: OpsgenieInges
       responses: { 202: processing, 422: refused },
     }),
     async (req, reply) => {
-      const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
-      if (!ref.ok) return unprocessable(req, reply, ref.errors);
+      const named = namedIn(req);
+      if (!named.ok) return unprocessable(req, reply, named.errors);
       const note = parseOpsgenieNote(req.body);
       if (!note.ok) return unprocessable(req, reply, note.errors);
       if (!history.recorder.on) return unprocessable(req, reply, { note: 'Notes are kept in the alert’s history, which is off here (history.max_events: 0).' });
-      const rec = await opsgenie.get(ref.value, req.tenant);
+      const ref = await resolved(opsgenie, named.value, req, reply);
+      if (ref === undefined) return reply;
+      const rec = ref && (await opsgenie.get(ref, req.tenant));
       // The episode it belongs to, as the store names it: the list of a later episode leaves it out without comparing clocks.
-      if (rec) history.recorder.record(req.tenant, opsgenieKey(ref.value.alias), { type: 'note', via: 'opsgenie', ...note.value, episode: rec.createdAt });
+      if (ref && rec) history.recorder.record(req.tenant, opsgenieKey(ref.alias), { type: 'note', via: 'opsgenie', ...note.value, episode: rec.createdAt });
       return accepted(req, reply);
     },
   );
@@ -66,12 +68,11 @@ export function opsgenieNoteRoutes(app: FastifyInstance, opsgenie: OpsgenieInges
       },
     }),
     async (req, reply) => {
-      const ref = parseAlertRef(req.params.identifier, req.query.identifierType);
-      if (!ref.ok) return unprocessable(req, reply, ref.errors);
-      const rec = await opsgenie.get(ref.value, req.tenant);
-      if (!rec) return reply.code(404).send({ message: 'Alert does not exist', took: took(reply), requestId: req.id });
+      const open = await openAlert(opsgenie, req, reply);
+      if (!open) return reply;
+      const { ref, rec } = open;
       await history.recorder.flush();
-      const events = await history.store.read(req.tenant, opsgenieKey(ref.value.alias));
+      const events = await history.store.read(req.tenant, opsgenieKey(ref.alias));
       // This episode's notes only: a closed episode's notes belong to that alert, as at Opsgenie.
       const notes = events
         .filter((e) => e.type === 'note' && e.episode === rec.createdAt)

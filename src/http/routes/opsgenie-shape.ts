@@ -50,7 +50,8 @@ export const refused = {
 };
 export const identifierQuery = {
   identifierType: {
-    description: '`id` (the default: an id a read answered, that episode only) or `alias` (any open episode); `tiny` is refused',
+    description:
+      '`id` (the default: an id a read answered, that episode only), `tiny` (a `tinyId` a read answered, that episode only) or `alias` (any open episode)',
     schema: { enum: ['id', 'alias', 'tiny'] },
     required: false,
   },
