@@ -36,6 +36,8 @@ import { decisionLog, deliveryObserver, deliveryObservers, failOpenEvents, rateL
 import { MqttIngest } from '../ingest/mqtt.js';
 import { NatsIngest } from '../ingest/nats.js';
 import { AlertmanagerIngest } from '../engine/alertmanager.js';
+import { OpsgenieIngest } from '../engine/opsgenie.js';
+import { PagerdutyIngest } from '../engine/pagerduty.js';
 import { sweepUntilDone } from './sweeper.js';
 import { HistoryRecorder } from '../history/recorder.js';
 import { historyObserver } from '../history/deliveries.js';
@@ -269,7 +271,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       error: (err) => heartbeatFailed(err instanceof Error ? err : new Error(String(err))),
     },
   });
+  // The drop-in inputs, decided by the same deduplicator: over HTTP, and Alertmanager's over the brokers too.
+  const dropIns = {
+    alertmanager: new AlertmanagerIngest(dedup, () => config.current, clock, heartbeats),
+    pagerduty: new PagerdutyIngest(dedup, () => config.current),
+    opsgenie: new OpsgenieIngest(dedup, () => config.current),
+  };
   const app = buildApp({
+    dropIns,
     storeResetAt: () => epochs.resetAt,
     mutes: muteSource,
     dedup,
@@ -327,7 +336,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   heartbeats.start();
 
   // Inputs from brokers, decided by the same ingests as the HTTP routes; started once HTTP serves.
-  const ingests = { dedup, events, violations, alerts: new AlertmanagerIngest(dedup, () => config.current, clock, heartbeats), accounting };
+  const ingests = { dedup, events, violations, alerts: dropIns.alertmanager, accounting };
   // What both take: the tenant the messages belong to, the body bound, where they log and count.
   const common = (tenant: string | undefined) => ({
     logger,

@@ -22,10 +22,10 @@ import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { ENQUEUE, enqueueRoutes, pagerdutyError } from './routes/enqueue.js';
-import { PagerdutyIngest } from '../engine/pagerduty.js';
-import { OpsgenieIngest } from '../engine/opsgenie.js';
+import type { PagerdutyIngest } from '../engine/pagerduty.js';
+import type { OpsgenieIngest } from '../engine/opsgenie.js';
 import { OPSGENIE_ROUTES, opsgenieAlertRoutes, opsgenieError } from './routes/opsgenie-alerts.js';
-import { AlertmanagerIngest } from '../engine/alertmanager.js';
+import type { AlertmanagerIngest } from '../engine/alertmanager.js';
 import { alertmanagerRoutes } from './routes/alertmanager.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { auditRoutes } from './routes/audit.js';
@@ -95,6 +95,8 @@ export interface AppOptions {
   groups: Pick<GroupApplier, 'view'>;
   /** Keys' histories (GET /v1/incidents/{key}/history): the recorder (flushed before a read) and the store. */
   history: HistorySource;
+  /** The drop-in inputs' deciders, built with the rest in app/ (the brokers share Alertmanager's). */
+  dropIns: { pagerduty: PagerdutyIngest; opsgenie: OpsgenieIngest; alertmanager: AlertmanagerIngest };
 }
 
 /** Node's own server options for the timeouts (fastify passes them to createServer). */
@@ -122,6 +124,7 @@ export function buildApp({
   heartbeats,
   groups,
   history,
+  dropIns,
 }: AppOptions): FastifyInstance {
   // Read at start: fastify takes the body bound when it is made.
   const bodyBytes = config().limits.body_bytes;
@@ -222,9 +225,9 @@ export function buildApp({
   eventRoutes(app, events, accounting, charge);
   violationRoutes(app, violations, charge);
   deadLetterRoutes(app, deliveries, history.recorder);
-  enqueueRoutes(app, new PagerdutyIngest(dedup, config), config, limiter);
-  opsgenieAlertRoutes(app, new OpsgenieIngest(dedup, config), history);
-  alertmanagerRoutes(app, new AlertmanagerIngest(dedup, config, clock, heartbeats), config, limiter);
+  enqueueRoutes(app, dropIns.pagerduty, config, limiter);
+  opsgenieAlertRoutes(app, dropIns.opsgenie, history);
+  alertmanagerRoutes(app, dropIns.alertmanager, config, limiter);
   heartbeatRoutes(app, heartbeats);
   groupRoutes(app, groups);
   routeTestRoutes(app, config);

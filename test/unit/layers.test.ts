@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { breach, circles, importsOf } from '../helpers/layers.js';
 
@@ -55,4 +57,26 @@ test('the circle check finds a circle of two, of three, and a file importing its
   assert.deepEqual(circles(chain), []);
   assert.deepEqual(circles([...chain, { from: 'c.ts', to: 'a.ts' }]), [['a.ts', 'b.ts', 'c.ts']]);
   assert.deepEqual(circles([...chain, { from: 'b.ts', to: 'a.ts' }, { from: 'd.ts', to: 'd.ts' }]).sort(), [['a.ts', 'b.ts'], ['d.ts']]);
+});
+
+// Planted fault it catches: the HTTP layer building a drop-in's decider for itself (it did, and app/ built a second one for the brokers).
+test('only app/ and simulate/ build the engine’s parts: a route, an ingest or a store is handed them', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const owners = ['engine', 'heartbeats', 'groups', 'history'];
+  const parts = new Map<string, string>();
+  for (const owner of owners)
+    for (const f of files(join(SRC, owner))) for (const m of readFileSync(f, 'utf8').matchAll(/^export class (\w+)/gm)) parts.set(m[1]!, owner);
+  assert.ok(parts.has('Deduplicator') && parts.has('OpsgenieIngest') && parts.size >= 8, `the parts were found (${[...parts.keys()].join(', ')})`);
+  const built: string[] = [];
+  for (const f of files(SRC)) {
+    const folder = relative(SRC, f).split(sep)[0]!;
+    if (folder === 'app' || folder === 'simulate') continue;
+    for (const m of readFileSync(f, 'utf8').matchAll(/\bnew (\w+)\(/g)) {
+      const owner = parts.get(m[1]!);
+      // A part's own folder may build its helpers (the deduplicator its race watch, the library's entry point a deduplicator).
+      if (owner !== undefined && owner !== folder) built.push(`${relative(SRC, f)} builds ${m[1]}`);
+    }
+  }
+  assert.deepEqual(built, []);
 });
