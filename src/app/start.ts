@@ -24,7 +24,7 @@ import { AutoPause } from '../mute/auto-pause.js';
 import { Flapping } from '../mute/flapping.js';
 import { GroupApplier } from '../groups/groups.js';
 import { GroupWait } from '../mute/group-wait.js';
-import type { DedupStore } from '../store/contract/index.js';
+import type { DedupStore, DeliveryScope } from '../store/contract/index.js';
 import { isPostgresUrl, masked, openStore, shown } from '../store/open.js';
 import { storeFaultOf } from '../store/errors.js';
 import { VERSION } from '../core/version.js';
@@ -202,10 +202,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const mutes = { source: muteSource, now: () => clock.now() };
   // A decision that writes something to deliver wakes this replica's delivery worker (started below),
   // so a trickle of alerts reaches the receivers in milliseconds, not at the end of the idle wait.
-  const wakeDelivery = { nudge: () => {} };
+  const wakeDelivery: { nudge: (near?: DeliveryScope) => void } = { nudge: () => {} };
   const nudging: DecisionObserver = {
-    decided: (d) => {
-      if (d.decision !== 'SUPPRESS') wakeDelivery.nudge();
+    decided: (d, tenant) => {
+      if (d.decision !== 'SUPPRESS') wakeDelivery.nudge({ kind: 'incident', tenant, key: d.dedup_key });
     },
     ended: () => wakeDelivery.nudge(),
   };
@@ -329,9 +329,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     groups: () => (config.current.grouping ? groups : null),
     ...options.delivery,
   });
-  // Not on Redis: there a pass visits every shard (64 by default), and a pass per burst of decisions
-  // would cost the masters several times the idle passes (docs/scaling.md); its idle wait stays.
-  if (!store.kind.startsWith('redis')) wakeDelivery.nudge = () => delivery.worker.nudge();
+  // On Redis a nudged pass visits only the shards of the keys decided since the last pass, not all
+  // of them (64 by default): a burst of decisions costs the masters a few scripts (docs/scaling.md).
+  wakeDelivery.nudge = (near) => delivery.worker.nudge(near);
 
   heartbeats.start();
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { MuteSource } from '../mute/mutes.js';
 import type { HoldSource } from '../mute/holds.js';
-import type { Delivery, DeliveryStore, Settlement } from '../store/contract/index.js';
+import type { Delivery, DeliveryNear, DeliveryScope, DeliveryStore, Settlement } from '../store/contract/index.js';
 import type { Adapter, AdapterResult } from './adapter.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { DeliveryGate } from './gate/gate.js';
@@ -67,6 +67,9 @@ const RENEW_MARGIN_MS = 1000;
  * replica runs one; leases keep them from delivering one delivery at once,
  * and upsert-by-key makes a repeat harmless.
  */
+/** Keys a burst of nudges names at most; past it the pass after them looks everywhere. */
+const MAX_NEAR = 256;
+
 export class DeliveryWorker {
   private readonly owner: string;
   private readonly random: () => number;
@@ -78,12 +81,16 @@ export class DeliveryWorker {
   private nudged: NodeJS.Timeout | null = null;
   /** A nudge came while a pass ran (its entry may be after the pass's look): the next wait is nudgeMs, not idleMs. */
   private nudgedBusy = false;
+  /** The keys the nudges since the last pass named, for the store to look near (DeliveryNear); null: a nudge named none, or too many did. */
+  private near: DeliveryScope[] | null = [];
   private readonly observer: DeliveryObserver;
   private readonly monotonic: () => number;
   private running = false;
   private pass: Promise<number> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private wake: (() => void) | null = null;
+  /** Ends the wait for a nudge: the pass after it looks near the nudged keys. */
+  private wakeByNudge: (() => void) | null = null;
   /** calls started and not yet settled, by runOnce or the loop */
   private readonly inflight = new Set<Promise<void>>();
   private filling: Promise<Array<Promise<void>>> | null = null;
@@ -131,24 +138,26 @@ export class DeliveryWorker {
   }
 
   private async doPass(): Promise<number> {
-    const started = await this.leaseAndStart(this.batch);
+    const started = await this.leaseAndStart(this.batch, undefined);
     await Promise.all(started);
     return started.length;
   }
 
-  /** Fans out, leases up to `room` due deliveries and starts their calls; returns the calls, not awaited. */
-  private async leaseAndStart(room: number): Promise<Array<Promise<void>>> {
+  /** Fans out, leases up to `room` due deliveries (near the keys given, or anywhere) and starts their calls; returns the calls, not awaited. */
+  private async leaseAndStart(room: number, near: DeliveryNear | undefined): Promise<Array<Promise<void>>> {
     const adapters = this.o.adapters();
     const lines = this.gate.lines();
-    await this.o.store.fanOut([...adapters.keys(), ...lines], 1000);
+    await this.o.store.fanOut([...adapters.keys(), ...lines], 1000, near);
     // Taken before the lease is asked for: the lease cannot have begun earlier.
     const leasedAt = this.monotonic();
-    const due = await this.o.store.leaseDue(this.owner, this.leaseMs, room);
+    const due = await this.o.store.leaseDue(this.owner, this.leaseMs, room, near);
     if (due.length === 0 && this.inflight.size === 0) this.observer.idle?.();
     return due.map((d) => {
       const call = this.deliverOne(d, adapters, lines, leasedAt).finally(() => {
         this.inflight.delete(call);
         this.freed?.();
+        // The line's next delivery (an update behind its create) may be due now: look near it soon.
+        this.nudge({ kind: d.entry.kind, tenant: d.entry.tenant, key: d.entry.key });
       });
       this.inflight.add(call);
       return call;
@@ -246,12 +255,17 @@ export class DeliveryWorker {
    * holds only its own calls, not every adapter's next deliveries.
    */
   private async loop(): Promise<void> {
+    let byNudge = false;
     while (this.running) {
       const room = this.batch - this.inflight.size;
       let leased = 0;
+      // A pass a nudge woke looks near the keys the nudges named; any other looks everywhere.
+      const near = byNudge && this.near !== null && this.near.length > 0 ? this.near : undefined;
+      this.near = [];
+      byNudge = false;
       if (room > 0) {
         try {
-          this.filling = this.leaseAndStart(room);
+          this.filling = this.leaseAndStart(room, near);
           leased = (await this.filling).length;
         } catch (err) {
           this.observer.error?.(err, 'delivery pass');
@@ -266,14 +280,30 @@ export class DeliveryWorker {
       if (room >= this.batch / 2 && leased >= room / 2) continue;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        this.freed = () => {
-          if (this.inflight.size <= this.batch / 2) resolve();
+        this.wakeByNudge = () => {
+          byNudge = true;
+          resolve();
         };
-        this.timer = setTimeout(resolve, this.nudgedBusy ? this.nudgeMs : this.idleMs);
+        // A full worker waits for half its room, then leases anywhere; one with room is woken by the nudges instead.
+        this.freed =
+          this.inflight.size > this.batch / 2
+            ? () => {
+                if (this.inflight.size <= this.batch / 2) resolve();
+              }
+            : null;
+        const nudged = this.nudgedBusy;
+        this.timer = setTimeout(
+          () => {
+            byNudge = nudged;
+            resolve();
+          },
+          nudged ? this.nudgeMs : this.idleMs,
+        );
         this.nudgedBusy = false;
         this.timer.unref();
       });
       this.wake = null;
+      this.wakeByNudge = null;
       this.freed = null;
       if (this.timer) clearTimeout(this.timer);
     }
@@ -285,17 +315,26 @@ export class DeliveryWorker {
    * idle wait, so a trickle of alerts reaches its receivers in milliseconds.
    * Nudges coalesce: a burst of decisions makes one pass, not one each, so
    * the worker still does not compete with them for the store. A nudge
-   * while a pass runs makes the wait after it nudgeMs long.
+   * while a pass runs makes the wait after it nudgeMs long. A nudge names
+   * the key decided, and the pass it wakes looks near the keys named
+   * (DeliveryNear): on Redis only their shards, a few scripts instead of
+   * two per shard; a nudge that names none makes that pass look everywhere.
    */
-  nudge(): void {
-    if (!this.running || this.nudged) return;
+  nudge(near?: DeliveryScope): void {
+    if (!this.running) return;
+    // The keys to look near: a pass woken for a few keys visits only their shards on Redis.
+    if (this.near !== null) {
+      if (near === undefined || this.near.length >= MAX_NEAR) this.near = null;
+      else this.near.push(near);
+    }
+    if (this.nudged) return;
     if (!this.wake) {
       this.nudgedBusy = true;
       return;
     }
     this.nudged = setTimeout(() => {
       this.nudged = null;
-      this.wake?.();
+      this.wakeByNudge?.();
     }, this.nudgeMs);
     this.nudged.unref();
   }

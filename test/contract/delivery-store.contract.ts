@@ -111,6 +111,23 @@ export function deliveryStoreContract(backend: string, open: (clock: ManualClock
       ]);
     });
 
+    test('a pass near some keys answers theirs; one that names none answers the rest: the hint loses nothing', async () => {
+      // Keys in different parts of the store (on Redis, 40 keys fill most of 64 shards).
+      for (let i = 0; i < 40; i++) await fx.store.incidents.decide({ tenant: 't', key: key(i), fingerprint: 'MAJOR|0', ttlMs: 60 * T, outbox: payload });
+      const near = [{ kind: 'incident' as const, tenant: 't', key: key(7) }];
+      while ((await fx.store.deliveries.fanOut(['hook'], 1000, near)) > 0);
+      const first = (await fx.store.deliveries.leaseDue('w1', 10 * T, 1000, near)).filter((d) => d.entry.key.startsWith(prefix));
+      assert.ok(
+        first.some((d) => d.entry.key === key(7)),
+        'the key named is fanned out and leased',
+      );
+      await fanOutAll(['hook']);
+      const rest = await lease();
+      const all = new Set([...first, ...rest].map((d) => d.entry.key));
+      assert.equal(all.size, 40, 'every key is leased once, by the pass near it or by the next');
+      assert.equal(first.length + rest.length, 40, 'and none twice');
+    });
+
     test('with no adapters the outbox is consumed and nothing is due', async () => {
       await fx.store.windows.claim('t', key(1), 60 * T, payload);
       await fanOutAll([]);

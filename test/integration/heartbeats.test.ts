@@ -157,8 +157,11 @@ for (const backend of BACKENDS)
           assert.equal((await a!.get(`/v1/incidents/${KEY}`)).body.refires, 0, 'decided once');
           assert.equal((await b!.post('/v1/heartbeats/nightly-backup', {})).status, 202);
           assert.equal((await a!.get(`/v1/incidents/${KEY}`)).status, 404);
+          // The round's create and close delivered before both clocks jump 91 s: a jump while a call is in
+          // flight runs its lease out at once, and the other replica would send it again (a stall of 91 s,
+          // which the receiver's Idempotency-Key absorbs; this test counts calls, not effects).
+          await delivered(hook, Array.from({ length: round + 1 }, () => ['create:CRITICAL', 'close:CRITICAL']).flat(), [a!, b!]);
         }
-        await delivered(hook, ['create:CRITICAL', 'close:CRITICAL', 'create:CRITICAL', 'close:CRITICAL', 'create:CRITICAL', 'close:CRITICAL'], [a!, b!]);
       } finally {
         await Promise.all([a!.stop(), b!.stop()]);
         s = await inProcessServer({ store: await stores.fresh(), config: config(hook), heartbeatCheckMs: MANUAL });

@@ -130,9 +130,9 @@ export interface DeliveryStore {
    * per adapter, due now, each entry atomically; with no adapters the entries
    * are consumed and nothing is delivered. Returns how many entries moved.
    */
-  fanOut(adapters: readonly string[], limit: number): Promise<number>;
+  fanOut(adapters: readonly string[], limit: number, near?: DeliveryNear): Promise<number>;
   /** Leases up to `limit` due pending deliveries for `leaseMs` under a fresh token. */
-  leaseDue(owner: string, leaseMs: number, limit: number): Promise<Delivery[]>;
+  leaseDue(owner: string, leaseMs: number, limit: number, near?: DeliveryNear): Promise<Delivery[]>;
   /**
    * One atomic step under d's lease: folds the younger pending deliveries of
    * d's key to d's adapter into d (foldPlan), then, with `holdMs`, holds d
@@ -182,6 +182,16 @@ export const isFailing = (d: Pick<Delivery, 'retries' | 'status'>) => d.retries 
 
 /** The key re-fires of which re-queue failing deliveries: kind, tenant and key. */
 export type DeliveryScope = { kind: OutboxKind; tenant: string; key: string };
+
+/**
+ * The keys a pass of fanOut and leaseDue looks near: those just decided,
+ * when a decision woke the worker. A hint, not a filter: a backend that
+ * keeps its deliveries in parts (Redis's shards, each a script of its own)
+ * may look only in these keys' parts, and then answers what is due there;
+ * one that looks everywhere at the same cost ignores it. The worker's idle
+ * passes give none, so nothing waits on a hint.
+ */
+export type DeliveryNear = readonly DeliveryScope[];
 
 /** Appends a failed attempt, keeping the most recent MAX_ATTEMPTS_KEPT. */
 export function withAttempt(attempts: Attempt[], at: number, error: string): Attempt[] {

@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryBacklog, DeliveryStore, FoldOutcome, Settlement } from '../contract/index.js';
+import type { Delivery, DeliveryBacklog, DeliveryNear, DeliveryStore, FoldOutcome, Settlement } from '../contract/index.js';
 import { StoreUnavailableError, withTimeout } from '../errors.js';
 
 /** Deliveries of decisions made in the local journal carry this prefix on their id. */
@@ -58,12 +58,12 @@ export class FailOpenDeliveries implements DeliveryStore {
    * and, when it fails, left for the next pass: a shared store that stopped
    * answering must not hold back the journal's own deliveries.
    */
-  async fanOut(adapters: readonly string[], limit: number) {
+  async fanOut(adapters: readonly string[], limit: number, near?: DeliveryNear) {
     const n = await this.journal.fanOut(adapters, limit);
-    return n + (this.degraded() ? 0 : await withTimeout(this.shared.fanOut(adapters, limit), TIMEOUT_MS).catch(() => 0));
+    return n + (this.degraded() ? 0 : await withTimeout(this.shared.fanOut(adapters, limit, near), TIMEOUT_MS).catch(() => 0));
   }
 
-  async leaseDue(owner: string, leaseMs: number, limit: number) {
+  async leaseDue(owner: string, leaseMs: number, limit: number, near?: DeliveryNear) {
     const mine: Delivery[] = [];
     for (const d of await this.journal.leaseDue(owner, leaseMs, limit)) {
       const wait = waitsForStore(d, this.degraded(), this.restartedUnheard());
@@ -71,7 +71,7 @@ export class FailOpenDeliveries implements DeliveryStore {
       else mine.push(local(d));
     }
     if (this.degraded()) return mine;
-    return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit), TIMEOUT_MS).catch(() => []))];
+    return [...mine, ...(await withTimeout(this.shared.leaseDue(owner, leaseMs, limit, near), TIMEOUT_MS).catch(() => []))];
   }
 
   async fold(d: Delivery, holdMs: number | null): Promise<FoldOutcome> {

@@ -6,6 +6,7 @@ import {
   MAX_ERROR_CHARS,
   type Delivery,
   type DeliveryBacklog,
+  type DeliveryNear,
   type DeliveryStore,
   type FoldOutcome,
   type Settlement,
@@ -68,19 +69,33 @@ export class RedisDeliveries implements DeliveryStore {
     return this.keys;
   }
 
-  async fanOut(adapters: readonly string[], limit: number) {
-    const per = Math.max(1, Math.ceil(limit / this.layout.shards));
+  /**
+   * The shards a pass visits: every one, or (near) only the shards of the
+   * keys named, so a pass woken by a few decisions costs a few scripts
+   * rather than two per shard.
+   */
+  private visited(near: DeliveryNear | undefined): Array<[ReturnType<KeyLayout['allDeliveryKeys']>[number], number]> {
+    const all = this.shards;
+    if (!near || near.length === 0) return all.map((k, s) => [k, s]);
+    const wanted = [...new Set(near.map((n) => this.layout.shardOf(n.tenant, n.key)))].filter((s) => s < all.length);
+    return wanted.map((s) => [all[s]!, s]);
+  }
+
+  async fanOut(adapters: readonly string[], limit: number, near?: DeliveryNear) {
+    const shards = this.visited(near);
+    const per = Math.max(1, Math.ceil(limit / shards.length));
     const moved = await Promise.all(
-      this.shards.map((k) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MEMORY_MS, ...adapters])),
+      shards.map(([k]) => this.conn.evalScript(scripts.fanOut, [k.outbox, k.due, k.age], [k.tag, per, COUNTER_MEMORY_MS, ...adapters])),
     );
     return moved.reduce<number>((a, b) => a + Number(b), 0);
   }
 
-  async leaseDue(owner: string, leaseMs: number, limit: number) {
+  async leaseDue(owner: string, leaseMs: number, limit: number, near?: DeliveryNear) {
     const token = `${owner}:${randomUUID()}`;
-    const per = Math.max(1, Math.ceil(limit / this.layout.shards));
+    const shards = this.visited(near);
+    const per = Math.max(1, Math.ceil(limit / shards.length));
     const replies = await Promise.all(
-      this.shards.map((k, s) =>
+      shards.map(([k, s]) =>
         this.conn
           .evalScript(scripts.leaseDeliveries, [k.due], [k.tag, token, leaseMs, per])
           .then((r) => (r as Array<[string, string[]]>).map(([m, flat]) => toDelivery(s, m, flat))),
