@@ -29,7 +29,8 @@ import { int, type Section, table, x } from '../report.js';
 
 const N = Number(process.env.DELIVERY_N ?? 100_000);
 const IN_FLIGHT = 128;
-const RATE = 1000;
+/** Alerts a second the latency part sends (DELIVERY_RATE; 1,000): a trickle shows the wake-up, a flood the backlog. */
+const RATE = Number(process.env.DELIVERY_RATE ?? 1000);
 const SECONDS = 10;
 
 const pct = (xs: number[], p: number) => {
