@@ -16,14 +16,9 @@ import { instrumentStore } from '../observe/instrumented-store.js';
 import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
 import { SILENCE_POLL_MS, SilenceCache } from '../mute/silence-cache.js';
-import { MaintenanceWindows } from '../mute/maintenance.js';
-import { Mutes } from '../mute/mutes.js';
 import { Inhibition } from '../mute/inhibition.js';
-import { Holds } from '../mute/holds.js';
-import { AutoPause } from '../mute/auto-pause.js';
-import { Flapping } from '../mute/flapping.js';
 import { GroupApplier } from '../groups/groups.js';
-import { GroupWait } from '../mute/group-wait.js';
+import { noiseControls } from '../mute/pipeline.js';
 import type { DedupStore, DeliveryScope } from '../store/contract/index.js';
 import { isPostgresUrl, masked, openStore, shown } from '../store/open.js';
 import { storeFaultOf } from '../store/errors.js';
@@ -198,7 +193,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (err) historyFailed(err instanceof Error ? err : new Error(String(err)));
     },
   });
-  const muteSource = new Mutes([silences, new MaintenanceWindows(() => config.current.maintenance), inhibition]);
+  const noise = noiseControls({ config: () => config.current, flaps: store.flaps, silences, inhibition });
+  const muteSource = noise.mutes;
   const mutes = { source: muteSource, now: () => clock.now() };
   // A decision that writes something to deliver wakes this replica's delivery worker (started below),
   // so a trickle of alerts reaches the receivers in milliseconds, not at the end of the idle wait.
@@ -219,11 +215,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     history: { recorder: history, replica },
   });
   // Holds on a key's own history: a create that waits in case it clears, a flapping key that waits to settle.
-  const holds = new Holds([
-    new AutoPause(() => config.current.auto_pause, store.flaps),
-    new Flapping(() => config.current.flapping, store.flaps),
-    new GroupWait(() => config.current.grouping),
-  ]);
+  const holds = noise.holds;
   // Groups of incidents: applied from the incidents' outbox entries by the delivery gate's group stage.
   const groups = new GroupApplier({ groups: store.groups, incidents: store.incidents, config: () => config.current, clock });
   let sampled = 0;

@@ -12,17 +12,12 @@ import { AdapterRegistry } from '../delivery/registry.js';
 import { DeliveryWorker } from '../delivery/worker.js';
 import { Deduplicator } from '../engine/deduplicator.js';
 import { GroupApplier } from '../groups/groups.js';
-import { GroupWait } from '../mute/group-wait.js';
+import { noiseControls } from '../mute/pipeline.js';
 import { historyObserver } from '../history/deliveries.js';
 import { countOutcomes, firstDifference, noCounts, outcomeOf, type KeyOutcome, type OutcomeCounts } from '../history/outcome.js';
 import { HistoryRecorder } from '../history/recorder.js';
 import { incidentTtlSeconds } from '../inputs/incident/ttl.js';
-import { AutoPause } from '../mute/auto-pause.js';
-import { Flapping } from '../mute/flapping.js';
-import { Holds } from '../mute/holds.js';
 import { Inhibition } from '../mute/inhibition.js';
-import { MaintenanceWindows } from '../mute/maintenance.js';
-import { Mutes } from '../mute/mutes.js';
 import { SilenceCache } from '../mute/silence-cache.js';
 import type { DedupStore, HistoryKey, StoredHistoryEvent } from '../store/contract/index.js';
 import { MemoryStore } from '../store/memory/memory-store.js';
@@ -277,7 +272,8 @@ async function replay(o: SimulateOptions, steps: readonly Step[], start: number,
     maxWaiting: Number.MAX_SAFE_INTEGER,
   });
   const inhibition = new Inhibition(() => o.config.inhibit_rules, mem.inhibitors, mem.incidents);
-  const muteSource = new Mutes([silences, new MaintenanceWindows(() => o.config.maintenance), inhibition]);
+  const noise = noiseControls({ config, flaps: mem.flaps, silences, inhibition });
+  const muteSource = noise.mutes;
   const dedup = new Deduplicator({
     store: mem,
     config,
@@ -297,11 +293,7 @@ async function replay(o: SimulateOptions, steps: readonly Step[], start: number,
     monotonic: () => 0,
     now: () => clock.now(),
     mutes: { source: muteSource, now: () => clock.now(), recheckMs: RECHECK_MS },
-    holds: new Holds([
-      new AutoPause(() => o.config.auto_pause, mem.flaps),
-      new Flapping(() => o.config.flapping, mem.flaps),
-      new GroupWait(() => o.config.grouping),
-    ]),
+    holds: noise.holds,
     groups: () => (o.config.grouping ? groups : null),
     observer: historyObserver(recorder, (t, id) => silences.silence(t, id)),
   });
