@@ -31,7 +31,13 @@ export const OG_LISTED = 1000;
 /** What an edit's `data.edited` names: the field it changed (`tags` and `details` for their additions and removals). */
 const editedField = (edit: OgEdit): string => {
   const [name] = Object.keys(edit) as [string];
-  return name === 'addTags' || name === 'removeTags' ? 'tags' : name === 'addDetails' || name === 'removeDetails' ? 'details' : name;
+  return name === 'addTags' || name === 'removeTags'
+    ? 'tags'
+    : name === 'addDetails' || name === 'removeDetails'
+      ? 'details'
+      : name === 'addResponder'
+        ? 'responders'
+        : name;
 };
 
 export type OgOutcome = 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'acknowledged' | 'closed' | 'ignored';

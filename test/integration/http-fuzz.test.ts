@@ -30,6 +30,7 @@ const VALID = {
   '/v2/alerts/db1-disk/details?identifierType=alias': { details: { runbook: 'rb/42' } },
   // And a note on it.
   '/v2/alerts/db1-disk/notes?identifierType=alias': { note: 'rebooted the array', user: 'noc-alice', source: 'runbook' },
+  '/v2/alerts/db1-disk/responders?identifierType=alias': { responder: { type: 'team', name: 'dba' } },
   '/api/v2/silences': {
     matchers: [{ name: 'fault_class', value: 'LOS', isRegex: false, isEqual: true }],
     startsAt: '2026-11-30T12:00:00Z',
@@ -58,6 +59,7 @@ const REQUIRED: Record<Route, string[]> = {
   '/v2/alerts/db1-disk/tags?identifierType=alias': ['tags'],
   '/v2/alerts/db1-disk/details?identifierType=alias': ['details'],
   '/v2/alerts/db1-disk/notes?identifierType=alias': ['note'],
+  '/v2/alerts/db1-disk/responders?identifierType=alias': ['responder'],
 };
 /** Opsgenie's edits of a field are PUT; every other route, its tags and details additions too, POST. */
 const methodOf = (route: Route) => (/^\/v2\/alerts\/[^/]+\/(message|description|priority)\?/.test(route) ? 'PUT' : 'POST');

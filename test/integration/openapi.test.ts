@@ -84,6 +84,7 @@ const PROMISED = [
   'DELETE /v2/alerts/{identifier}/details',
   'POST /v2/alerts/{identifier}/notes',
   'GET /v2/alerts/{identifier}/notes',
+  'POST /v2/alerts/{identifier}/responders',
   'POST /v2/enqueue',
   'POST /v2/heartbeats/{name}/ping',
 ];

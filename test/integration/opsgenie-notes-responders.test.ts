@@ -181,6 +181,36 @@ route:
     }
   });
 
+  test('POST …/responders adds one to the label, once; a bad one is refused and changes nothing', async () => {
+    const s = await inProcessServer({ store: 'memory' });
+    try {
+      await s.post('/v2/alerts', { message: 'replica lag', alias: 'db3', responders: [{ type: 'team', name: 'dba' }] });
+      const add = (responder: unknown) => s.post(path('db3', '/responders'), { responder, user: 'noc-alice' });
+      const shown = async () => (await s.get(`/v1/incidents/${encodeURIComponent('og:db3')}`)).body;
+      assert.equal((await add({ type: 'user', username: 'bob@example.com' })).status, 202);
+      assert.equal((await shown()).labels.responders, 'team:dba,user:bob@example.com');
+      assert.deepEqual((await s.get(path('db3'))).body.data.responders, [
+        { type: 'team', name: 'dba' },
+        { type: 'user', username: 'bob@example.com' },
+      ]);
+      const updates = (await shown()).updates;
+      assert.equal(updates, 1, 'the addition is an update');
+      assert.equal((await add({ type: 'team', name: 'dba' })).status, 202);
+      assert.equal((await shown()).updates, updates, 'a responder it has already changes nothing');
+      for (const bad of [undefined, { type: 'group', name: 'x' }, { type: 'team' }, { type: 'team', name: 'a,b' }, 'team:x']) {
+        const r = await add(bad);
+        assert.equal(r.status, 422, JSON.stringify(bad));
+        assert.equal(typeof r.body.errors.responder, 'string', JSON.stringify(r.body));
+      }
+      assert.equal((await shown()).labels.responders, 'team:dba,user:bob@example.com', 'nothing changed');
+      // An alias with nothing open: 202 as Opsgenie answers, and nothing opens.
+      assert.equal((await s.post(path('never', '/responders'), { responder: { type: 'team', name: 'x' } })).status, 202);
+      assert.equal((await s.get(path('never'))).status, 404);
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('refused as Opsgenie refuses them, naming the field; nothing is stored', async () => {
     const s = await inProcessServer({ store: 'memory' });
     try {

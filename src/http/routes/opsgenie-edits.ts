@@ -1,14 +1,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OpsgenieIngest } from '../../engine/opsgenie.js';
 import { namedIn, resolved } from './opsgenie-ref.js';
-import { OG_EDITS, type OgEdit, parseDetailsAdd, parseDetailsRemove, parseOpsgenieEdit, parseTagsAdd, parseTagsRemove } from '../../inputs/opsgenie/edits.js';
+import {
+  OG_EDITS,
+  type OgEdit,
+  parseDetailsAdd,
+  parseDetailsRemove,
+  parseOpsgenieEdit,
+  parseResponderAdd,
+  parseTagsAdd,
+  parseTagsRemove,
+} from '../../inputs/opsgenie/edits.js';
 import type { OgParse } from '../../inputs/opsgenie/schema.js';
 import { OG_PRIORITIES } from '../../inputs/opsgenie/schema.js';
 import { doc, type RouteDoc } from '../openapi/route-doc.js';
-import { accepted, identifierQuery, OPSGENIE_ALERTS, processing, refused, unprocessable } from './opsgenie-shape.js';
+import { accepted, identifierQuery, OPSGENIE_ALERTS, processing, refused, responderList, unprocessable } from './opsgenie-shape.js';
 
 /** Every edit route, as the access rule and the error shape know them. */
-export const OPSGENIE_EDIT_ROUTES = [...OG_EDITS, 'tags', 'details'].map((what) => `${OPSGENIE_ALERTS}/:identifier/${what}`);
+export const OPSGENIE_EDIT_ROUTES = [...OG_EDITS, 'tags', 'details', 'responders'].map((what) => `${OPSGENIE_ALERTS}/:identifier/${what}`);
 
 type EditRequest = FastifyRequest<{ Params: { identifier: string }; Querystring: { identifierType?: string; tags?: string; keys?: string } }>;
 
@@ -106,5 +115,20 @@ export function opsgenieEditRoutes(app: FastifyInstance, opsgenie: OpsgenieInges
       },
     ),
     (req: EditRequest, reply) => editRoute(opsgenie, req, reply, (r) => parseDetailsRemove(r.query.keys)),
+  );
+  app.post(
+    `${OPSGENIE_ALERTS}/:identifier/responders`,
+    editDoc(
+      'add a responder to an alert',
+      'Adds a responder (`{type, id}`, `{type, name}` or a user’s `{type, username}`) to the open incident `og:<alias>`’s `responders` label (at most 50 in all; one it has already changes nothing): an UPDATE delivered to its adapters. onceonly notifies no one itself; its routes chose the adapters when the alert opened.',
+      {
+        body: {
+          type: 'object',
+          required: ['responder'],
+          properties: { responder: responderList.items, user: { type: 'string' }, source: { type: 'string' }, note: { type: 'string' } },
+        },
+      },
+    ),
+    (req: EditRequest, reply) => editRoute(opsgenie, req, reply, (r) => parseResponderAdd(r.body)),
   );
 }

@@ -12,11 +12,12 @@ import {
   type OgParse,
   type OgPriority,
 } from './schema.js';
+import { MAX_RESPONDERS, type OgResponder, parseResponders, respondersLabel, respondersOf } from './responders.js';
 
 /**
  * Opsgenie's edits of an open alert, as its Alert API takes them: `PUT
  * /v2/alerts/{identifier}/message`, `/description` and `/priority`; `POST`
- * and `DELETE …/tags` and `…/details`. Each is parsed here into one change,
+ * and `DELETE …/tags` and `…/details`; `POST …/responders`. Each is parsed here into one change,
  * which `applyEdit` makes to what the alert shows.
  */
 
@@ -31,7 +32,8 @@ export type OgEdit =
   | { addTags: string[] }
   | { removeTags: string[] }
   | { addDetails: Record<string, string> }
-  | { removeDetails: string[] };
+  | { removeDetails: string[] }
+  | { addResponder: OgResponder };
 
 /** What an Opsgenie alert shows, which an edit changes: its message, description, and labels (details, tags, priority…). */
 export interface OgShown {
@@ -121,6 +123,15 @@ export function parseDetailsRemove(keys: unknown): OgParse<OgEdit> {
   return clash ? refuse('keys', `Keys ${clash}.`) : { ok: true, value: { removeDetails: list.value.map(detailLabel) } };
 }
 
+/** `POST …/responders` `{"responder": {"type", "id" | "name" | "username"}}`: one responder to add (its `responders` label). */
+export function parseResponderAdd(body: unknown): OgParse<OgEdit> {
+  if (!isObject(body)) return refuse('body', 'Request body must be a JSON object.');
+  if (body.responder === undefined || body.responder === null) return refuse('responder', 'A responder (type and id or name) is required.');
+  const r = parseResponders('responders', [body.responder]);
+  if (!r.ok) return refuse('responder', Object.values(r.errors)[0]!.replace(/^responders\[0\]/, 'responder'));
+  return { ok: true, value: { addResponder: r.value[0]! } };
+}
+
 /**
  * What the alert shows after the edit, or what keeps it from being made (too
  * many tags or labels, checked against what the alert holds now).
@@ -142,6 +153,14 @@ export function applyEdit(shown: OgShown, edit: OgEdit): OgParse<OgShown> {
   } else if ('addDetails' in edit) {
     Object.assign(labels, edit.addDetails);
     if (Object.keys(labels).length > MAX_LABELS) return refuse('details', `At most ${MAX_LABELS} labels: the alert would have ${Object.keys(labels).length}.`);
+  } else if ('addResponder' in edit) {
+    const all = respondersOf(labels.responders);
+    const label = respondersLabel([edit.addResponder]);
+    if (!respondersLabel(all).split(',').includes(label)) all.push(edit.addResponder);
+    if (all.length > MAX_RESPONDERS) return refuse('responder', `At most ${MAX_RESPONDERS} responders: the alert would have ${all.length}.`);
+    if (respondersLabel(all).length > MAX_LABEL_VALUE)
+      return refuse('responder', `The responders would make a label of more than ${MAX_LABEL_VALUE} characters.`);
+    labels.responders = respondersLabel(all);
   } else for (const label of edit.removeDetails) delete labels[label];
   return { ok: true, value: { ...shown, labels } };
 }
