@@ -58,6 +58,9 @@ export const DEFAULT_LEASE_MS = 15_000;
 /** A call is started only with this much of its lease to spare beyond its timeout; otherwise the lease is renewed first. */
 const RENEW_MARGIN_MS = 1000;
 
+/** Keys a burst of nudges names at most; past it the pass after them looks everywhere. */
+const MAX_NEAR = 256;
+
 /**
  * The delivery worker: it fans new outbox entries out to the configured
  * adapters, leases due deliveries and calls their adapters in parallel (up to
@@ -67,9 +70,6 @@ const RENEW_MARGIN_MS = 1000;
  * replica runs one; leases keep them from delivering one delivery at once,
  * and upsert-by-key makes a repeat harmless.
  */
-/** Keys a burst of nudges names at most; past it the pass after them looks everywhere. */
-const MAX_NEAR = 256;
-
 export class DeliveryWorker {
   private readonly owner: string;
   private readonly random: () => number;
