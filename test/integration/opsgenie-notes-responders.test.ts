@@ -5,6 +5,8 @@ import { inProcessServer, type InProcessServer } from '../helpers/server.js';
 import { backendStores } from '../helpers/backends.js';
 import type { ViewEvent } from '../../src/http/dashboard/public/explain.js';
 import { describeEvent } from '../../src/http/dashboard/public/explain.js';
+import { startSink } from '../fakes/http-fake.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Opsgenie's notes on an alert and its `responders` and `visibleTo`, as an
@@ -208,6 +210,32 @@ route:
       assert.equal((await s.get(path('never'))).status, 404);
     } finally {
       await s.stop();
+    }
+  });
+
+  test('each edit’s update names what it changed in data.edited: tags, details, responders', async () => {
+    const hook = await startSink(200, {});
+    const s = await inProcessServer({ store: 'memory', config: `adapters: [ { name: hook, type: webhook, url: "${hook.url}/in" } ]\n` });
+    try {
+      await s.post('/v2/alerts', { message: 'm', alias: 'db4' });
+      const edited = () => hook.requests.filter((r) => r.body.action === 'update').map((r) => r.body.data?.edited);
+      const waitFor = (n: number) =>
+        until(
+          () => edited().length >= n || null,
+          10_000,
+          () => `updates: ${JSON.stringify(edited())}`,
+        );
+      // One at a time: each waits for the one before, so the receiver's order is the calls'.
+      assert.equal((await s.post(path('db4', '/tags'), { tags: ['db'] })).status, 202);
+      await waitFor(1);
+      assert.equal((await s.post(path('db4', '/details'), { details: { runbook: 'rb/1' } })).status, 202);
+      await waitFor(2);
+      assert.equal((await s.post(path('db4', '/responders'), { responder: { type: 'team', name: 'dba' } })).status, 202);
+      await waitFor(3);
+      assert.deepEqual(edited(), ['tags', 'details', 'responders']);
+    } finally {
+      await s.stop();
+      await hook.close();
     }
   });
 
