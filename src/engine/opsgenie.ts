@@ -29,15 +29,10 @@ export const opsgenieKey = (alias: string) => `${OG_PREFIX}${alias}`;
 export const OG_LISTED = 1000;
 
 /** What an edit's `data.edited` names: the field it changed (`tags` and `details` for their additions and removals). */
+const EDITED: Record<string, string> = { addTags: 'tags', removeTags: 'tags', addDetails: 'details', removeDetails: 'details', addResponder: 'responders' };
 const editedField = (edit: OgEdit): string => {
   const [name] = Object.keys(edit) as [string];
-  return name === 'addTags' || name === 'removeTags'
-    ? 'tags'
-    : name === 'addDetails' || name === 'removeDetails'
-      ? 'details'
-      : name === 'addResponder'
-        ? 'responders'
-        : name;
+  return EDITED[name] ?? name;
 };
 
 export type OgOutcome = 'CREATE' | 'SUPPRESS' | 'UPDATE' | 'acknowledged' | 'closed' | 'ignored';
