@@ -17,7 +17,7 @@ import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
 import { SILENCE_POLL_MS, SilenceCache } from '../mute/silence-cache.js';
 import { Inhibition } from '../mute/inhibition.js';
-import { GroupApplier } from '../groups/groups.js';
+import { GroupApplier, groupingActive } from '../groups/groups.js';
 import { noiseControls } from '../mute/pipeline.js';
 import type { DedupStore, DeliveryScope } from '../store/contract/index.js';
 import { isPostgresUrl, masked, openStore, shown } from '../store/open.js';
@@ -318,7 +318,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ),
     mutes: muteSource,
     holds,
-    groups: () => (config.current.grouping ? groups : null),
+    groups: () => (groupingActive(config.current) ? groups : null),
     ...options.delivery,
   });
   // On Redis a nudged pass visits only the shards of the keys decided since the last pass, not all
@@ -368,6 +368,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     groups.sweep().catch((err) => logger.warn({ err }, 'sweep of expired group members failed'));
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
+  // Route groups' repeats: looked for as often as their shortest group_interval asks (repeatIfDue says when).
+  let repeating: Promise<unknown> | null = null;
+  const repeater = setInterval(() => {
+    repeating ??= groups
+      .repeatIfDue()
+      .catch((err) => logger.warn({ err }, 'repeat of route groups failed'))
+      .finally(() => (repeating = null));
+  }, 1000);
+  repeater.unref();
 
   let closing: Promise<void> | null = null;
   return {
@@ -382,6 +391,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         // Each step says when it begins: a drain that does not end names what it waits for.
         const step = (what: string) => logger.debug({ step: what }, 'drain');
         clearInterval(sweeper);
+        clearInterval(repeater);
         step('sweeper');
         await sweeping;
         // No message is taken once the drain begins; one not yet acknowledged goes back to the broker.

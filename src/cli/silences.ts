@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatMatcher, MatcherError, parseMatcher, type Matcher } from '../core/matcher.js';
+import { parseDuration as durationMs } from '../core/duration.js';
 import { fail, failed, remoteOptions, withServer, type RemoteOptions } from './remote.js';
 import { textTable } from './table.js';
 
@@ -13,16 +14,12 @@ interface Gettable {
   comment: string;
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 /** The longest silence the CLI makes: 100 years (a longer end is no date a server can hold). */
 const MAX_DURATION_MS = 100 * 365 * 86_400_000;
 
-/** A duration as amtool takes it: `2h`, `90m`, `1h30m`, `1d`. */
+/** A silence's length as amtool takes it: `2h`, `90m`, `1h30m`, `1d`. */
 export function parseDuration(text: string): number {
-  const parts = [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) throw new Error(`${JSON.stringify(text)} is not a duration (like 2h, 90m, 1h30m, 1d)`);
-  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
-  if (ms <= 0) throw new Error('a duration must be more than zero');
+  const ms = durationMs(text);
   if (!(ms <= MAX_DURATION_MS)) throw new Error(`${JSON.stringify(text)} is longer than a silence can be (at most 100 years)`);
   return ms;
 }

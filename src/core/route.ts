@@ -9,6 +9,25 @@ export interface RouteNode {
   matchers: readonly CompiledMatcher[];
   continue: boolean;
   routes: readonly RouteNode[];
+  /** set under a `group_by`: the receiver takes the entries this node takes as groups */
+  grouping?: RouteGrouping;
+}
+
+/**
+ * A node's grouping, Alertmanager's route options: the entries it takes
+ * that share the `by` labels' values are one group, whose first
+ * notification waits `waitMs` after its first member, whose changes go out
+ * at most every `intervalMs` (on ticks from the first), and which is sent
+ * again unchanged after `repeatMs`.
+ */
+export interface RouteGrouping {
+  /** the node's place in the tree: matchers from the root, and its index among its siblings */
+  id: string;
+  /** label names, or every label */
+  by: readonly string[] | 'all';
+  waitMs: number;
+  intervalMs: number;
+  repeatMs: number;
 }
 
 /**
@@ -41,3 +60,13 @@ function walk(node: RouteNode, labels: Labels, taken: RouteNode[]): boolean {
 
 /** The receivers a label set reaches, in tree order, a receiver once per node that took it (as `amtool config routes test` prints them). */
 export const routeReceivers = (root: RouteNode, labels: Labels): string[] => matchRoute(root, labels).map((n) => n.receiver);
+
+/**
+ * A group's ticks: its first notification `waitMs` after it was made, then
+ * one every `intervalMs` (Alertmanager's aggregation group timer). Answers
+ * the first tick at or after `t`: when a change made at `t` goes out.
+ */
+export function tickAtOrAfter(createdAt: number, waitMs: number, intervalMs: number, t: number): number {
+  const first = createdAt + waitMs;
+  return t <= first ? first : first + Math.ceil((t - first) / intervalMs) * intervalMs;
+}

@@ -92,10 +92,13 @@ export class AdapterRegistry {
 /**
  * A grouped adapter takes groups instead of single incidents, a group as it
  * would take an incident (its kinds, its paging rule); any other adapter
- * takes no group.
+ * takes no `grouping:` group. A route's group (`group_by` on a route) goes
+ * to that route's receiver, grouped or not.
  */
 function grouped(a: Adapter, takesGroups: boolean): Adapter {
   const accepts = (e: OutboxEntry) =>
-    e.kind === 'group' ? takesGroups && a.accepts({ ...e, kind: 'incident' }) : !(takesGroups && e.kind === 'incident') && a.accepts(e);
+    e.kind === 'group'
+      ? (takesGroups || e.data.route_group !== undefined) && a.accepts({ ...e, kind: 'incident' })
+      : !(takesGroups && e.kind === 'incident') && a.accepts(e);
   return { ...a, accepts };
 }

@@ -2,8 +2,9 @@ import type { Config } from '../config/schema.js';
 import { compileRoute } from '../config/route.js';
 import { labelValue, type Labels } from '../core/matcher.js';
 import type { OutboxKind } from '../core/outbox.js';
-import { type RouteNode, routeReceivers } from '../core/route.js';
+import { matchRoute, type RouteNode, routeReceivers } from '../core/route.js';
 import { labelsOf } from '../inputs/labels.js';
+import { GROUP_LINE } from './gate/group-stage.js';
 
 /** A compiled tree, the routes it has answered (each kept once), and its answers by the values it reads. */
 interface Tree {
@@ -12,7 +13,18 @@ interface Tree {
   /** the label names its matchers read: its answer depends on their values alone */
   names: readonly string[];
   /** answers by those values (length-prefixed, joined); cleared when full */
-  answers: Map<string, readonly string[]>;
+  answers: Map<string, Answer>;
+  /** whether a node groups (a `group_by` in the tree) */
+  groups: boolean;
+  /** the shortest group_interval of a grouping node (Infinity: none groups) */
+  shortestInterval: number;
+}
+
+/** What a label set reaches: every receiver; those that take it on its own (not as a group); the grouping nodes that take it. */
+interface Answer {
+  all: readonly string[];
+  single: readonly string[];
+  grouping: readonly RouteNode[];
 }
 /** Compiled once per config in force (a reload makes a new config object). */
 const trees = new WeakMap<object, Tree>();
@@ -39,13 +51,19 @@ function namesOf(node: RouteNode, into = new Set<string>()): Set<string> {
   return into;
 }
 
+const anyGrouping = (n: RouteNode): boolean => n.grouping !== undefined || n.routes.some(anyGrouping);
+const shortestInterval = (n: RouteNode): number => Math.min(n.grouping?.intervalMs ?? Infinity, ...n.routes.map(shortestInterval));
+
 /** The routing tree of `config`, compiled; null when it has none. */
 function treeOf(config: Config): Tree | null {
   if (!config.route) return null;
   let tree = trees.get(config.route);
   if (!tree) {
     const root = compileRoute(config.route);
-    trees.set(config.route, (tree = { root, routes: new Map(), names: [...namesOf(root)], answers: new Map() }));
+    trees.set(
+      config.route,
+      (tree = { root, routes: new Map(), names: [...namesOf(root)], answers: new Map(), groups: anyGrouping(root), shortestInterval: shortestInterval(root) }),
+    );
   }
   return tree;
 }
@@ -79,8 +97,33 @@ export interface Routable {
 export function routeOf(config: Config, tenant: string, entry: Routable): readonly string[] | undefined {
   const tree = treeOf(config);
   if (!tree) return undefined;
-  // The caller's tenant, set by labelsOf after everything the producer sent.
-  const labels = labelsOf({ ...entry, tenant });
+  const a = answer(tree, labelsOf({ ...entry, tenant }));
+  // A grouping route takes an incident as part of its group: the incident itself goes only to the routes
+  // that take it alone, and, when there are none, to its groups alone (the group line, which every entry reaches).
+  if (entry.kind !== 'incident' || !tree.groups) return a.all;
+  return a.single.length > 0 ? a.single : ONLY_GROUPS;
+}
+
+/** The route of an incident only grouping routes take: no adapter, only the group line. */
+const ONLY_GROUPS: readonly string[] = Object.freeze([GROUP_LINE]);
+
+/** Whether `config`'s routing tree groups (a route sets `group_by`). */
+export const routeGroups = (config: Config): boolean => treeOf(config)?.groups ?? false;
+
+/** The shortest group_interval among `config`'s grouping routes; Infinity when none groups. */
+export const shortestGroupInterval = (config: Config): number => treeOf(config)?.shortestInterval ?? Infinity;
+
+/** The grouping nodes an incident's labels reach under `config`, in tree order (none without a tree). */
+export function groupingNodesOf(config: Config, tenant: string, entry: Routable): readonly RouteNode[] {
+  const tree = treeOf(config);
+  return tree?.groups ? answer(tree, labelsOf({ ...entry, tenant })).grouping : [];
+}
+
+/**
+ * The tree's answer for `labels` (the caller's tenant set by labelsOf after
+ * everything the producer sent), remembered by the values its matchers read.
+ */
+function answer(tree: Tree, labels: Labels): Answer {
   // Length-prefixed, so no two value lists make one key.
   let key = '';
   for (const name of tree.names) {
@@ -89,12 +132,23 @@ export function routeOf(config: Config, tenant: string, entry: Routable): readon
   }
   const known = tree.answers.get(key);
   if (known) return known;
-  const route = shared(tree, routeReceivers(tree.root, labels));
+  const nodes = matchRoute(tree.root, labels);
+  const a: Answer = {
+    all: shared(
+      tree,
+      nodes.map((n) => n.receiver),
+    ),
+    single: shared(
+      tree,
+      nodes.filter((n) => !n.grouping).map((n) => n.receiver),
+    ),
+    grouping: nodes.filter((n) => n.grouping),
+  };
   if (key.length <= REMEMBERED_KEY_CHARS) {
     if (tree.answers.size >= REMEMBERED) tree.answers.clear();
-    tree.answers.set(key, route);
+    tree.answers.set(key, a);
   }
-  return route;
+  return a;
 }
 
 /** One array per distinct answer of a tree, deduplicated (an adapter once, in the order first reached). */

@@ -5,7 +5,7 @@
  * here, so a new kind is named once.
  */
 export const MUTE_KINDS = ['silence', 'maintenance', 'inhibition'] as const;
-export const HOLD_KINDS = ['auto_pause', 'flapping', 'group_wait'] as const;
+export const HOLD_KINDS = ['auto_pause', 'flapping', 'group_wait', 'group_interval'] as const;
 
 export type MuteKind = (typeof MUTE_KINDS)[number];
 export type HoldKind = (typeof HOLD_KINDS)[number];

@@ -11,7 +11,7 @@ import { HttpFailure } from '../delivery/http.js';
 import { AdapterRegistry } from '../delivery/registry.js';
 import { DeliveryWorker } from '../delivery/worker.js';
 import { Deduplicator } from '../engine/deduplicator.js';
-import { GroupApplier } from '../groups/groups.js';
+import { GroupApplier, groupingActive } from '../groups/groups.js';
 import { noiseControls } from '../mute/pipeline.js';
 import { historyObserver } from '../history/deliveries.js';
 import { countOutcomes, firstDifference, noCounts, outcomeOf, type KeyOutcome, type OutcomeCounts } from '../history/outcome.js';
@@ -294,7 +294,7 @@ async function replay(o: SimulateOptions, steps: readonly Step[], start: number,
     now: () => clock.now(),
     mutes: { source: muteSource, now: () => clock.now(), recheckMs: RECHECK_MS },
     holds: noise.holds,
-    groups: () => (o.config.grouping ? groups : null),
+    groups: () => (groupingActive(o.config) ? groups : null),
     observer: historyObserver(recorder, (t, id) => silences.silence(t, id)),
   });
   const drain = async () => {

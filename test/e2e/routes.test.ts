@@ -34,7 +34,7 @@ test('a bad tree is refused naming the node: an unknown adapter, a root without 
     [`${ADAPTERS}route: { receiver: noc, routes: [ { matchers: ['team'] } ] }`, /route\.routes\.0\.matchers\.0: matcher "team" has no operator/],
     [`${ADAPTERS}route: { receiver: noc, routes: [ { matchers: ['a=~"("'] } ] }`, /route\.routes\.0\.matchers\.0/],
     [`${ADAPTERS}route: { receiver: noc, routes: [ ${deep(ROUTE_MAX_DEPTH + 1)} ] }`, new RegExp(`routes nest at most ${ROUTE_MAX_DEPTH} deep`)],
-    [`${ADAPTERS}route: { receiver: noc, group_by: [team] }`, /route\.group_by: unknown field/],
+    [`${ADAPTERS}route: { receiver: noc, group_pause: 5m }`, /route\.group_pause: unknown field/],
   ];
   for (const [text, want] of cases) {
     assert.throws(

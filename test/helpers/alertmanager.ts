@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from './redis.js';
+import { freePort } from './free-port.js';
 import { until } from './wait.js';
 
 export interface AlertmanagerPeer {
@@ -55,38 +55,14 @@ ${receiverYaml(webhook)}`,
   );
   const web = await Promise.all(Array.from({ length: n }, () => freePort()));
   const gossip = await Promise.all(Array.from({ length: n }, () => freePort()));
-  const peers = web.map((port, i) => {
-    const args = [
-      `--config.file=${config}`,
-      `--storage.path=${join(dir, `am-${i}`)}`,
-      `--web.listen-address=127.0.0.1:${port}`,
+  const peers = web.map((port, i) =>
+    spawnPeer(config, join(dir, `am-${i}`), port, [
       `--cluster.listen-address=127.0.0.1:${gossip[i]}`,
       `--cluster.advertise-address=127.0.0.1:${gossip[i]}`,
       ...gossip.filter((_, j) => j !== i).map((g) => `--cluster.peer=127.0.0.1:${g}`),
-      '--log.level=warn',
-    ];
-    const proc = spawn('prometheus-alertmanager', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    proc.stderr!.on('data', (d) => (log += d));
-    return {
-      url: `http://127.0.0.1:${port}`,
-      proc,
-      log: () => log,
-      async stop() {
-        if (proc.exitCode !== null || proc.signalCode !== null) return;
-        const exited = once(proc, 'exit');
-        proc.kill('SIGTERM');
-        await exited;
-      },
-    };
-  });
-  for (const p of peers) {
-    await until(
-      async () => (await fetch(`${p.url}/-/ready`).catch(() => null))?.ok,
-      20_000,
-      () => `alertmanager ${p.url} not ready: ${p.log()}`,
-    );
-  }
+    ]),
+  );
+  for (const p of peers) await ready(p);
   // Both peers see each other before the test starts, so they run as one HA cluster.
   await until(
     async () => {
@@ -98,6 +74,40 @@ ${receiverYaml(webhook)}`,
   );
   return peers;
 }
+
+/** One Alertmanager on a free loopback port, not clustered, with the given config file's text. Stopped by PID. */
+export async function startAlertmanager(dir: string, configYaml: string): Promise<AlertmanagerPeer> {
+  const config = join(dir, 'alertmanager-single.yml');
+  writeFileSync(config, configYaml);
+  const peer = spawnPeer(config, join(dir, 'am-single'), await freePort(), ['--cluster.listen-address=']);
+  await ready(peer);
+  return peer;
+}
+
+function spawnPeer(config: string, storage: string, port: number, cluster: string[]): AlertmanagerPeer {
+  const args = [`--config.file=${config}`, `--storage.path=${storage}`, `--web.listen-address=127.0.0.1:${port}`, ...cluster, '--log.level=warn'];
+  const proc = spawn('prometheus-alertmanager', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  proc.stderr!.on('data', (d) => (log += d));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    proc,
+    log: () => log,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = once(proc, 'exit');
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const ready = (p: AlertmanagerPeer) =>
+  until(
+    async () => (await fetch(`${p.url}/-/ready`).catch(() => null))?.ok,
+    20_000,
+    () => `alertmanager ${p.url} not ready: ${p.log()}`,
+  );
 
 /** A disk-full alert as Prometheus sends it, from `startsAt`: give it the `endsAt` of a firing (ahead) or a resolution (now). */
 export function diskFullAlert(startsAt: string) {

@@ -19,6 +19,10 @@ export interface GroupRecord {
   createdAt: number;
   /** the adapters the group's create was routed to, by its labels then (absent: every adapter); its changes follow it */
   route?: readonly string[];
+  /** a route's group (`group_by` on a route): that route's place in the tree and its timing, as when the group was made */
+  timing?: { route: string; waitMs: number; intervalMs: number; repeatMs: number };
+  /** ms, the applier's clock: a route group's last change (its repeat is counted from the tick that change went out on) */
+  changedAt?: number;
   /** bumped by every commit; 0 means "no such group" */
   version: number;
 }
