@@ -30,6 +30,12 @@ const routesSlot = (member: string) => `${member} routes`;
 /** The group key of a route's group: its place in the tree, then its `by` labels and their values. */
 const routeGroupKey = (g: RouteGrouping, by: Record<string, string>) => groupKeyOf([g.id, ...Object.entries(by).flat()]);
 
+/** A route group's member joining: the route, and when its alert started (NaN: not an alert that says). */
+interface RouteJoin {
+  node: RouteNode;
+  startedAt: number;
+}
+
 /** The highest severity among the members (CRITICAL first). */
 export function groupSeverity(members: Record<string, string>): string {
   const present = new Set(Object.values(members));
@@ -136,15 +142,17 @@ export class GroupApplier implements GroupSink {
       targets.set(routeGroupKey(g, by), { by, node });
     }
     for (const groupKey of before) if (!targets.has(groupKey)) await this.leave(e.tenant, groupKey, e.key);
-    for (const [groupKey, t] of targets) await this.join(e.tenant, groupKey, t.by, e.key, e.severity, t.node);
+    // An Alertmanager alert that started longer than group_wait ago opens its group at once, as there.
+    const startedAt = typeof e.data.startsAt === 'string' ? Date.parse(e.data.startsAt) : Number.NaN;
+    for (const [groupKey, t] of targets) await this.join(e.tenant, groupKey, t.by, e.key, e.severity, { node: t.node, startedAt });
     const after = [...targets.keys()];
     if (after.join(',') !== before.join(',')) await this.o.groups.remember(e.tenant, slot, after.length > 0 ? after.join(',') : null);
   }
 
-  private async join(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string, node?: RouteNode): Promise<void> {
+  private async join(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string, route?: RouteJoin): Promise<void> {
     await this.change(tenant, groupKey, (g) => {
       if (g?.members[member] === severity) return null;
-      const next: GroupState = g ? { ...g, members: { ...g.members, [member]: severity } } : this.created(tenant, groupKey, by, member, severity, node);
+      const next: GroupState = g ? { ...g, members: { ...g.members, [member]: severity } } : this.created(tenant, groupKey, by, member, severity, route);
       return { next, action: g ? 'update' : 'create', change: { member, what: g && member in g.members ? 'severity' : 'joined' } };
     });
   }
@@ -154,11 +162,12 @@ export class GroupApplier implements GroupSink {
    * route's timing; a `grouping:` group takes the route its create's labels
    * (its `by` values, severity and kind) reach. Either is kept while it lives.
    */
-  private created(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string, node?: RouteNode): GroupState {
+  private created(tenant: string, groupKey: string, by: Record<string, string>, member: string, severity: string, join?: RouteJoin): GroupState {
     const g: GroupState = { tenant, groupKey, by, members: { [member]: severity }, createdAt: this.o.clock.now() };
-    if (node?.grouping) {
-      const { id, waitMs, intervalMs, repeatMs } = node.grouping;
-      return { ...g, route: [node.receiver], timing: { route: id, waitMs, intervalMs, repeatMs } };
+    if (join?.node.grouping) {
+      const { id, waitMs, intervalMs, repeatMs } = join.node.grouping;
+      const waited = join.startedAt + waitMs < g.createdAt; // false for NaN: no start known
+      return { ...g, route: [join.node.receiver], timing: { route: id, waitMs: waited ? 0 : waitMs, intervalMs, repeatMs } };
     }
     const route = routeOf(this.o.config(), tenant, this.entry(g, 'create', { member, what: 'joined' }));
     return route ? { ...g, route } : g;

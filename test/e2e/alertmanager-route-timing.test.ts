@@ -17,20 +17,20 @@ import { until } from '../helpers/wait.js';
 const TIMING = { group_wait: '2s', group_interval: '4s', repeat_interval: '11s' };
 const INTERVAL_MS = 4000;
 
-/**
- * An alert that started when first sent. (An alert older than group_wait
- * makes Alertmanager send its new group at once; onceonly waits group_wait.)
- */
-const alert = (name: string, endsAt?: string) => {
+/** An alert (of team net unless said) that started when first sent. */
+const alert = (name: string, endsAt?: string, team = 'net') => {
   started[name] ??= new Date().toISOString();
   return {
-    labels: { alertname: name, team: 'net', severity: 'critical' },
+    labels: { alertname: name, team, severity: 'critical' },
     annotations: { summary: `${name} on the core ring` },
     startsAt: started[name],
     ...(endsAt ? { endsAt } : {}),
   };
 };
-const started: Record<string, string> = {};
+const started: Record<string, string> = {
+  // Firing for a minute when it arrives: older than group_wait, so its new group is sent at once.
+  DiskFull: new Date(Date.now() - 60_000).toISOString(),
+};
 
 test('a route with group_by, group_wait, group_interval and repeat_interval notifies when a real Alertmanager does', async () => {
   const sink = await startSink(200, {});
@@ -91,7 +91,11 @@ receivers:
     // 7.5 s: the first resolves: on the tick at 10 s.
     await at(7500);
     await send([alert('LinkDown', now())]);
-    // Nothing changes after that: repeated on the first tick 11 s after 10 s (22 s).
+    // 12 s: team db's first alert, firing for a minute already: its group goes at once (then repeats
+    // on its own ticks, 11 s later: 24 s).
+    await at(12_000);
+    await send([alert('DiskFull', undefined, 'db')]);
+    // Nothing changes for net after 10 s: repeated on the first tick 11 s after 10 s (22 s).
     // 23 s: the rest resolve: the group's last notification on the tick at 26 s.
     await at(23_000);
     await send([alert('BgpDown', now()), alert('OspfDown', now())]);
@@ -103,7 +107,7 @@ receivers:
       20_000,
       () => 'both did not finish',
     );
-    await at(34_000); // a tick and more after the last: anything late would have come
+    await at(33_000); // a tick after the last, before db's second repeat (36 s): anything late would have come
 
     const firingOf = (r: { path: string; body: any }) =>
       r.path === '/alertmanager'
@@ -120,8 +124,8 @@ receivers:
     console.log(`onceonly notified at     ${fromUs.map((n) => `${n.t} ms (${n.firing} firing)`).join(', ')}`);
     assert.deepEqual(
       fromAm.map((n) => n.firing),
-      [2, 3, 2, 2, 0],
-      'Alertmanager itself: at group_wait, a join, a resolution, a repeat, the end',
+      [2, 3, 2, 1, 2, 1, 0],
+      'Alertmanager itself: net at group_wait, a join, a resolution; db at once; net and db repeat; net ends',
     );
     assert.deepEqual(
       fromUs.map((n) => n.firing),
@@ -130,9 +134,19 @@ receivers:
     );
     for (const [i, n] of fromUs.entries())
       assert.ok(Math.abs(n.t - fromAm[i]!.t) <= INTERVAL_MS, `notification ${i}: onceonly at ${n.t} ms, Alertmanager at ${fromAm[i]!.t} ms`);
-    const actions = sink.requests.filter((r) => r.path === '/onceonly').map((r) => r.body.action);
-    assert.deepEqual(actions, ['create', 'update', 'update', 'update', 'close']);
-    assert.equal(sink.requests.filter((r) => r.path === '/onceonly')[3]!.body.data.change.what, 'repeat');
+    const ours = sink.requests.filter((r) => r.path === '/onceonly').map((r) => r.body);
+    assert.deepEqual(
+      ours.map((b) => [b.action, b.data.by.team, b.data.change.what]),
+      [
+        ['create', 'net', 'joined'],
+        ['update', 'net', 'joined'],
+        ['update', 'net', 'left'],
+        ['create', 'db', 'joined'],
+        ['update', 'net', 'repeat'],
+        ['update', 'db', 'repeat'],
+        ['close', 'net', 'left'],
+      ],
+    );
   } finally {
     await am?.stop();
     await s.stop();
