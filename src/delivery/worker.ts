@@ -127,6 +127,7 @@ export class DeliveryWorker {
         observer: this.observer,
         recheckMs: m?.recheckMs ?? MUTE_RECHECK_MS,
         settle: (g, result) => this.settle(g, result),
+        holdLease: (g, callMs) => this.holdLease(g, callMs),
       },
     );
   }
@@ -166,43 +167,58 @@ export class DeliveryWorker {
 
   private async deliverOne(d: Delivery, adapters: ReadonlyMap<string, Adapter>, lines: readonly string[], leasedAt: number): Promise<void> {
     const started = performance.now();
+    const lease = { at: leasedAt };
     const adapter = adapters.get(d.adapter);
     if (!adapter && !lines.includes(d.adapter)) {
       await this.settle(
-        { d, mark: null, started },
+        { d, mark: null, started, lease },
         { ok: false, retryable: false, reason: 'not_configured', error: `adapter ${JSON.stringify(d.adapter)} is no longer configured` },
       );
       return;
     }
-    // A worker that was paused (SIGSTOP, a VM freeze, a long GC) between the
-    // lease and the call may find the lease gone and another worker on it:
-    // a call now could land after that worker's newer one. Its settle would be
-    // refused anyway (fencing); this keeps the stale call from being made.
-    const elapsed = this.monotonic() - leasedAt;
-    if (elapsed >= this.leaseMs) {
-      this.observer.settled?.(d, 'lost_lease', 'lease_expired_before_call', { seconds: (performance.now() - started) / 1000 });
-      return;
-    }
-    // Leases are short, so a dead replica's deliveries are taken over within seconds. A call that could
-    // outlast what is left of the lease renews it first, in the store and only while it is still this
-    // worker's: the call (at most timeout_ms, which is shorter than a lease) then ends inside it.
-    if (elapsed + (adapter?.timeoutMs ?? 0) + RENEW_MARGIN_MS > this.leaseMs && !(await this.o.store.renew(d, this.leaseMs).catch(() => false))) {
-      this.observer.settled?.(d, 'lost_lease', 'lease_lost_before_call', { seconds: (performance.now() - started) / 1000 });
-      return;
-    }
+    // Dropped at once when the lease is gone already; looked at again right before the call (the send stage).
+    if (!(await this.holdLease({ d, mark: null, started, lease }, adapter?.timeoutMs ?? 0))) return;
     try {
-      const unsettled = await this.gate.pass(d, adapter, started);
+      const unsettled = await this.gate.pass(d, adapter, started, lease);
       // Every line ends at a stage that settles it (send, group); one that passed them all would be
       // leased again and again, so it is parked, saying so, rather than left to loop.
       if (unsettled)
         await this.settle(
-          { d: unsettled, mark: null, started },
+          { d: unsettled, mark: null, started, lease },
           { ok: false, retryable: false, reason: 'unsettled', error: `no stage settles line ${JSON.stringify(d.adapter)}` },
         );
     } catch (err) {
       // The lease runs out and the delivery falls due again: held or sent later, never lost.
       this.observer.error?.(err, `gating delivery ${d.id}`);
     }
+  }
+
+  /**
+   * GateContext.holdLease. A worker that was paused (SIGSTOP, a VM freeze, a
+   * long GC, a slow store under the stages) since its lease may find the
+   * lease gone and another worker on it: a call now could land after that
+   * worker's newer one. Its settle would be refused anyway (fencing); this
+   * keeps the stale call from being made. Leases are short, so a dead
+   * replica's deliveries are taken over within seconds: a call that could
+   * outlast what is left of the lease renews it first, in the store and only
+   * while it is still this worker's; the call (at most timeout_ms, shorter
+   * than a lease) then ends inside it.
+   */
+  private async holdLease(g: InGate, callMs: number): Promise<boolean> {
+    const seconds = () => ({ seconds: (performance.now() - g.started) / 1000 });
+    const now = this.monotonic();
+    if (now - g.lease.at >= this.leaseMs) {
+      this.observer.settled?.(g.d, 'lost_lease', 'lease_expired_before_call', seconds());
+      return false;
+    }
+    if (now - g.lease.at + callMs + RENEW_MARGIN_MS <= this.leaseMs) return true;
+    if (!(await this.o.store.renew(g.d, this.leaseMs).catch(() => false))) {
+      this.observer.settled?.(g.d, 'lost_lease', 'lease_lost_before_call', seconds());
+      return false;
+    }
+    // Counted from before the renewal was asked for: the renewed lease cannot have begun earlier.
+    g.lease.at = now;
+    return true;
   }
 
   /** Settles a delivery by its call's answer (GateContext.settle); a store error leaves it to its lease. */

@@ -610,6 +610,24 @@ describe('delivery', () => {
     assert.equal(h.settled.at(-1)!.outcome, 'delivered');
   });
 
+  test('a worker stalled inside the gate, after its lease was looked at, makes no call: the lease is looked at again before the call', async () => {
+    const hook = await fake(startSink(200, {}));
+    // The worker's monotonic clock: the lease is taken at 0 and looked at when the delivery is taken up
+    // (0); then the stages before the call stall (a slow store on a loaded host) past the 5 s lease.
+    let reads = 0;
+    const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: `${hook.url}/in`, timeout_ms: 1000 }], delivery: { lease_ms: 5000 } }, 0, () =>
+      reads++ < 2 ? 0 : 6000,
+    );
+    await h.violations.apply(v());
+    assert.equal(await h.worker.runOnce(), 1);
+    assert.deepEqual(
+      h.settled.map((x) => [x.outcome, x.reason]),
+      [['lost_lease', 'lease_expired_before_call']],
+    );
+    assert.equal(hook.requests.length, 0, 'no stale call was made');
+    assert.ok(reads >= 3, 'the lease was looked at again after the stages');
+  });
+
   test("a dead worker's leases are taken over within the default lease (15 s), not a minute", async () => {
     const hook = await fake(startSink(200, {}));
     const h = harness({ adapters: [{ name: 'hook', type: 'webhook', url: `${hook.url}/in` }] });

@@ -14,8 +14,8 @@ export class DeliveryGate {
   ) {}
 
   /** Runs the delivery through the stages; answers the delivery as it left the last one, or null when a stage kept it. */
-  async pass(d: Delivery, adapter: Adapter | undefined, started: number): Promise<Delivery | null> {
-    let g: InGate | null = { d, mark: null, started, ...(adapter ? { adapter } : {}) };
+  async pass(d: Delivery, adapter: Adapter | undefined, started: number, lease: { at: number }): Promise<Delivery | null> {
+    let g: InGate | null = { d, mark: null, started, lease, ...(adapter ? { adapter } : {}) };
     for (const stage of this.stages) {
       g = await stage.pass(g, this.ctx);
       if (!g) return null;

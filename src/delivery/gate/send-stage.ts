@@ -16,6 +16,9 @@ export const sendStage = (): GateStage => ({
       await ctx.settle(g, 'skipped');
       return null;
     }
+    // The stages before this one may have taken long (store round trips on a loaded host): the lease is
+    // looked at again here, right before the call, not only when the worker took the delivery up.
+    if (!(await ctx.holdLease(g, adapter.timeoutMs ?? 0))) return null;
     ctx.observer.attempted?.(d.adapter);
     const r = await adapter.deliver({
       entry: d.entry,

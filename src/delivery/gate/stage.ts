@@ -14,6 +14,8 @@ export interface InGate {
   adapter?: Adapter;
   /** when the worker took it up (performance.now()): the settled metric's duration */
   started: number;
+  /** when its lease was taken or last renewed, on the worker's monotonic clock (shared by every copy on its way) */
+  lease: { at: number };
 }
 
 /** What every stage may use: the delivery store (to fold and hold), the observer, and the settling of a delivery. */
@@ -29,6 +31,13 @@ export interface GateContext {
    * outcome; never throws.
    */
   settle(g: InGate, result: AdapterResult | 'skipped'): Promise<void>;
+  /**
+   * Whether the delivery's lease lasts a call of `callMs` from now, renewing
+   * it first when what is left is too short. False when the lease ran out or
+   * another worker took it (reported): the caller makes no call, since a
+   * call now could land after that worker's newer one.
+   */
+  holdLease(g: InGate, callMs: number): Promise<boolean>;
 }
 
 /**
