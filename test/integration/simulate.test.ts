@@ -190,6 +190,24 @@ for (const backend of ['sqlite', 'postgres'] as const)
       });
     });
 
+    test('a candidate whose pager route groups by team: the pager gets groups, the db keys no ticket of their own', async () => {
+      const grouped = candidate(hook.url).replace(
+        '    - { receiver: pager, matchers: [\'team="db"\'] }',
+        '    - { receiver: pager, matchers: [\'team="db"\'], group_by: [team], group_wait: 1m, group_interval: 5m }',
+      );
+      assert.notEqual(grouped, candidate(hook.url), 'the candidate has the grouping route');
+      const r = await run(grouped);
+      const db = (i: number) => teamOf(i) === 'db';
+      const dbCreates = keys.filter((_, i) => db(i)).length + keys.filter((_, i) => db(i) && comesBack(i)).length;
+      assert.ok(dbCreates >= 20, `${dbCreates} db creates in the day`);
+      // The db keys' creates leave the NOC's hook, and reach the pager as its team's group: a create each
+      // time the group opens (it lives while a db key does), far fewer than the keys.
+      assert.equal(r.adapters.hook!.candidate.created, r.adapters.hook!.recorded.created - dbCreates);
+      const pager = r.adapters.pager!.candidate;
+      assert.ok(pager.created >= 1 && pager.created * 10 <= dbCreates, `pager: ${JSON.stringify(pager)} for ${dbCreates} db creates`);
+      assert.ok(pager.updated >= 1, 'members joining and leaving update the group');
+    });
+
     test('a candidate with a route and a silence more: exactly the keys they touch differ, each with its first difference', async () => {
       const r = await run(candidate(hook.url), { silence: [{ name: 'team', value: 'edge', isRegex: false, isEqual: true }] });
       const expected = keys.filter((_, i) => teamOf(i) === 'db' || teamOf(i) === 'edge').sort();
