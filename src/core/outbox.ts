@@ -49,6 +49,10 @@ export function routedLines(lines: readonly string[], route: readonly string[] |
 export const encodeRoute = (route: readonly string[] | undefined): string | null => (route && route.length > 0 ? route.join(',') : null);
 export const decodeRoute = (text: string | null | undefined): string[] | undefined => (text ? text.split(',') : undefined);
 
+/** A key's route with `more` added (an escalation's adapters), each once; absent stays absent (every adapter takes it already). */
+export const joinRoute = (route: readonly string[] | undefined, more: readonly string[]): string[] | undefined =>
+  route ? [...new Set([...route, ...more])] : undefined;
+
 /** An outbox entry as a store keeps it (its data as JSON, its route encoded), read back. */
 export type StoredEntry = Omit<OutboxEntry, 'data' | 'route'> & { data: string; route?: string | null };
 

@@ -2,7 +2,7 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { manualClock, type ManualClock } from '../../src/core/clock.js';
 import { decideFromOutcome } from '../../src/core/decision.js';
-import type { DedupStore, IncidentClaim, SharedIncidentStore } from '../../src/store/contract/index.js';
+import type { DedupStore, EscalationStep, IncidentClaim, SharedIncidentStore } from '../../src/store/contract/index.js';
 
 export interface StoreFixture {
   store: DedupStore;
@@ -331,6 +331,49 @@ export function incidentStoreContract(backend: string, traits: BackendTraits, op
       assert.deepEqual(mine[0]!.data, { element_id: 'e', n: 1 });
       assert.deepEqual(mine[3]!.data, { fingerprint: 'CRITICAL|1' });
       assert.ok(mine.every((e) => e.tenant === 'default' && e.at > 0));
+    });
+
+    test('escalate: a step once per episode, only when due, never after an acknowledgement or a close; its adapters join the route', async () => {
+      const created = (await decide({ fingerprint: 'CRITICAL|0', outbox: { severity: 'CRITICAL', summary: 'cut', data: {}, route: ['noc'] } })).record
+        .createdAt;
+      const step = (n: number, over: Partial<EscalationStep> = {}): EscalationStep => ({
+        episode: created,
+        step: n,
+        dueAt: created,
+        to: ['pager'],
+        severity: 'CRITICAL',
+        summary: 'cut',
+        data: { element_id: 'e' },
+        ...over,
+      });
+      const esc = (x: EscalationStep) => fx.store.incidents.escalate('default', key, x);
+      const steps = async () => (await fx.store.queries.listOutbox()).filter((e) => e.key === key && e.data.escalation !== undefined);
+      assert.equal(await esc(step(1, { dueAt: created + 1000 * T })), 'early', 'not due on the store clock');
+      assert.equal(await esc(step(1, { episode: created + 1 })), 'absent', 'another episode');
+      assert.equal(await fx.store.incidents.escalate('other', key, step(1)), 'absent', 'tenants are separate');
+      assert.deepEqual(await steps(), [], 'none of that wrote anything');
+      const r = await Promise.all(Array.from({ length: 10 }, () => esc(step(1))));
+      assert.deepEqual([r.filter((x) => x === 'escalated').length, r.filter((x) => x === 'done').length], [1, 9], 'written once');
+      const [first] = await steps();
+      assert.deepEqual([first?.action, first?.route, first?.severity, first?.data], ['create', ['pager'], 'CRITICAL', { element_id: 'e', escalation: 1 }]);
+      assert.deepEqual((await fx.store.incidents.get('default', key))?.route, ['noc', 'pager'], "the step's adapters join the route");
+      assert.equal(await esc(step(2, { to: ['pager', 'duty'] })), 'escalated');
+      assert.equal(await esc(step(1)), 'done', 'an earlier step after a later one');
+      assert.deepEqual((await fx.store.incidents.get('default', key))?.route, ['noc', 'pager', 'duty']);
+      assert.equal(await fx.store.incidents.acknowledge('default', key), 'acknowledged');
+      assert.equal(await esc(step(3)), 'acknowledged', 'no step after the acknowledgement');
+      assert.equal((await steps()).length, 2);
+      await fx.store.incidents.close('default', key);
+      assert.deepEqual(
+        (await fx.store.queries.listOutbox()).filter((e) => e.key === key && e.action === 'close')[0]?.route,
+        ['noc', 'pager', 'duty'],
+        'the close reaches them',
+      );
+      assert.equal(await esc(step(3)), 'absent', 'no step after the close');
+      await fx.advance(T); // a new episode has a later createdAt, and escalates from its own first step
+      const next = (await decide({ outbox: { severity: 'MAJOR', summary: 'cut', data: {}, route: ['noc'] } })).record.createdAt;
+      assert.equal(await esc(step(1, { episode: next, dueAt: next })), 'escalated');
+      assert.equal((await steps()).length, 3);
     });
 
     test('a create keeps its route with the key: the updates, acknowledgement and close go there, whatever later claims say', async () => {

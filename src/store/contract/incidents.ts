@@ -100,6 +100,29 @@ export interface IncidentDecisionResult {
 export type AckOutcome = 'acknowledged' | 'repeat' | 'absent';
 
 /**
+ * An escalation step asked of a live episode: written (`escalated`); a step
+ * this or later was written before (`done`); not due yet on the store's
+ * clock (`early`); the episode was acknowledged (`acknowledged`); or it is
+ * not live (`absent`: closed, expired, or another episode now).
+ */
+export type EscalateOutcome = 'escalated' | 'done' | 'early' | 'acknowledged' | 'absent';
+
+/** What an escalation step sends: a `create` of the key to the step's adapters. */
+export interface EscalationStep {
+  /** the episode (its record's createdAt) the step is for */
+  episode: number;
+  /** 1 for the first step */
+  step: number;
+  /** ms on the store's clock: the step is not written before */
+  dueAt: number;
+  /** the adapters the step goes to; they join the key's route, so its later changes and its close reach them */
+  to: readonly string[];
+  severity: string;
+  summary: string;
+  data: Record<string, unknown>;
+}
+
+/**
  * A journal entry's replay: it stood (`claimed`), was a provisional duplicate
  * (`merged`), was replayed before (`done`), or belonged to an episode that was
  * closed after it (`closed`: it changes nothing).
@@ -158,6 +181,14 @@ export interface IncidentStore {
    * answers `absent`.
    */
   acknowledge(tenant: string, key: string, origin?: Origin, episode?: number): Promise<AckOutcome>;
+  /**
+   * One escalation step, as one atomic step: when the episode is live, not
+   * acknowledged, due, and no step this or later was written for it, records
+   * the step, adds its adapters to the key's route and writes its `create`
+   * to the outbox. An acknowledgement or a close is the same kind of step on
+   * the same key, so no step is written after either, and none twice.
+   */
+  escalate(tenant: string, key: string, s: EscalationStep): Promise<EscalateOutcome>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { DeviceEvent, Transition } from '../../core/event.js';
 import { incidentAction, severityOfFingerprint, type OutboxEntry, type OutboxPayload } from '../../core/outbox.js';
-import type { IncidentClaim, IncidentRecord } from './incidents.js';
+import type { EscalationStep, IncidentClaim, IncidentRecord } from './incidents.js';
 
 /**
  * Set on a payload the engine built from a validated JSON body, whose data is
@@ -53,6 +53,20 @@ export const outboxEntries = {
       data: { fingerprint: rec.fingerprint, acknowledged: true },
       at,
       ...routeOf(rec),
+    };
+  },
+  /** An escalation step's create, to the step's adapters only, marked with its step. */
+  escalated(tenant: string, key: string, s: EscalationStep, at: number): OutboxEntry {
+    return {
+      tenant,
+      kind: 'incident',
+      action: 'create',
+      key,
+      severity: s.severity,
+      summary: s.summary,
+      data: { ...s.data, escalation: s.step },
+      at,
+      route: s.to,
     };
   },
   close(rec: IncidentRecord, at: number): OutboxEntry {

@@ -1,7 +1,9 @@
 import type { Clock } from '../../core/clock.js';
-import type { OutboxEntry } from '../../core/outbox.js';
+import { joinRoute, type OutboxEntry } from '../../core/outbox.js';
 import {
   type AckOutcome,
+  type EscalateOutcome,
+  type EscalationStep,
   DEFAULT_EXPIRED_GRACE_MS,
   type IncidentClaim,
   type IncidentDecisionResult,
@@ -26,6 +28,8 @@ export class MemoryIncidents implements IncidentStore {
   readonly records = new Map<string, IncidentRecord>();
   /** key → the createdAt of the episode that was acknowledged */
   private readonly acks = new Map<string, number>();
+  /** key → the episode (createdAt) an escalation step was written for, and the last step */
+  private readonly escalations = new Map<string, { episode: number; step: number }>();
   /** key → the last recorded resolution of an alert episode, and until when it is remembered */
   private readonly resolutions = new Map<string, { endedAt: number; until: number }>();
 
@@ -105,6 +109,23 @@ export class MemoryIncidents implements IncidentStore {
     return 'acknowledged';
   }
 
+  async escalate(tenant: string, key: string, s: EscalationStep): Promise<EscalateOutcome> {
+    this.assertOpen();
+    const now = this.clock.now();
+    const live = this.live(tenant, key, now);
+    if (!live || live.createdAt !== s.episode) return 'absent';
+    const id = memoryId(tenant, key);
+    if (this.acks.get(id) === live.createdAt) return 'acknowledged';
+    const was = this.escalations.get(id);
+    if (was?.episode === s.episode && was.step >= s.step) return 'done';
+    if (now < s.dueAt) return 'early';
+    this.escalations.set(id, { episode: s.episode, step: s.step });
+    const route = joinRoute(live.route, s.to);
+    if (route) live.route = route;
+    this.outbox.push(outboxEntries.escalated(tenant, key, s, now));
+    return 'escalated';
+  }
+
   /** Records expired past the grace (with their acknowledgement) and forgotten resolutions, at most `batch`. */
   sweep(batch: number): number {
     const now = this.clock.now();
@@ -113,7 +134,10 @@ export class MemoryIncidents implements IncidentStore {
       this.records,
       batch,
       (rec) => rec.expiresAt + this.expiredGraceMs <= now,
-      (id) => this.acks.delete(id),
+      (id) => {
+        this.acks.delete(id);
+        this.escalations.delete(id);
+      },
     );
   }
 }

@@ -2,6 +2,8 @@ import type { ClaimOutcome } from '../../core/decision.js';
 import {
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
+  type EscalateOutcome,
+  type EscalationStep,
   type IncidentClaim,
   type IncidentDecisionResult,
   incidentOfRow,
@@ -14,6 +16,7 @@ import {
   type SharedIncidentStore,
   SWEEP_BATCH,
   claimShown,
+  outboxEntries,
   storedShown,
 } from '../contract/index.js';
 import { keyLock, type PgDb } from './pg-db.js';
@@ -49,6 +52,8 @@ SELECT ${INCIDENT_COLUMNS},
   notRaced: `UPDATE audit SET reason = 'unchanged' WHERE tenant = $1 AND key = $2 AND at = $3 AND replica = $4 AND request_id = $5
   AND decision = 'SUPPRESS' AND reason = 'lost_race'`,
   /** Markers whose incident is gone. */
+  escalate: `SELECT oo_escalate_incident($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS outcome`,
+  sweepEscalations: `DELETE FROM escalations WHERE (tenant, key) IN (SELECT e.tenant, e.key FROM escalations e LEFT JOIN incidents i USING (tenant, key) WHERE i.key IS NULL LIMIT $1)`,
   sweepAcks: `DELETE FROM acks WHERE (tenant, key) IN (SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i USING (tenant, key) WHERE i.key IS NULL LIMIT $1)`,
 };
 
@@ -193,12 +198,21 @@ export class PgIncidents implements SharedIncidentStore {
     return (await this.x.pool.query<{ outcome: AckOutcome }>(SQL.acknowledge, args)).rows[0]!.outcome;
   }
 
+  /** One function under the key's lock (029_escalations.sql): its escalated data is written as the step's entry carries it. */
+  async escalate(tenant: string, key: string, step: EscalationStep): Promise<EscalateOutcome> {
+    const entry = outboxEntries.escalated(tenant, key, step, 0);
+    const args = [keyLock(tenant, key), tenant, key, this.x.clock.now(), step.episode, step.step, step.dueAt, encodeRoute(step.to)];
+    return (await this.x.pool.query<{ outcome: EscalateOutcome }>(SQL.escalate, [...args, entry.severity, entry.summary, JSON.stringify(entry.data)])).rows[0]!
+      .outcome;
+  }
+
   /** Small batches, each its own statement: no long lock. */
   async sweep(): Promise<number> {
     const now = this.x.clock.now();
     const [incidents, ...rest] = SQL.sweep;
     let n = (await this.x.pool.query(incidents!, [now - this.graceMs, SWEEP_BATCH])).rowCount ?? 0;
     for (const sql of rest) n += (await this.x.pool.query(sql, [now, SWEEP_BATCH])).rowCount ?? 0;
+    n += (await this.x.pool.query(SQL.sweepEscalations, [SWEEP_BATCH])).rowCount ?? 0;
     return n + ((await this.x.pool.query(SQL.sweepAcks, [SWEEP_BATCH])).rowCount ?? 0);
   }
 }

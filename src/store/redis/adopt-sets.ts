@@ -36,6 +36,7 @@ export const adoptSets = {
       [l.incidentRecordKey(tenant, key), 'd'],
       [l.incidentShownKey(tenant, key), 'd'],
       [l.ackMarkerKey(tenant, key), 'd'],
+      [l.escalationKey(tenant, key), 'd'],
       [l.resolutionKey(tenant, key), 'd'],
       [l.closedKey(tenant, key), 'd'],
       ...counters(l.outboxKeyFor(tenant, key), 'incident', tenant, key, ALL_ACTIONS),

@@ -13,6 +13,7 @@ import { DEFAULT_SHARDS, MAX_SHARDS } from '../../config/redis.js';
  *   {oo:S}:ia:TENANT:KEY        what the incident shows (hash: identity, latest; JSON), beside its record
  *   {oo:S}:r:TENANT:KEY:ENTRY   a reconcile marker (that journal entry's replay is done)
  *   {oo:S}:k:TENANT:KEY         an incident's acknowledgement marker (the episode's createdAt)
+ *   {oo:S}:u:TENANT:KEY         an incident's last escalation step ("createdAt:step")
  *   {oo:S}:e:TENANT:KEY         an alert's last resolution (the episode's end, ms)
  *   {oo:S}:c:TENANT:KEY         when the key's last live episode was closed (ms), kept one TTL
  *   {oo:S}:lv                   the shard's live incidents (zset hash(tenant,key) → expiry ms):
@@ -218,6 +219,7 @@ export function keyLayout(shards: number = DEFAULT_SHARDS) {
     },
     resolutionKey: (tenant: string, key: string) => `${tag(tenant, key)}:e:${tenant}:${key}`,
     ackMarkerKey: (tenant: string, key: string) => `${tag(tenant, key)}:k:${tenant}:${key}`,
+    escalationKey: (tenant: string, key: string) => `${tag(tenant, key)}:u:${tenant}:${key}`,
     closedKey: (tenant: string, key: string) => `${tag(tenant, key)}:c:${tenant}:${key}`,
     reconcileMarkerKey: (tenant: string, key: string, journalId: string) => `${tag(tenant, key)}:r:${tenant}:${key}:${journalId}`,
     deviceKeys(tenant: string, device: string, boot: string, sequence: number) {

@@ -4,6 +4,8 @@ import {
   ACK_MEMORY_MS,
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
+  type EscalateOutcome,
+  type EscalationStep,
   type IncidentClaim,
   type IncidentDecisionResult,
   type IncidentRecord,
@@ -13,6 +15,7 @@ import {
   RESOLUTION_MEMORY_MS,
   type SharedIncidentStore,
   claimShown,
+  outboxEntries,
   shownOfStored,
   staleResult,
   storedShown,
@@ -275,6 +278,16 @@ export class RedisIncidents implements SharedIncidentStore {
       [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.ackMarkerKey(tenant, key)],
       [tenant, key, ACK_MEMORY_MS, episode ?? ''],
     )) as AckOutcome;
+  }
+
+  async escalate(tenant: string, key: string, step: EscalationStep) {
+    const k = await this.at(tenant, key);
+    const entry = outboxEntries.escalated(tenant, key, step, 0);
+    return (await this.conn.evalScript(
+      scripts.escalateIncident,
+      [k.incidentRecordKey(tenant, key), k.outboxKeyFor(tenant, key), k.ackMarkerKey(tenant, key), k.escalationKey(tenant, key)],
+      [tenant, key, step.episode, step.step, step.dueAt, encodeRoute(step.to) ?? '', entry.severity, entry.summary, JSON.stringify(entry.data), ACK_MEMORY_MS],
+    )) as EscalateOutcome;
   }
 
   /** Replays one journal entry (fail-open); idempotent per journalId. */

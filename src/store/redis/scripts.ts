@@ -26,6 +26,7 @@ export const scripts = {
   getIncident: load('get-incident'),
   closeIncident: load('close-incident', 'listing', 'record'),
   acknowledgeIncident: load('acknowledge-incident', 'delivery', 'record'),
+  escalateIncident: load('escalate-incident', 'delivery', 'record'),
   reconcileIncident: load('reconcile-incident', 'delivery', 'listing', 'record'),
   listIncidents: load('list-incidents', 'listing'),
   trimListings: load('trim-listings', 'listing'),

@@ -1,6 +1,9 @@
+import { encodeRoute, joinRoute } from '../../core/outbox.js';
 import {
   type AckOutcome,
   DEFAULT_EXPIRED_GRACE_MS,
+  type EscalateOutcome,
+  type EscalationStep,
   type IncidentClaim,
   type IncidentDecisionResult,
   incidentOfRow,
@@ -65,6 +68,18 @@ ON CONFLICT (tenant, key) DO UPDATE SET
   sweepAcks: `
 DELETE FROM acks WHERE (tenant, key) IN (
   SELECT a.tenant, a.key FROM acks a LEFT JOIN incidents i ON i.tenant = a.tenant AND i.key = a.key WHERE i.key IS NULL LIMIT ?)`,
+  /** in: tenant, key. The episode an escalation step was last written for, and the step. */
+  escalation: `SELECT created_at AS episode, step FROM escalations WHERE tenant = ? AND key = ?`,
+  /** in: tenant, key, episode, step. */
+  recordEscalation: `
+INSERT INTO escalations (tenant, key, created_at, step) VALUES (?, ?, ?, ?)
+ON CONFLICT (tenant, key) DO UPDATE SET created_at = excluded.created_at, step = excluded.step`,
+  /** in: route, tenant, key. */
+  setRoute: `UPDATE incidents SET route = ? WHERE tenant = ? AND key = ?`,
+  /** in: batch. Escalations whose incident is gone (swept or closed). */
+  sweepEscalations: `
+DELETE FROM escalations WHERE (tenant, key) IN (
+  SELECT e.tenant, e.key FROM escalations e LEFT JOIN incidents i ON i.tenant = e.tenant AND i.key = e.key WHERE i.key IS NULL LIMIT ?)`,
   /** in: now, batch. */
   sweepResolutions: `DELETE FROM resolutions WHERE (tenant, key) IN (SELECT tenant, key FROM resolutions WHERE expires_at <= ? LIMIT ?)`,
 };
@@ -91,6 +106,10 @@ export class SqliteIncidents implements IncidentStore {
       sweep: db.prepare<[number, number]>(SQL.sweep),
       sweepAcks: db.prepare<[number]>(SQL.sweepAcks),
       sweepResolutions: db.prepare<[number, number]>(SQL.sweepResolutions),
+      escalation: db.prepare<[string, string], { episode: number; step: number }>(SQL.escalation),
+      recordEscalation: db.prepare<[string, string, number, number]>(SQL.recordEscalation),
+      setRoute: db.prepare<[string | null, string, string]>(SQL.setRoute),
+      sweepEscalations: db.prepare<[number]>(SQL.sweepEscalations),
     };
   }
 
@@ -154,9 +173,34 @@ export class SqliteIncidents implements IncidentStore {
     });
   }
 
+  /** The step's reads and writes in one transaction (the write queue's). */
+  escalate(tenant: string, key: string, step: EscalationStep) {
+    return this.x.writes.submit((): EscalateOutcome => {
+      const now = this.x.clock.now();
+      const got = this.s.selectWithAck.get(tenant, key);
+      if (!got || got.expiresAt <= now || got.createdAt !== step.episode) return 'absent';
+      if (got.acked) return 'acknowledged';
+      const was = this.s.escalation.get(tenant, key);
+      if (was && was.episode === step.episode && was.step >= step.step) return 'done';
+      if (now < step.dueAt) return 'early';
+      this.s.recordEscalation.run(tenant, key, step.episode, step.step);
+      const { acked: _, ...row } = got;
+      const rec = incidentOfRow(row);
+      const route = joinRoute(rec.route, step.to);
+      if (route) this.s.setRoute.run(encodeRoute(route), tenant, key);
+      this.x.append(outboxEntries.escalated(tenant, key, step, now));
+      return 'escalated';
+    });
+  }
+
   /** Inside a sweep's transaction. */
   sweep(batch: number): number {
     const now = this.x.clock.now();
-    return this.s.sweep.run(now - this.expiredGraceMs, batch).changes + this.s.sweepAcks.run(batch).changes + this.s.sweepResolutions.run(now, batch).changes;
+    return (
+      this.s.sweep.run(now - this.expiredGraceMs, batch).changes +
+      this.s.sweepAcks.run(batch).changes +
+      this.s.sweepEscalations.run(batch).changes +
+      this.s.sweepResolutions.run(now, batch).changes
+    );
   }
 }
