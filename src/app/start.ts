@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
 import { SILENCE_POLL_MS, SilenceCache } from '../mute/silence-cache.js';
 import { Inhibition } from '../mute/inhibition.js';
+import { Escalator } from '../escalation/escalator.js';
 import { GroupApplier, groupingActive } from '../groups/groups.js';
 import { noiseControls } from '../mute/pipeline.js';
 import type { DedupStore, DeliveryScope } from '../store/contract/index.js';
@@ -319,6 +320,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     mutes: muteSource,
     holds,
     groups: () => (groupingActive(config.current) ? groups : null),
+    escalation: new Escalator({ incidents: store.incidents, config: () => config.current, clock, history }),
     ...options.delivery,
   });
   // On Redis a nudged pass visits only the shards of the keys decided since the last pass, not all

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfigFile } from '../config/load.js';
 import { defaultConfig } from '../config/schema.js';
 import { LABEL_NAME } from '../core/matcher.js';
-import { reachedAdapters } from '../delivery/routing.js';
+import { formatDuration } from '../core/duration.js';
+import { reachedAdapters, reachedEscalation } from '../delivery/routing.js';
 import { labelsAsSent } from '../inputs/labels.js';
 import { MAX_LABEL_VALUE } from '../inputs/limits.js';
 // The adapters' config schemas: a config naming them parses.
@@ -29,7 +30,7 @@ export function routesCommand(program: Command): void {
   const routes = program.command('routes').description('the routing tree (config route:): which adapters a label set reaches');
   routes
     .command('test')
-    .description('print the adapters a label set reaches, comma-separated, as `amtool config routes test` prints receivers')
+    .description('print the adapters a label set reaches, comma-separated, as `amtool config routes test` prints receivers, then its escalation if it has one')
     .argument('[labels...]', 'name=value pairs')
     .option('--config <file>', 'YAML or JSON config file (env ONCEONLY_CONFIG)', process.env.ONCEONLY_CONFIG)
     .option('--tenant <id>', 'the tenant label (default: default, the tenant of a server without tenants)')
@@ -43,7 +44,14 @@ export function routesCommand(program: Command): void {
         }
         // The labels as live routing builds them from an alert with these labels (severity as sent, oo_severity onceonly's).
         const tenant = opts.tenant ?? set.tenant ?? 'default';
-        process.stdout.write(`${reachedAdapters(config, labelsAsSent(set, tenant)).join(',')}\n`);
+        const sent = labelsAsSent(set, tenant);
+        process.stdout.write(`${reachedAdapters(config, sent).join(',')}\n`);
+        // A second line only where a route escalates: the first stays what amtool prints.
+        const steps = reachedEscalation(config, sent);
+        if (steps.length > 0)
+          process.stdout.write(
+            `escalates unless acknowledged: ${steps.map((s) => `after ${formatDuration(s.afterMs)} to ${s.to.join(',')}`).join(', then ')}\n`,
+          );
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         process.stderr.write(`onceonly routes test: ${err.message}\n`);

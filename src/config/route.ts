@@ -19,7 +19,17 @@ export interface RouteInput {
   group_wait?: string | undefined;
   group_interval?: string | undefined;
   repeat_interval?: string | undefined;
+  escalate?: EscalateInput[] | undefined;
 }
+
+/** One escalation step as written: after how long (since the step before, or the key's create), to which adapters. */
+export interface EscalateInput {
+  after: string;
+  to: string[];
+}
+
+/** Escalation steps a route may have. */
+export const MAX_ESCALATION_STEPS = 10;
 
 /** Alertmanager's defaults for a route's timing, where neither it nor a route above sets them. */
 export const ROUTE_TIMING_DEFAULTS = { group_wait: '30s', group_interval: '5m', repeat_interval: '4h' } as const;
@@ -63,6 +73,10 @@ const node: z.ZodType<RouteInput, unknown> = z.lazy(() =>
     group_wait: routeDuration.optional(),
     group_interval: routeDuration.optional(),
     repeat_interval: routeDuration.optional(),
+    escalate: z
+      .array(z.strictObject({ after: routeDuration, to: z.array(z.string().regex(ADAPTER_NAME, 'must name an adapter')).min(1).max(16) }))
+      .max(MAX_ESCALATION_STEPS)
+      .optional(),
   }),
 );
 
@@ -119,6 +133,17 @@ export function routeReceiversNamed(root: RouteInput): Array<{ receiver: string;
   return out;
 }
 
+/** Every adapter a tree's escalation steps name, with its config path. */
+export function routeEscalationTargets(root: RouteInput): Array<{ adapter: string; path: Array<string | number> }> {
+  const out: Array<{ adapter: string; path: Array<string | number> }> = [];
+  walkRoute(root, ['route'], (n, path) => {
+    for (const [i, step] of (n.escalate ?? []).entries())
+      for (const [j, adapter] of step.to.entries()) out.push({ adapter, path: [...path, 'escalate', i, 'to', j] });
+    return true;
+  });
+  return out;
+}
+
 /** Every matcher a tree holds, with its config path. */
 export function routeMatchersNamed(root: RouteInput): Array<{ matcher: string; path: Array<string | number> }> {
   const out: Array<{ matcher: string; path: Array<string | number> }> = [];
@@ -131,7 +156,8 @@ export function routeMatchersNamed(root: RouteInput): Array<{ matcher: string; p
 
 /**
  * The tree ready to evaluate: matchers compiled, each node's receiver
- * resolved (a node without one inherits its parent's), and, under a
+ * resolved (a node without one inherits its parent's), its escalation
+ * (set on it or above; `escalate: []` ends an inherited one), and, under a
  * `group_by`, its grouping: the nearest `group_by` and timings set on it or
  * above, Alertmanager's defaults for timings set nowhere, and its id (the
  * path of matchers from the root, and its place among its siblings).
@@ -140,7 +166,7 @@ export function compileRoute(root: RouteInput): RouteNode {
   const build = (n: RouteInput, up: { receiver: string; id: string; set: Partial<Omit<RouteInput, 'routes'>> }): RouteNode => {
     const receiver = n.receiver ?? up.receiver;
     const set = { ...up.set };
-    for (const k of ['group_by', ...TIMINGS] as const) if (n[k] !== undefined) (set as Record<string, unknown>)[k] = n[k];
+    for (const k of ['group_by', ...TIMINGS, 'escalate'] as const) if (n[k] !== undefined) (set as Record<string, unknown>)[k] = n[k];
     const id = up.id;
     const grouping: RouteGrouping | undefined = set.group_by
       ? {
@@ -158,6 +184,7 @@ export function compileRoute(root: RouteInput): RouteNode {
       continue: n.continue,
       routes: n.routes.map((c, i) => build(c, { receiver, id: `${id}/{${c.matchers.join(',')}}/${i}`, set })),
       ...(grouping ? { grouping } : {}),
+      ...(set.escalate && set.escalate.length > 0 ? { escalate: set.escalate.map((e) => ({ afterMs: parseDuration(e.after), to: e.to })) } : {}),
     };
   };
   return build(root, { receiver: root.receiver ?? '', id: '{}', set: {} });

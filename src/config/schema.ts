@@ -8,7 +8,7 @@ import { heartbeatsConfig } from './heartbeats.js';
 import { autoPauseConfig, flappingConfig, groupingConfig } from './holds.js';
 import { redisConfig } from './redis.js';
 import { ingestConfig } from './ingest.js';
-import { routeConfig, routeMatchersNamed, routeReceiversNamed } from './route.js';
+import { routeConfig, routeEscalationTargets, routeMatchersNamed, routeReceiversNamed } from './route.js';
 import { matcherCost, matcherOf } from '../core/matcher.js';
 
 /**
@@ -341,6 +341,9 @@ export const configSchema = z
       const adapters = new Set(c.adapters.map((a) => a.name));
       for (const { receiver, path } of routeReceiversNamed(c.route)) {
         if (!adapters.has(receiver)) ctx.addIssue({ code: 'custom', path, message: `no adapter named ${JSON.stringify(receiver)} is configured` });
+      }
+      for (const { adapter, path } of routeEscalationTargets(c.route)) {
+        if (!adapters.has(adapter)) ctx.addIssue({ code: 'custom', path, message: `no adapter named ${JSON.stringify(adapter)} is configured` });
       }
     }
     // A heartbeat belongs to one tenant: the one its pings authenticate as.

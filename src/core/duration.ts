@@ -13,3 +13,15 @@ export function parseDuration(text: string): number {
   if (ms <= 0) throw new Error('a duration must be more than zero');
   return ms;
 }
+
+/** A duration in ms as the config writes it (`15m`, `1h30m`, `2s`, `250ms`): the largest units first. */
+export function formatDuration(ms: number): string {
+  const parts: string[] = [];
+  let left = ms;
+  for (const [unit, size] of Object.entries(UNITS).sort((a, b) => b[1] - a[1])) {
+    if (left < size) continue;
+    parts.push(`${Math.floor(left / size)}${unit}`);
+    left %= size;
+  }
+  return parts.length > 0 ? parts.join('') : '0s';
+}

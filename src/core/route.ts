@@ -11,6 +11,14 @@ export interface RouteNode {
   routes: readonly RouteNode[];
   /** set under a `group_by`: the receiver takes the entries this node takes as groups */
   grouping?: RouteGrouping;
+  /** the steps a key this node takes escalates through while nobody acknowledges it */
+  escalate?: readonly EscalationStepSpec[];
+}
+
+/** One escalation step: `afterMs` after the step before it (the first: after the key's create), a create to `to`. */
+export interface EscalationStepSpec {
+  afterMs: number;
+  to: readonly string[];
 }
 
 /**

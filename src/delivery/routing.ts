@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import { compileRoute } from '../config/route.js';
 import { labelValue, type Labels } from '../core/matcher.js';
 import type { OutboxKind } from '../core/outbox.js';
-import { matchRoute, type RouteNode, routeReceivers } from '../core/route.js';
+import { type EscalationStepSpec, matchRoute, type RouteNode, routeReceivers } from '../core/route.js';
 import { labelsOf } from '../inputs/labels.js';
 import { GROUP_LINE } from './gate/group-stage.js';
 
@@ -18,6 +18,8 @@ interface Tree {
   groups: boolean;
   /** the shortest group_interval of a grouping node (Infinity: none groups) */
   shortestInterval: number;
+  /** whether a node escalates */
+  escalates: boolean;
 }
 
 /** What a label set reaches: every receiver; those that take it on its own (not as a group); the grouping nodes that take it. */
@@ -25,6 +27,8 @@ interface Answer {
   all: readonly string[];
   single: readonly string[];
   grouping: readonly RouteNode[];
+  /** the escalation of the first node that takes it and has one (none: empty) */
+  escalate: readonly EscalationStepSpec[];
 }
 /** Compiled once per config in force (a reload makes a new config object). */
 const trees = new WeakMap<object, Tree>();
@@ -52,6 +56,7 @@ function namesOf(node: RouteNode, into = new Set<string>()): Set<string> {
 }
 
 const anyGrouping = (n: RouteNode): boolean => n.grouping !== undefined || n.routes.some(anyGrouping);
+const anyEscalation = (n: RouteNode): boolean => n.escalate !== undefined || n.routes.some(anyEscalation);
 const shortestInterval = (n: RouteNode): number => Math.min(n.grouping?.intervalMs ?? Infinity, ...n.routes.map(shortestInterval));
 
 /** The routing tree of `config`, compiled; null when it has none. */
@@ -62,7 +67,15 @@ function treeOf(config: Config): Tree | null {
     const root = compileRoute(config.route);
     trees.set(
       config.route,
-      (tree = { root, routes: new Map(), names: [...namesOf(root)], answers: new Map(), groups: anyGrouping(root), shortestInterval: shortestInterval(root) }),
+      (tree = {
+        root,
+        routes: new Map(),
+        names: [...namesOf(root)],
+        answers: new Map(),
+        groups: anyGrouping(root),
+        shortestInterval: shortestInterval(root),
+        escalates: anyEscalation(root),
+      }),
     );
   }
   return tree;
@@ -113,6 +126,21 @@ export const routeGroups = (config: Config): boolean => treeOf(config)?.groups ?
 /** The shortest group_interval among `config`'s grouping routes; Infinity when none groups. */
 export const shortestGroupInterval = (config: Config): number => treeOf(config)?.shortestInterval ?? Infinity;
 
+/** Whether `config`'s routing tree escalates (a route sets `escalate`). */
+export const routeEscalates = (config: Config): boolean => treeOf(config)?.escalates ?? false;
+
+/** The escalation steps of an incident under `config`: those of the first route that takes it and has some (none without a tree). */
+export function escalationOf(config: Config, tenant: string, entry: Routable): readonly EscalationStepSpec[] {
+  const tree = treeOf(config);
+  return tree?.escalates ? answer(tree, labelsOf({ ...entry, tenant })).escalate : [];
+}
+
+/** The escalation steps a label set (as `reachedAdapters` takes it) would escalate through under `config`. */
+export function reachedEscalation(config: Config, labels: Labels): readonly EscalationStepSpec[] {
+  const tree = treeOf(config);
+  return tree?.escalates ? answer(tree, labels).escalate : [];
+}
+
 /** The grouping nodes an incident's labels reach under `config`, in tree order (none without a tree). */
 export function groupingNodesOf(config: Config, tenant: string, entry: Routable): readonly RouteNode[] {
   const tree = treeOf(config);
@@ -143,6 +171,7 @@ function answer(tree: Tree, labels: Labels): Answer {
       nodes.filter((n) => !n.grouping).map((n) => n.receiver),
     ),
     grouping: nodes.filter((n) => n.grouping),
+    escalate: nodes.find((n) => n.escalate)?.escalate ?? [],
   };
   if (key.length <= REMEMBERED_KEY_CHARS) {
     if (tree.answers.size >= REMEMBERED) tree.answers.clear();

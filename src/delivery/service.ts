@@ -5,6 +5,7 @@ import type { MuteSource } from '../mute/mutes.js';
 import type { HoldSource } from '../mute/holds.js';
 import { AdapterRegistry } from './registry.js';
 import type { GroupSink } from './gate/group-stage.js';
+import type { EscalationSink } from './gate/escalate-stage.js';
 import { DeliveryWorker, type DeliveryObserver } from './worker.js';
 
 export interface DeliveryServiceOptions {
@@ -24,6 +25,8 @@ export interface DeliveryServiceOptions {
   holds?: HoldSource;
   /** what applies incidents' changes to their groups, while grouping is configured (the group stage) */
   groups?: () => GroupSink | null;
+  /** what writes incidents' escalation steps while a route escalates (the escalation stage) */
+  escalation?: EscalationSink;
 }
 
 export interface DeliveryService {
@@ -48,6 +51,7 @@ export function startDelivery(o: DeliveryServiceOptions): DeliveryService {
     ...(o.mutes ? { mutes: { source: o.mutes, now: () => o.clock.now() } } : {}),
     ...(o.holds ? { holds: o.holds } : {}),
     ...(o.groups ? { groups: o.groups } : {}),
+    ...(o.escalation ? { escalation: o.escalation } : {}),
     ...(o.random ? { random: o.random } : {}),
     ...(o.idleMs ? { idleMs: o.idleMs } : {}),
     ...(o.observer ? { observer: o.observer } : {}),

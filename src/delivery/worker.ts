@@ -9,6 +9,7 @@ import { foldStage } from './gate/fold-stage.js';
 import { floorStage, ReceiverFloors } from './gate/floor-stage.js';
 import { holdStage } from './gate/hold-stage.js';
 import { muteStage } from './gate/mute-stage.js';
+import { escalateStage, type EscalationSink } from './gate/escalate-stage.js';
 import { groupStage, type GroupSink } from './gate/group-stage.js';
 import { sendStage } from './gate/send-stage.js';
 import type { InGate } from './gate/stage.js';
@@ -51,6 +52,8 @@ export interface WorkerOptions {
   holds?: HoldSource;
   /** What applies incidents' changes to their groups, while grouping is configured (null: it is not). */
   groups?: () => GroupSink | null;
+  /** What writes incidents' escalation steps, while a route escalates (it says when). */
+  escalation?: EscalationSink;
 }
 
 /** The default lease: a dead replica's deliveries fall due to another within this (delivery.lease_ms). */
@@ -119,6 +122,7 @@ export class DeliveryWorker {
         ...(m && o.holds ? [holdStage(o.holds, m.now)] : []),
         foldStage(),
         ...(o.groups ? [groupStage(o.groups)] : []),
+        ...(o.escalation ? [escalateStage(o.escalation)] : []),
         floorStage(this.floors),
         sendStage(),
       ],

@@ -64,6 +64,16 @@ test('onceonly routes test prints the adapters; without a tree every adapter; ba
       assert.deepEqual([r.status, r.stdout], [2, ''], args.join(' '));
       assert.match(r.stderr, /^onceonly routes test: label .*\n$/, args.join(' '));
     }
+    const escalating = join(dir.path, 'escalating.yaml');
+    writeFileSync(
+      escalating,
+      `${ADAPTERS}route: { receiver: noc, routes: [ { receiver: noc, matchers: ['severity="CRITICAL"'], escalate: [ { after: 15m, to: [pager] }, { after: 1h30m, to: [pager, noc] } ] } ] }\n`,
+    );
+    assert.equal(
+      runCli(['routes', 'test', '--config', escalating, 'severity=CRITICAL']).stdout,
+      'noc\nescalates unless acknowledged: after 15m to pager, then after 1h30m to pager,noc\n',
+    );
+    assert.equal(runCli(['routes', 'test', '--config', escalating, 'severity=MINOR']).stdout, 'noc\n', 'a route without escalation: one line, as amtool');
     const bad = join(dir.path, 'bad.yaml');
     writeFileSync(bad, `${ADAPTERS}route: { receiver: jira }\n`);
     const r = runCli(['routes', 'test', '--config', bad, 'a=b']);

@@ -19,7 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['delivery'],
   ['history'],
   ['engine'],
-  ['groups', 'heartbeats'],
+  ['groups', 'heartbeats', 'escalation'],
   ['observe'],
   ['http', 'ingest'],
   ['app', 'simulate'],

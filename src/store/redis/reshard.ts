@@ -75,6 +75,7 @@ export function recordOf(l: KeyLayout, key: string): { kind: string; id: string;
     case 'i':
     case 'ia':
     case 'k':
+    case 'u':
     case 'e':
     case 'c':
       return of('incident', colonPair(rest), ([t, k]) => adoptSets.incident(l, t!, k!), 2);
