@@ -21,6 +21,8 @@ route:
   escalate: [ { after: 2s, to: [pager] }, { after: 2s, to: [duty] } ]
 `;
 const incident = (element_id: string) => ({ element_id, fault_class: 'LOS', root_cause_id: 'cut', severity: 'CRITICAL' });
+/** How long a step may take to reach its receiver before the test fails: a guard, not a measure (a loaded machine, a retried store call). */
+const WAIT_MS = 30_000;
 
 for (const backend of BACKENDS)
   describe(`escalation on ${backend}`, () => {
@@ -62,7 +64,7 @@ for (const backend of BACKENDS)
       await pass(s, 2500);
       await until(
         () => at('/pager', key).length === 1 || null,
-        10_000,
+        WAIT_MS,
         () => 'step 1 never paged',
       );
       await caughtUp(s);
@@ -72,7 +74,7 @@ for (const backend of BACKENDS)
       await pass(s, 2500);
       await until(
         () => at('/duty', key).length === 1 || null,
-        10_000,
+        WAIT_MS,
         () => 'step 2 never paged',
       );
       await pass(s, 5000);
@@ -100,6 +102,45 @@ for (const backend of BACKENDS)
       );
     });
 
+    if (backend !== 'memory' && backend !== 'sqlite')
+      test('two replicas, one restarted between the steps: each step once', async () => {
+        const url = await stores.fresh();
+        const a = await inProcessServer({ store: url, config: config(hook) });
+        let b = await inProcessServer({ store: url, config: config(hook) });
+        server = a;
+        try {
+          const key = await create(a, 'olt-5');
+          const both = async (ms: number) => {
+            for (const r of [a, b]) r.clock.advance(ms);
+            if (storeKeepsItsOwnTime(backend)) await sleep(ms);
+          };
+          await both(2500);
+          await until(
+            () => at('/pager', key).length >= 1 || null,
+            WAIT_MS,
+            () => 'step 1 never paged',
+          );
+          // Replica b goes away and a new one takes its place, on a clock that went on meanwhile.
+          await b.stop();
+          b = await inProcessServer({ store: url, config: config(hook), clockStart: a.clock.now() });
+          await both(2500);
+          await until(
+            () => at('/duty', key).length >= 1 || null,
+            WAIT_MS,
+            () => 'step 2 never paged',
+          );
+          await both(5000);
+          await caughtUp([a, b]);
+          assert.deepEqual(
+            ['/pager', '/duty'].map((p) => at(p, key).map((x) => x.data.escalation)),
+            [[1], [2]],
+            'each step once across both replicas',
+          );
+        } finally {
+          await b.stop();
+        }
+      });
+
     test('an acknowledgement after the first step stops the rest; one before it stops them all; a close too', async () => {
       const s = await start();
       const [late, early, closed] = [await create(s, 'olt-2'), await create(s, 'olt-3'), await create(s, 'olt-4')];
@@ -108,7 +149,7 @@ for (const backend of BACKENDS)
       await pass(s, 2500);
       await until(
         () => at('/pager', late).length === 1 || null,
-        10_000,
+        WAIT_MS,
         () => 'step 1 never paged the key nobody acknowledged',
       );
       assert.equal((await s.post(`/v1/incidents/${encodeURIComponent(late)}/ack`, {})).status, 200);
