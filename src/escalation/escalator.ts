@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Clock } from '../core/clock.js';
 import type { OutboxEntry } from '../core/outbox.js';
 import { escalationOf, routeEscalates } from '../delivery/routing.js';
-import type { EscalationSink } from '../delivery/gate/escalate-stage.js';
+import type { EscalationSink, EscalationWait } from '../delivery/gate/escalate-stage.js';
 import type { HistoryRecorder } from '../history/recorder.js';
 import type { IncidentStore } from '../store/contract/index.js';
 
@@ -43,7 +43,7 @@ export class Escalator implements EscalationSink {
     return routeEscalates(this.o.config());
   }
 
-  async advance(e: OutboxEntry): Promise<number | null> {
+  async advance(e: OutboxEntry): Promise<EscalationWait | null> {
     // A step's own create (marked with its step) reaches this line too, behind the waiting create of its
     // key, and folds into it: the steps are read from the store's record of the episode, not the entry.
     if (e.kind !== 'incident' || e.action !== 'create') return null;
@@ -65,9 +65,14 @@ export class Escalator implements EscalationSink {
         data: withoutStep(e.data),
       });
       if (outcome === 'escalated') this.o.history?.record(e.tenant, e.key, { type: 'escalated', step: i + 1, adapters: [...step.to] });
-      if (outcome === 'early') return Math.max(MIN_WAIT_MS, dueAt - this.o.clock.now());
+      if (outcome === 'early') return { step: i + 1, dueAt, waitMs: Math.max(MIN_WAIT_MS, dueAt - this.o.clock.now()) };
       if (outcome !== 'escalated' && outcome !== 'done') return null;
     }
     return null;
+  }
+
+  /** In the key's history: the escalation waits for its next step (the line's own holds leave no event). */
+  waiting(e: OutboxEntry, wait: EscalationWait): void {
+    this.o.history?.record(e.tenant, e.key, { type: 'held', by: 'escalation', id: e.key, step: wait.step, until: wait.dueAt });
   }
 }

@@ -44,6 +44,20 @@ for (const backend of BACKENDS)
       server = await inProcessServer({ store: await stores.fresh(), config: config(hook) });
       return server;
     };
+    /**
+     * Waits until the key's escalation has waited `n` times (its history's `held` by escalation), so a
+     * clock move cannot race the wait: a wait reckoned before the move but written after it would be
+     * due past the moved clock, which a manual clock never reaches.
+     */
+    const waited = (s: InProcessServer, key: string, n: number) =>
+      until(
+        async () => {
+          const events = ((await s.get(`/v1/incidents/${key}/history`)).body?.events ?? []) as Array<Record<string, unknown>>;
+          return events.filter((e) => e.type === 'held' && e.by === 'escalation').length >= n || null;
+        },
+        WAIT_MS,
+        () => `the escalation of ${key} never waited ${n} time(s)`,
+      );
     const create = async (s: InProcessServer, el: string) => {
       const r = await s.post('/v1/incidents', incident(el));
       assert.equal(r.body.decision, 'CREATE');
@@ -59,6 +73,7 @@ for (const backend of BACKENDS)
     test('nobody acknowledges: each step pages its adapters once, in turn; the close reaches every page it opened', async () => {
       const s = await start();
       const key = await create(s, 'olt-1');
+      await waited(s, key, 1);
       await caughtUp(s);
       assert.deepEqual(at('/pager', key), [], 'no step before its time');
       await pass(s, 2500);
@@ -71,6 +86,7 @@ for (const backend of BACKENDS)
       assert.deepEqual(at('/duty', key), [], 'step 2 waits its own 2 s');
       const paged = at('/pager', key)[0]!;
       assert.deepEqual([paged.action, paged.severity, paged.data.escalation, paged.data.element_id], ['create', 'CRITICAL', 1, 'olt-1']);
+      await waited(s, key, 2);
       await pass(s, 2500);
       await until(
         () => at('/duty', key).length === 1 || null,
@@ -114,6 +130,7 @@ for (const backend of BACKENDS)
             for (const r of [a, b]) r.clock.advance(ms);
             if (storeKeepsItsOwnTime(backend)) await sleep(ms);
           };
+          await waited(a, key, 1);
           await both(2500);
           await until(
             () => at('/pager', key).length >= 1 || null,
@@ -123,6 +140,7 @@ for (const backend of BACKENDS)
           // Replica b goes away and a new one takes its place, on a clock that went on meanwhile.
           await b.stop();
           b = await inProcessServer({ store: url, config: config(hook), clockStart: a.clock.now() });
+          await waited(a, key, 2);
           await both(2500);
           await until(
             () => at('/duty', key).length >= 1 || null,
@@ -146,6 +164,7 @@ for (const backend of BACKENDS)
       const [late, early, closed] = [await create(s, 'olt-2'), await create(s, 'olt-3'), await create(s, 'olt-4')];
       assert.equal((await s.post(`/v1/incidents/${encodeURIComponent(early)}/ack`, {})).status, 200);
       assert.equal((await s.del(`/v1/incidents/${closed}`)).status, 204);
+      await waited(s, late, 1);
       await pass(s, 2500);
       await until(
         () => at('/pager', late).length === 1 || null,

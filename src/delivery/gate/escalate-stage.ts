@@ -9,8 +9,17 @@ export const ESCALATE_LINE = `${INTERNAL_PREFIX}escalate`;
 export interface EscalationSink {
   /** whether anything escalates now (the line exists only then) */
   active(): boolean;
-  /** Writes the steps due; answers how long to wait for the next one (ms), or null when none is left. Throws when the store could not. */
-  advance(entry: OutboxEntry): Promise<number | null>;
+  /** Writes the steps due; answers the next one and how long to wait for it, or null when none is left. Throws when the store could not. */
+  advance(entry: OutboxEntry): Promise<EscalationWait | null>;
+  /** The create now waits in the delivery store for that step (told once the wait is written). */
+  waiting(entry: OutboxEntry, wait: EscalationWait): void;
+}
+
+/** The next step an escalation waits for: its number, when it is due (ms), and how long the line waits before it looks again. */
+export interface EscalationWait {
+  step: number;
+  dueAt: number;
+  waitMs: number;
 }
 
 /**
@@ -33,9 +42,9 @@ export const escalateStage = (sink: EscalationSink | null): GateStage => ({
     }
     ctx.observer.attempted?.(ESCALATE_LINE);
     try {
-      const waitMs = await sink.advance(g.d.entry);
-      if (waitMs === null) await ctx.settle(g, { ok: true, detail: 'escalation done' });
-      else await ctx.store.fold(g.d, waitMs);
+      const wait = await sink.advance(g.d.entry);
+      if (wait === null) await ctx.settle(g, { ok: true, detail: 'escalation done' });
+      else if ((await ctx.store.fold(g.d, wait.waitMs)).kind === 'held') sink.waiting(g.d.entry, wait);
     } catch (err) {
       await ctx.settle(g, { ok: false, retryable: true, reason: 'store', error: `escalation not written: ${(err as Error).message}` });
     }
