@@ -55,8 +55,8 @@ function namesOf(node: RouteNode, into = new Set<string>()): Set<string> {
   return into;
 }
 
-const anyGrouping = (n: RouteNode): boolean => n.grouping !== undefined || n.routes.some(anyGrouping);
-const anyEscalation = (n: RouteNode): boolean => n.escalate !== undefined || n.routes.some(anyEscalation);
+/** Whether `n` or a node under it is as `p` asks. */
+const anyNode = (n: RouteNode, p: (n: RouteNode) => boolean): boolean => p(n) || n.routes.some((c) => anyNode(c, p));
 const shortestInterval = (n: RouteNode): number => Math.min(n.grouping?.intervalMs ?? Infinity, ...n.routes.map(shortestInterval));
 
 /** The routing tree of `config`, compiled; null when it has none. */
@@ -72,9 +72,9 @@ function treeOf(config: Config): Tree | null {
         routes: new Map(),
         names: [...namesOf(root)],
         answers: new Map(),
-        groups: anyGrouping(root),
+        groups: anyNode(root, (n) => n.grouping !== undefined),
         shortestInterval: shortestInterval(root),
-        escalates: anyEscalation(root),
+        escalates: anyNode(root, (n) => n.escalate !== undefined),
       }),
     );
   }
@@ -130,10 +130,8 @@ export const shortestGroupInterval = (config: Config): number => treeOf(config)?
 export const routeEscalates = (config: Config): boolean => treeOf(config)?.escalates ?? false;
 
 /** The escalation steps of an incident under `config`: those of the first route that takes it and has some (none without a tree). */
-export function escalationOf(config: Config, tenant: string, entry: Routable): readonly EscalationStepSpec[] {
-  const tree = treeOf(config);
-  return tree?.escalates ? answer(tree, labelsOf({ ...entry, tenant })).escalate : [];
-}
+export const escalationOf = (config: Config, tenant: string, entry: Routable): readonly EscalationStepSpec[] =>
+  routeEscalates(config) ? reachedEscalation(config, labelsOf({ ...entry, tenant })) : [];
 
 /** The escalation steps a label set (as `reachedAdapters` takes it) would escalate through under `config`. */
 export function reachedEscalation(config: Config, labels: Labels): readonly EscalationStepSpec[] {
